@@ -1,0 +1,311 @@
+"""A finite Markov chain in branch form and every analysis we run on one.
+
+Every game compiles to a :class:`Chain`: for each state its branches (next
+state and probability numerator over one common denominator), the seat to
+move, the absorbing states that end the game (one per outcome), and the
+events of each step as reward arrays (per state, such as a turn, or per
+branch, such as a throw or a stake). The analyses here are written once for
+all games: absorption probabilities, deadlock (closed classes with no
+outcome), expected accumulated rewards (infinite where a deadlock keeps
+accruing them, and conditional on the game ending), the distribution of the
+game's length in turns, and hitting probabilities of events. ``exact.py`` has
+the same analyses in rational arithmetic.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from .solve import LinearSystem, SolveReport
+
+
+@dataclass
+class Structure:
+    """How the states split: absorbing outcomes, deadlocked classes, transient."""
+
+    absorbing: np.ndarray  # bool
+    deadlock: np.ndarray  # bool: in a closed class without an outcome
+    transient: np.ndarray  # bool
+    deadlock_classes: int
+
+
+@dataclass
+class LengthDistribution:
+    """The distribution of the number of turns a game lasts."""
+
+    pmf: np.ndarray  # pmf[t] = P(game ends on turn t), t = 0, 1, ...
+    never_ends: float  # P(deadlock)
+    tail: float  # mass still in play when the computation stopped
+
+    @property
+    def cdf(self) -> np.ndarray:
+        return np.cumsum(self.pmf)
+
+    def mean(self) -> float:
+        """Mean length of the games that end."""
+        t = np.arange(self.pmf.size)
+        ended = self.pmf.sum()
+        return float((t * self.pmf).sum() / ended) if ended > 0 else float("inf")
+
+    def quantile(self, q: float) -> float:
+        """Smallest t with P(length <= t) >= q (infinite when the game may never get there)."""
+        idx = np.searchsorted(self.cdf, q - 1e-15)
+        return float(idx) if idx < self.pmf.size else float("inf")
+
+
+@dataclass
+class Chain:
+    """A Markov chain in branch form (see the module docstring)."""
+
+    next: np.ndarray  # (n, J) int32, -1 pads a row
+    pnum: np.ndarray  # (n, J) int32 probability numerators
+    denom: int
+    init: int
+    outcomes: Mapping[str, int]  # outcome name -> absorbing state
+    players: int
+    mover: np.ndarray  # (n,) int8, seat to move (0-based), -1 for outcome states
+    state_rewards: Mapping[str, np.ndarray] = field(default_factory=dict)  # (n,)
+    branch_rewards: Mapping[str, np.ndarray] = field(default_factory=dict)  # (n, J)
+    turn_start: np.ndarray | None = None  # (n,) bool: a step from here begins a turn
+    state_ids: np.ndarray | None = None  # the model's own id of each state
+    describe_state: Callable[[int], dict] | None = None
+    reports: list[SolveReport] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return int(self.next.shape[0])
+
+    @property
+    def n_transitions(self) -> int:
+        return int(self.P.nnz)
+
+    def describe(self, state: int) -> dict:
+        """The decoded state (seat to move, pieces), or the outcome's name."""
+        for name, idx in self.outcomes.items():
+            if idx == state:
+                return {"outcome": name}
+        if self.describe_state is None or self.state_ids is None:
+            return {"state": state}
+        return self.describe_state(int(self.state_ids[state]))
+
+    # ------------------------------------------------------------------ matrices
+
+    @functools.cached_property
+    def P(self) -> sp.csr_array:
+        """The transition matrix (float), duplicates summed."""
+        rows = np.repeat(np.arange(self.n), self.next.shape[1])
+        cols = self.next.ravel()
+        keep = cols >= 0
+        p = self.pnum.ravel()[keep] / self.denom
+        m = sp.coo_array((p, (rows[keep], cols[keep].astype(np.int64))), shape=(self.n, self.n)).tocsr()
+        m.sum_duplicates()
+        m.sort_indices()
+        return m
+
+    def row_sums(self) -> np.ndarray:
+        """Each row's probability numerators summed: all equal ``denom`` in a valid chain."""
+        return np.where(self.next >= 0, self.pnum.astype(np.int64), 0).sum(axis=1)
+
+    def step_reward(self, values: np.ndarray) -> np.ndarray:
+        """Expected reward of one step from each state, for per-state or per-branch values."""
+        if values.ndim == 1:
+            return values.astype(np.float64)
+        return (np.where(self.next >= 0, self.pnum, 0) * values).sum(axis=1) / self.denom
+
+    # ------------------------------------------------------------------ structure
+
+    @functools.cached_property
+    def structure(self) -> Structure:
+        absorbing = np.zeros(self.n, bool)
+        absorbing[list(self.outcomes.values())] = True
+        n_comp, label = connected_components(self.P, directed=True, connection="strong")
+        # A class is closed when no transition leaves it.
+        coo = self.P.tocoo()
+        leaves = np.zeros(n_comp, bool)
+        leaving = label[coo.row] != label[coo.col]
+        leaves[label[coo.row[leaving]]] = True
+        has_outcome = np.zeros(n_comp, bool)
+        has_outcome[label[absorbing]] = True
+        dead_class = ~leaves & ~has_outcome
+        deadlock = dead_class[label]
+        return Structure(absorbing, deadlock, ~absorbing & ~deadlock, int(dead_class.sum()))
+
+    def order(self) -> np.ndarray:
+        """Gauss-Seidel order: the reverse of discovery, so a state follows its successors."""
+        return np.arange(self.n - 1, -1, -1)
+
+    @functools.cached_property
+    def system(self) -> LinearSystem:
+        """``x = b + Q x`` on the transient states, factorised or ordered once."""
+        return LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, order=self.order())
+
+    def _solve(self, b: np.ndarray, stop: np.ndarray | None = None) -> np.ndarray:
+        if stop is None:
+            system = self.system
+        else:
+            system = LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, stop=stop,
+                                  order=self.order())
+        x, report = system.solve(b)
+        self.reports.append(report)
+        return x
+
+    # ------------------------------------------------------------------ analyses
+
+    @functools.cached_property
+    def absorption(self) -> np.ndarray:
+        """(n, k + 1): from each state, the chance of each outcome and, last, of deadlock."""
+        st = self.structure
+        targets = list(self.outcomes.values())
+        k = len(targets)
+        target_col = np.full(self.n, -1, np.int64)
+        for c, t in enumerate(targets):
+            target_col[t] = c
+        target_col[st.deadlock] = k
+        b = np.zeros((self.n, k + 1))
+        valid = self.next >= 0
+        rows, js = np.nonzero(valid)
+        cols = target_col[self.next[rows, js]]
+        hit = (cols >= 0) & st.transient[rows]
+        np.add.at(b, (rows[hit], cols[hit]), self.pnum[rows[hit], js[hit]] / self.denom)
+        x = self._solve(b)
+        for c, t in enumerate(targets):
+            x[t, c] = 1.0
+        x[st.deadlock, k] = 1.0
+        return x
+
+    def outcome_probabilities(self) -> dict[str, float]:
+        """The chance of each outcome from the start, and of ``"deadlock"``."""
+        a = self.absorption[self.init]
+        out = {name: float(a[c]) for c, name in enumerate(self.outcomes)}
+        out["deadlock"] = float(a[-1])
+        return out
+
+    @property
+    def deadlock_probability(self) -> float:
+        return float(self.absorption[self.init, -1])
+
+    def expected(self, values: Mapping[str, np.ndarray]) -> dict[str, tuple[float, float]]:
+        """For each named reward: (expected total, expected total given the game ends).
+
+        ``values`` are per-state ``(n,)`` or per-branch ``(n, J)`` arrays. The
+        first figure is infinite when a reachable deadlock keeps paying the
+        reward; the second conditions on the game ending (the Doob transform
+        with the chance of ending), and is ``nan`` when the game never ends.
+        """
+        st = self.structure
+        names = list(values)
+        if not names:
+            return {}
+        ends = self.absorption[:, :-1].sum(axis=1)
+        step = np.column_stack([self.step_reward(values[k]) for k in names])
+        infinite = (step[st.deadlock] > 0).any(axis=0) if st.deadlock.any() else np.zeros(len(names), bool)
+        b = np.where(st.transient[:, None], step, 0.0)
+        x = self._solve(b)
+        total = x[self.init]
+        # E[R 1{end}]: a per-state reward weighs the chance of ending from there,
+        # a per-branch reward the chance of ending from where the branch goes.
+        cond_b = np.zeros_like(b)
+        pn = np.where(self.next >= 0, self.pnum, 0) / self.denom
+        nxt_end = ends[np.maximum(self.next, 0)]
+        for c, k in enumerate(names):
+            v = values[k]
+            cond_b[:, c] = v * ends if v.ndim == 1 else (pn * v * nxt_end).sum(axis=1)
+        cond_b[~st.transient] = 0.0
+        g = self._solve(cond_b) if st.deadlock.any() else x
+        p_end = ends[self.init]
+        out = {}
+        for c, k in enumerate(names):
+            t = float("inf") if infinite[c] else float(total[c])
+            cond = float(g[self.init, c] / p_end) if p_end > 0 else float("nan")
+            out[k] = (t, cond)
+        return out
+
+    def hitting_probabilities(self, events: list[np.ndarray]) -> np.ndarray:
+        """The chance, from the start, that each event (an ``(n, J)`` branch mask) ever happens."""
+        out = np.zeros(len(events))
+        for i, ev in enumerate(events):
+            b = np.where(self.structure.transient, self.step_reward(ev.astype(np.float64)), 0.0)
+            if not b.any():
+                continue
+            x = self._solve(b, stop=ev)
+            out[i] = x[self.init]
+        return out
+
+    def length_distribution(self, tail: float = 1e-12, max_turns: int = 1_000_000) -> LengthDistribution:
+        """Distribution of the number of turns until the game ends, to ``tail`` mass still in play."""
+        st = self.structure
+        turn_start = np.ones(self.n, bool) if self.turn_start is None else self.turn_start
+        is_outcome = np.zeros(self.n, bool)
+        is_outcome[list(self.outcomes.values())] = True
+        pmf = np.zeros(1024)
+        pmf, dead, left = _length_pmf(self.next, self.pnum, 1.0 / self.denom, self.init,
+                                      st.transient & ~turn_start, is_outcome, st.deadlock, tail, max_turns, pmf)
+        return LengthDistribution(pmf, float(dead), float(left))
+
+
+@numba.njit(cache=True)
+def _push(nxt, pnum, inv_denom, v, w):
+    for s in range(nxt.shape[0]):
+        m = v[s]
+        if m == 0.0:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            w[t] += m * pnum[s, j] * inv_denom
+
+
+@numba.njit(cache=True)
+def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, is_outcome, deadlock, tail, max_turns, pmf):
+    n = nxt.shape[0]
+    v = np.zeros(n)
+    w = np.zeros(n)
+    mid = np.zeros(n)
+    v[init] = 1.0
+    dead = 0.0
+    left = 1.0
+    t = 0
+    while t < max_turns:
+        t += 1
+        w[:] = 0.0
+        _push(nxt, pnum, inv_denom, v, w)
+        for _inner in range(10_000):
+            any_mid = False
+            for s in range(n):
+                if mid_turn[s] and w[s] != 0.0:
+                    mid[s] = w[s]
+                    w[s] = 0.0
+                    any_mid = True
+                else:
+                    mid[s] = 0.0
+            if not any_mid:
+                break
+            _push(nxt, pnum, inv_denom, mid, w)
+        ended = 0.0
+        left = 0.0
+        for s in range(n):
+            if is_outcome[s]:
+                ended += w[s]
+                w[s] = 0.0
+            elif deadlock[s]:
+                dead += w[s]
+                w[s] = 0.0
+            else:
+                left += w[s]
+        if t >= pmf.size:
+            bigger = np.zeros(pmf.size * 2)
+            bigger[:pmf.size] = pmf
+            pmf = bigger
+        pmf[t] = ended
+        v, w = w, v
+        if left < tail:
+            break
+    return pmf[:t + 1].copy(), dead, left

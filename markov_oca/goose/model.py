@@ -1,0 +1,453 @@
+"""The joint state space of a goose race and its kernel, compiled to a Chain.
+
+A player's *local state* is one of a short list of (square, turns to miss,
+waiting, throwing again) combinations that the board makes possible; with
+``until = "last"`` the last local state of each square list is "finished".
+A joint state is the seat to move and every player's local state, numbered in
+mixed radix::
+
+    id = seat + N * (l_1 + L * (l_2 + L * (...)))
+
+so the full space has ``N * L**N`` ids, known before anything is built, and
+decoding is arithmetic. The kernel (numba) plays one throw (or one missed
+turn) from a joint state with every interaction of RULES.md: occupancy,
+release from a waiting square, missed turns, another throw, the first-throw
+rule, bounce, finishing. A breadth-first pass from the start finds the
+reachable states; a second pass writes their branches. Game-over transitions
+go to one absorbing state per outcome.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import numba
+import numpy as np
+
+from ..chain import Chain
+from ..errors import RulesError, TooLargeError
+from ..progress import progress_bar
+from .board import CompiledBoard, compile_board
+from .rules import GooseRules
+
+UNTIL_FIRST, UNTIL_LAST = 0, 1
+OCC_NONE, OCC_OCCUPANT, OCC_MOVER = 0, 1, 2
+_OCCUPANCY = {"none": OCC_NONE, "occupant-returns": OCC_OCCUPANT, "mover-returns": OCC_MOVER}
+
+
+@dataclass(frozen=True)
+class LocalStates:
+    """The per-player local states of a board, as parallel arrays."""
+
+    square: np.ndarray  # int32
+    skip: np.ndarray  # int32
+    wait: np.ndarray  # bool
+    again: np.ndarray  # bool
+    finished: np.ndarray  # bool
+    plain: np.ndarray  # plain[square] -> local (square, 0, no wait, no again)
+    after_skip: np.ndarray  # local with one turn fewer to miss
+    throw_local: np.ndarray  # [square, branch] -> the mover's new local state
+
+    @property
+    def size(self) -> int:
+        return int(self.square.size)
+
+    def describe(self, l: int) -> str:
+        if self.finished[l]:
+            return "finished"
+        s = str(int(self.square[l]))
+        if self.skip[l]:
+            s += f" (misses {int(self.skip[l])})"
+        if self.wait[l]:
+            s += " (waiting)"
+        if self.again[l]:
+            s += " (throws again)"
+        return s
+
+
+def local_states(board: CompiledBoard) -> LocalStates:
+    goal = board.goal
+    keys: list[tuple[int, int, bool, bool]] = [(s, 0, False, False) for s in range(goal + 1)]
+    index = {k: i for i, k in enumerate(keys)}
+
+    def add(k: tuple[int, int, bool, bool]) -> int:
+        if k not in index:
+            index[k] = len(keys)
+            keys.append(k)
+        return index[k]
+
+    throw_local = np.zeros(board.final.shape, np.int32)
+    for s in range(goal):
+        for j in range(len(board.throws[s])):
+            t = board.throws[s][j]
+            k = (goal, 0, False, False) if t.finished else (t.final, t.skip, t.wait, t.again)
+            throw_local[s, j] = add(k)
+    # turns to miss count down one by one
+    for s, k, w, a in list(keys):
+        for m in range(k - 1, 0, -1):
+            add((s, m, w, a))
+    keys_arr = np.array([(s, k, w, a) for s, k, w, a in keys], dtype=np.int64).reshape(-1, 4)
+    after = np.arange(len(keys), dtype=np.int32)
+    for i, (s, k, w, a) in enumerate(keys):
+        if k > 0:
+            after[i] = index[(s, k - 1, w, a)]
+    square = keys_arr[:, 0].astype(np.int32)
+    return LocalStates(
+        square=square,
+        skip=keys_arr[:, 1].astype(np.int32),
+        wait=keys_arr[:, 2].astype(bool),
+        again=keys_arr[:, 3].astype(bool),
+        finished=square == goal,
+        plain=np.arange(goal + 1, dtype=np.int32),
+        after_skip=after,
+        throw_local=throw_local,
+    )
+
+
+# ----------------------------------------------------------------------------- kernel
+
+
+@numba.njit(cache=True)
+def _decode(state, n_players, n_local, locs):
+    seat = state % n_players
+    rest = state // n_players
+    for i in range(n_players):
+        locs[i] = rest % n_local
+        rest //= n_local
+    return seat
+
+
+@numba.njit(cache=True)
+def _encode(seat, n_players, n_local, locs):
+    code = 0
+    for i in range(n_players - 1, -1, -1):
+        code = code * n_local + locs[i]
+    return seat + n_players * code
+
+
+@numba.njit(cache=True)
+def _next_seat(seat, n_players, l_fin, locs):
+    for step in range(1, n_players + 1):
+        k = (seat + step) % n_players
+        if not l_fin[locs[k]]:
+            return k
+    return seat
+
+
+@numba.njit(cache=True)
+def _expand(state, P, L, goal, until, occupancy, n_full,
+            l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local,
+            t_prob, t_final, t_moved, t_stake, t_finished,
+            locs, work, out_next, out_p, out_throw, out_stake, out_place):
+    """Every branch of one step from ``state``; returns how many.
+
+    out_next holds full ids; an outcome is ``n_full + k``: seat k won
+    (until first), or seat k was left last (until last).
+    """
+    seat = _decode(state, P, L, locs)
+    m = locs[seat]
+    denom_all = 0
+    for j in range(t_prob.shape[1]):
+        denom_all += t_prob[0, j]
+    if l_wait[m] or l_skip[m] > 0:
+        for i in range(P):
+            work[i] = locs[i]
+        if l_skip[m] > 0:
+            work[seat] = after_skip[m]
+        out_next[0] = _encode(_next_seat(seat, P, l_fin, work), P, L, work)
+        out_p[0] = denom_all
+        out_throw[0] = False
+        out_stake[0] = 0
+        out_place[0] = 0
+        return 1
+    sq = l_sq[m]
+    count = 0
+    for j in range(t_prob.shape[1]):
+        p = t_prob[sq, j]
+        if p == 0:
+            continue
+        for i in range(P):
+            work[i] = locs[i]
+        out_p[count] = p
+        out_throw[count] = True
+        out_stake[count] = t_stake[sq, j]
+        out_place[count] = 0
+        if t_finished[sq, j]:
+            if until == UNTIL_FIRST:
+                out_next[count] = n_full + seat
+                count += 1
+                continue
+            done = 0
+            for i in range(P):
+                if l_fin[work[i]]:
+                    done += 1
+            out_place[count] = done + 1
+            work[seat] = throw_local[sq, j]
+            left = -1
+            n_left = 0
+            for i in range(P):
+                if not l_fin[work[i]]:
+                    left = i
+                    n_left += 1
+            if n_left <= 1:
+                out_next[count] = n_full + (left if left >= 0 else seat)
+            else:
+                out_next[count] = _encode(_next_seat(seat, P, l_fin, work), P, L, work)
+            count += 1
+            continue
+        new = throw_local[sq, j]
+        work[seat] = new
+        f = t_final[sq, j]
+        if t_moved[sq, j] and f != 0 and f != goal:
+            for k in range(P):
+                if k == seat or l_fin[work[k]] or l_sq[work[k]] != f:
+                    continue
+                if occupancy == OCC_OCCUPANT:
+                    work[k] = sq  # plain local of the mover's origin square
+                elif occupancy == OCC_MOVER:
+                    work[seat] = sq
+                    new = sq
+                    break
+                elif l_wait[work[k]]:
+                    work[k] = f  # released, stays on the square
+        nseat = seat if l_again[new] else _next_seat(seat, P, l_fin, work)
+        out_next[count] = _encode(nseat, P, L, work)
+        count += 1
+    return count
+
+
+@numba.njit(cache=True)
+def _explore(start, max_states, P, L, goal, until, occupancy, n_full,
+             l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local,
+             t_prob, t_final, t_moved, t_stake, t_finished, seen, queue, head, tail, budget):
+    J = t_prob.shape[1] + 1
+    locs = np.empty(P, np.int64)
+    work = np.empty(P, np.int64)
+    out_next = np.empty(J, np.int64)
+    out_p = np.empty(J, np.int64)
+    out_throw = np.empty(J, np.bool_)
+    out_stake = np.empty(J, np.int32)
+    out_place = np.empty(J, np.int8)
+    if tail == 0:
+        seen[start] = True
+        queue[0] = start
+        tail = 1
+    done = 0
+    while head < tail and done < budget:
+        s = queue[head]
+        head += 1
+        done += 1
+        c = _expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
+                    after_skip, throw_local, t_prob, t_final, t_moved, t_stake, t_finished,
+                    locs, work, out_next, out_p, out_throw, out_stake, out_place)
+        for j in range(c):
+            t = out_next[j]
+            if t < n_full and not seen[t]:
+                seen[t] = True
+                queue[tail] = t
+                tail += 1
+    return head, tail
+
+
+@numba.njit(cache=True)
+def _write_branches(ids, index, outcome_base, P, L, goal, until, occupancy, n_full,
+                    l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local,
+                    t_prob, t_final, t_moved, t_stake, t_finished,
+                    nxt, pnum, throw, stake, place, mover, turn_start, round_start, lo, hi):
+    J = t_prob.shape[1] + 1
+    locs = np.empty(P, np.int64)
+    work = np.empty(P, np.int64)
+    out_next = np.empty(J, np.int64)
+    out_p = np.empty(J, np.int64)
+    out_throw = np.empty(J, np.bool_)
+    out_stake = np.empty(J, np.int32)
+    out_place = np.empty(J, np.int8)
+    for r in range(lo, hi):
+        s = ids[r]
+        c = _expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
+                    after_skip, throw_local, t_prob, t_final, t_moved, t_stake, t_finished,
+                    locs, work, out_next, out_p, out_throw, out_stake, out_place)
+        seat = _decode(s, P, L, locs)
+        mover[r] = seat
+        turn_start[r] = not l_again[locs[seat]]
+        first = 0
+        while l_fin[locs[first]]:
+            first += 1
+        round_start[r] = turn_start[r] and seat == first
+        for j in range(c):
+            t = out_next[j]
+            nxt[r, j] = index[t] if t < n_full else outcome_base + (t - n_full)
+            pnum[r, j] = out_p[j]
+            throw[r, j] = out_throw[j]
+            stake[r, j] = out_stake[j]
+            place[r, j] = out_place[j]
+
+
+# ----------------------------------------------------------------------------- building
+
+
+@dataclass
+class GooseModel:
+    """A goose rule set for a number of players, with its state space."""
+
+    rules: GooseRules
+    players: int
+    board: CompiledBoard
+    local: LocalStates
+
+    @property
+    def n_local(self) -> int:
+        return self.local.size
+
+    @property
+    def full_size(self) -> int:
+        """Ids in the mixed-radix space, before reachability."""
+        return self.players * self.n_local**self.players
+
+    def estimated_bytes(self) -> int:
+        """An upper bound of the memory the build needs."""
+        per_full = 1 + 8 + 4  # seen flag, queue entry, index
+        per_state = self.board.branches * (4 + 4 + 1 + 4 + 1 + 8) + 64  # branches + analyses' vectors
+        return self.full_size * (per_full + per_state)
+
+    def outcome_names(self) -> list[str]:
+        if self.rules.until == "first" or self.players == 1:
+            return [f"seat {k + 1} wins" for k in range(self.players)]
+        return [f"seat {k + 1} last" for k in range(self.players)]
+
+    def decode(self, full_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Seat to move (0-based) and the local state of every player, vectorised."""
+        full_ids = np.asarray(full_ids, np.int64)
+        seat = full_ids % self.players
+        rest = full_ids // self.players
+        locs = np.empty((full_ids.size, self.players), np.int64)
+        for i in range(self.players):
+            locs[:, i] = rest % self.n_local
+            rest //= self.n_local
+        return seat, locs
+
+    def encode(self, seat: int, locals_: list[int]) -> int:
+        code = 0
+        for l in reversed(locals_):
+            code = code * self.n_local + l
+        return seat + self.players * code
+
+    def start_state(self) -> int:
+        return self.encode(0, [int(self.local.plain[0])] * self.players)
+
+    def _kernel_args(self) -> tuple:
+        lc, b = self.local, self.board
+        until = UNTIL_FIRST if self.rules.until == "first" else UNTIL_LAST
+        return (self.players, self.n_local, self.board.goal, until, _OCCUPANCY[self.rules.occupancy],
+                self.full_size, lc.square, lc.skip, lc.wait, lc.again, lc.finished, lc.after_skip,
+                lc.throw_local, b.prob_num, b.final, b.moved, b.stake, b.finished)
+
+    def build(self, progress: bool = False) -> Chain:
+        """Explore the reachable states and compile the chain."""
+        self.check_memory()
+        full = self.full_size
+        args = self._kernel_args()
+        seen = np.zeros(full, np.bool_)
+        queue = np.empty(full, np.int64 if full >= 2**31 else np.int32)
+        head = tail = 0
+        with progress_bar(progress, "exploring states") as bar:
+            task = bar.add_task("exploring states", total=None)
+            while True:
+                head, tail = _explore(self.start_state(), full, *args, seen, queue, head, tail, 200_000)
+                bar.update(task, completed=head, total=tail)
+                if head >= tail:
+                    break
+        ids = queue[:tail].astype(np.int64)
+        del seen, queue
+        n_states = ids.size
+        n_out = self.players
+        n = n_states + n_out
+        index = np.full(full, -1, np.int32)
+        index[ids] = np.arange(n_states, dtype=np.int32)
+        J = self.board.branches + 1
+        nxt = np.full((n, J), -1, np.int32)
+        pnum = np.zeros((n, J), np.int32)
+        throw = np.zeros((n, J), np.bool_)
+        stake = np.zeros((n, J), np.int32)
+        place = np.zeros((n, J), np.int8)
+        mover = np.full(n, -1, np.int8)
+        turn_start = np.zeros(n, np.bool_)
+        round_start = np.zeros(n, np.bool_)
+        block = 100_000
+        with progress_bar(progress, "writing transitions") as bar:
+            task = bar.add_task("writing transitions", total=n_states)
+            for lo in range(0, n_states, block):
+                hi = min(n_states, lo + block)
+                _write_branches(ids, index, n_states, *args, nxt, pnum, throw, stake, place, mover,
+                                turn_start, round_start, lo, hi)
+                bar.update(task, completed=hi)
+        del index
+        for k in range(n_out):
+            nxt[n_states + k, 0] = n_states + k
+            pnum[n_states + k, 0] = self.board.denominator
+        branch_rewards = {"throws": throw}
+        if stake.any():
+            branch_rewards["stakes"] = stake
+        if self.rules.until == "last" and self.players > 1:
+            branch_rewards["place"] = place
+        names = self.outcome_names()
+        return Chain(
+            next=nxt,
+            pnum=pnum,
+            denom=self.board.denominator,
+            init=0,
+            outcomes={names[k]: n_states + k for k in range(n_out)},
+            players=self.players,
+            mover=mover,
+            state_rewards={"turns": turn_start, "rounds": round_start},
+            branch_rewards=branch_rewards,
+            turn_start=turn_start,
+            state_ids=ids,
+            describe_state=self.describe_state,
+        )
+
+    def check_memory(self) -> None:
+        need = self.estimated_bytes()
+        avail = available_memory()
+        if need > avail:
+            raise TooLargeError(
+                f"{self.rules.name} with {self.players} players: {self.full_size:,} states in the "
+                f"mixed-radix space, about {need / 2**30:.1f} GiB to build; "
+                f"{avail / 2**30:.1f} GiB available"
+            )
+
+    def describe_state(self, full_id: int) -> dict:
+        seat, locs = self.decode(np.array([full_id]))
+        return {
+            "seat_to_move": int(seat[0]) + 1,
+            "players": [self.local.describe(int(l)) for l in locs[0]],
+        }
+
+    def landing_events(self, chain: Chain, seat: int) -> Callable[[int], np.ndarray]:
+        """A function of a square giving the (n, J) mask of branches where ``seat`` lands on it."""
+        from .landing import landing_mask_factory
+
+        return landing_mask_factory(self, chain, seat)
+
+
+def available_memory() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def goose_model(rules: GooseRules, players: int) -> GooseModel:
+    """The model of ``rules`` for ``players`` players (validated)."""
+    if isinstance(players, bool) or not isinstance(players, int) or players < 1:
+        raise RulesError(f"players must be a whole number of at least 1, got {players!r}")
+    if players > 8:
+        raise RulesError(f"players must be at most 8, got {players}")
+    board = compile_board(rules)
+    return GooseModel(rules, players, board, local_states(board))
