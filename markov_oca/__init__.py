@@ -1,0 +1,25 @@
+"""markov_oca: race board games solved exactly as Markov chains.
+
+A rule set (TOML data) is loaded into validated rules, compiled into a model
+(state space and kernel), built into a sparse :class:`Chain`, and analysed:
+each seat's chance to win, the chance of deadlock, expected turns, throws and
+rounds, the distribution of the game's length, landing chances per square.
+
+>>> import markov_oca
+>>> r = markov_oca.solve("oca-moderna", players=1, landings=False)
+>>> round(float(r.seats[0].win), 4)
+0.4918
+"""
+
+from .api import build, load, model, solve, variants
+from .chain import Chain
+from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
+from .exact import ExactChain
+from .results import SolveResults
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "load", "model", "build", "solve", "variants", "Chain", "ExactChain", "SolveResults",
+    "MarkovOcaError", "RulesError", "SolverError", "TooLargeError",
+]

@@ -426,10 +426,29 @@ class GooseModel:
         }
 
     def landing_events(self, chain: Chain, seat: int) -> Callable[[int], np.ndarray]:
-        """A function of a square giving the (n, J) mask of branches where ``seat`` lands on it."""
-        from .landing import landing_mask_factory
+        """A function of a square giving the ``(n, J)`` mask of branches where ``seat`` lands on it.
 
-        return landing_mask_factory(self, chain, seat)
+        A landing is every square whose effect a throw applies (RULES.md,
+        "What is counted"); a piece sent back by another, or released from a
+        waiting square, does not land.
+        """
+        goal, width = self.board.goal, self.board.branches
+        lands = np.zeros((goal, width, goal + 1), bool)
+        for s, throws in enumerate(self.board.throws):
+            for j, t in enumerate(throws):
+                lands[s, j, list(t.landings)] = True
+        n_states = chain.state_ids.size
+        seats, locs = self.decode(chain.state_ids)
+        mover_square = self.local.square[locs[np.arange(n_states), seats]]
+        mine = (seats == seat)[:, None] & chain.branch_rewards["throws"][:n_states, :width]
+        mover_square = np.minimum(mover_square, goal - 1)
+
+        def events(square: int) -> np.ndarray:
+            mask = np.zeros(chain.next.shape, bool)
+            mask[:n_states, :width] = mine & lands[mover_square, :, square]
+            return mask
+
+        return events
 
 
 def available_memory() -> int:

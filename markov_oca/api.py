@@ -1,0 +1,73 @@
+"""The public entry points: load a rule set, build its chain, solve it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from .chain import Chain
+from .goose.model import GooseModel, goose_model
+from .goose.rules import GooseRules, load_goose, read_toml, resolve_source, shipped_names
+from .results import SolveResults, analyse
+
+
+def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any) -> GooseRules:
+    """Load a shipped rule set by name, or a user's TOML file by path, with options in force.
+
+    Example
+    -------
+    >>> load("oca-moderna", until="last").until
+    'last'
+    """
+    return load_goose(rules, {**(options or {}), **kw})
+
+
+def model(rules: GooseRules | str | Path, players: int | None = None) -> GooseModel:
+    """The model (state space and kernel) of a rule set for a number of players."""
+    if not isinstance(rules, GooseRules):
+        rules = load(rules)
+    return goose_model(rules, rules.default_players if players is None else players)
+
+
+def build(rules: GooseRules | str | Path, players: int | None = None, progress: bool = False) -> Chain:
+    """The compiled chain of a rule set for a number of players.
+
+    Example
+    -------
+    >>> c = build("oca-moderna", players=1)
+    >>> round(c.outcome_probabilities()["seat 1 wins"], 6)
+    0.491845
+    """
+    return model(rules, players).build(progress=progress)
+
+
+def solve(rules: GooseRules | str | Path, players: int | None = None, *, exact: bool = False,
+          landings: bool | None = None, tail: float = 1e-10, progress: bool = False,
+          options: Mapping[str, Any] | None = None) -> SolveResults:
+    """Build and solve: every seat's winning chance, deadlock, expectations, length, landings.
+
+    Example
+    -------
+    >>> r = solve("examples/snakes_and_ladders.toml", exact=True, landings=False)
+    >>> float(r.expected["turns"].total)  # doctest: +ELLIPSIS
+    39.225122308...
+    """
+    if not isinstance(rules, GooseRules):
+        rules = load(rules, options)
+    m = model(rules, players)
+    timer: dict[str, float] = {}
+    t0 = time.perf_counter()
+    chain = m.build(progress=progress)
+    timer["build"] = time.perf_counter() - t0
+    return analyse(chain, rules=rules, players=m.players, exact=exact,
+                   landing_events=lambda seat: m.landing_events(chain, seat),
+                   landings=landings, tail=tail, timer=timer)
+
+
+def variants() -> list[GooseRules]:
+    """Every shipped rule set, loaded with its defaults."""
+    return [load(name) for name in shipped_names()]
+
+
+__all__ = ["load", "model", "build", "solve", "variants", "read_toml", "resolve_source"]

@@ -1,0 +1,110 @@
+"""The command line: parse, call the API, print. Nothing else lives here.
+
+Bad input (a rule file, an option, a player count) prints one line naming
+the file, key or value at fault and exits with code 2; a chain too large for
+the memory at hand is refused up front the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from . import api
+from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
+from .report import explain_text, solve_text
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Race board games solved exactly as Markov chains.")
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def _options(pairs: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise RulesError(f"--option takes KEY=VALUE, got {pair!r}")
+        k, v = pair.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"markov-oca: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.command()
+def variants(fmt: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
+    """List the shipped rule sets, each with a one-line summary and its seed text."""
+    rows = [{"name": r.name, "seed": r.seed, "title": r.title, "summary": r.summary,
+             "default_players": r.default_players} for r in api.variants()]
+    if fmt is Format.json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for r in rows:
+        typer.echo(f"{r['name']:18s} seed {r['seed'] or '-':4s} {r['summary']}")
+
+
+@app.command()
+def solve(
+    rules: str = typer.Argument(..., help="a shipped rule set (see 'variants') or a path to a TOML file"),
+    players: Optional[int] = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
+    option: Optional[List[str]] = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    exact: bool = typer.Option(False, "--exact", help="exact fractions (chains of up to a few thousand states)"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+    landings: Optional[bool] = typer.Option(None, "--landings/--no-landings",
+                                            help="landing chances per square (default: on for small chains)"),
+    tail: float = typer.Option(1e-10, "--tail", help="carry the length distribution until this mass is left"),
+    pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
+) -> None:
+    """Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings."""
+    try:
+        if not 0 < tail < 1:
+            raise RulesError(f"--tail must be between 0 and 1, got {tail}")
+        r = api.load(rules, _options(option))
+        res = api.solve(r, players, exact=exact, landings=landings, tail=tail, progress=True)
+    except (RulesError, TooLargeError) as exc:
+        _fail(str(exc), 2)
+    except SolverError as exc:
+        _fail(str(exc), 1)
+    if fmt is Format.json:
+        typer.echo(json.dumps(res.to_dict(with_pmf=pmf), indent=1, ensure_ascii=False))
+    else:
+        typer.echo(solve_text(res))
+
+
+@app.command()
+def explain(
+    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
+    option: Optional[List[str]] = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+) -> None:
+    """Show the board as the engine reads it, square by square, with the options in force."""
+    try:
+        r = api.load(rules, _options(option))
+    except RulesError as exc:
+        _fail(str(exc), 2)
+    typer.echo(explain_text(r))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("markov-oca: interrupted", err=True)
+        sys.exit(130)
+    except MarkovOcaError as exc:  # anything not caught by a command
+        typer.echo(f"markov-oca: error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""Results of a solve as plain dataclasses, and the analysis that fills them.
+
+The CLI, the JSON output, the reports and the tests all read these objects.
+Values are floats, or :class:`fractions.Fraction` in exact mode; an expected
+total that a deadlock makes infinite is ``float('inf')``. ``to_dict()`` gives
+the documented JSON schema (``docs/json.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .chain import Chain
+from .exact import ExactChain
+
+Number = float | Fraction
+SCHEMA = "markov_oca.solve/1"
+LANDING_LIMIT = 20_000  # states up to which landing chances are computed unless asked
+
+
+def number(x: Number) -> Any:
+    """A JSON value: a float, ``"inf"``, ``null`` for nan, or ``{"fraction", "value"}`` when exact."""
+    if isinstance(x, Fraction):
+        return {"fraction": f"{x.numerator}/{x.denominator}", "value": float(x)}
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    x = float(x)
+    if math.isinf(x):
+        return "inf"
+    if math.isnan(x):
+        return None
+    return x
+
+
+@dataclass
+class Expectation:
+    """An expected total: unconditional (maybe infinite) and given that the game ends."""
+
+    total: Number
+    given_end: Number
+
+    def to_dict(self) -> dict:
+        return {"total": number(self.total), "given_end": number(self.given_end)}
+
+
+@dataclass
+class SeatResult:
+    seat: int
+    win: Number
+    turns: Expectation
+    throws: Expectation
+    stakes: Expectation | None = None
+    places: list[Number] | None = None  # places[k] = chance of finishing in place k + 1
+
+    def to_dict(self) -> dict:
+        return {
+            "seat": self.seat,
+            "win": number(self.win),
+            "turns": self.turns.to_dict(),
+            "throws": self.throws.to_dict(),
+            "stakes": self.stakes.to_dict() if self.stakes else None,
+            "places": [number(p) for p in self.places] if self.places is not None else None,
+        }
+
+
+@dataclass
+class LengthSummary:
+    """The distribution of the game's length in turns (always computed in floating point)."""
+
+    pmf: list[float]
+    mean_given_end: Number
+    median: float
+    p90: float
+    p99: float
+    never_ends: float
+    tail_mass: float
+
+    @property
+    def cdf(self) -> list[float]:
+        return list(np.cumsum(self.pmf))
+
+    def to_dict(self, with_pmf: bool = True) -> dict:
+        d = {
+            "unit": "turns",
+            "mean_given_end": number(self.mean_given_end),
+            "median": number(self.median),
+            "p90": number(self.p90),
+            "p99": number(self.p99),
+            "never_ends": self.never_ends,
+            "tail_mass": self.tail_mass,
+        }
+        if with_pmf:
+            d["pmf"] = self.pmf
+        return d
+
+
+@dataclass
+class Landing:
+    seat: int
+    square: int
+    chance: Number  # that the seat ever lands on the square
+    expected: Number  # expected number of landings
+
+    def to_dict(self) -> dict:
+        return {"seat": self.seat, "square": self.square, "chance": number(self.chance),
+                "expected": number(self.expected)}
+
+
+@dataclass
+class SolveResults:
+    rules: str
+    title: str
+    seed: str
+    source: str
+    players: int
+    options: dict[str, Any]
+    states: int
+    transitions: int
+    exact: bool
+    outcomes: dict[str, Number]
+    deadlock: Number
+    seats: list[SeatResult]
+    expected: dict[str, Expectation]
+    length: LengthSummary
+    landings: list[Landing] | None
+    landings_note: str = ""
+    special_squares: list[int] = field(default_factory=list)
+    solver: list[dict] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self, with_pmf: bool = True) -> dict:
+        return {
+            "schema": SCHEMA,
+            "game": {"rules": self.rules, "title": self.title, "seed": self.seed, "source": self.source,
+                     "players": self.players, "options": dict(self.options)},
+            "chain": {"states": self.states, "transitions": self.transitions},
+            "exact": self.exact,
+            "outcomes": {k: number(v) for k, v in self.outcomes.items()},
+            "deadlock": number(self.deadlock),
+            "seats": [s.to_dict() for s in self.seats],
+            "expected": {k: v.to_dict() for k, v in self.expected.items()},
+            "length": self.length.to_dict(with_pmf),
+            "landings": [x.to_dict() for x in self.landings] if self.landings is not None else None,
+            "landings_note": self.landings_note,
+            "special_squares": self.special_squares,
+            "solver": self.solver,
+            "timings": self.timings,
+        }
+
+
+def _seat_mask(chain: Chain, seat: int) -> np.ndarray:
+    return chain.mover == seat
+
+
+def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
+            landing_events=None, landings: bool | None = None, tail: float = 1e-10,
+            timer: dict[str, float] | None = None) -> SolveResults:
+    """Every analysis of the issue on one chain: wins, deadlock, expectations, length, landings.
+
+    ``landing_events(seat)`` gives a function of a square returning its event
+    mask; ``landings=None`` computes landings only for chains of at most
+    :data:`LANDING_LIMIT` states.
+    """
+    import time
+
+    timer = {} if timer is None else timer
+    t0 = time.perf_counter()
+    engine = ExactChain(chain) if exact else chain
+    outcome_p = engine.outcome_probabilities()
+    deadlock = outcome_p.pop("deadlock")
+
+    # Every expected total in one call (one block solve in floating point).
+    values: dict[str, np.ndarray] = {
+        "turns": chain.state_rewards["turns"],
+        "rounds": chain.state_rewards["rounds"],
+        "throws": chain.branch_rewards["throws"],
+    }
+    stakes = chain.branch_rewards.get("stakes")
+    place = chain.branch_rewards.get("place")
+    for i in range(players):
+        mine = _seat_mask(chain, i)
+        values[f"turns@{i}"] = chain.state_rewards["turns"] & mine
+        values[f"throws@{i}"] = chain.branch_rewards["throws"] & mine[:, None]
+        if stakes is not None:
+            values[f"stakes@{i}"] = stakes * mine[:, None]
+        if place is not None:
+            for k in range(1, players):
+                values[f"place{k}@{i}"] = ((place == k) & mine[:, None]).astype(np.int8)
+    exp = engine.expected(values)
+    timer["solve"] = time.perf_counter() - t0
+
+    def expectation(key: str) -> Expectation:
+        return Expectation(*exp[key])
+
+    seats = []
+    names = list(chain.outcomes)
+    for i in range(players):
+        if place is not None:
+            places = [exp[f"place{k}@{i}"][0] for k in range(1, players)] + [outcome_p[names[i]]]
+            win = places[0]
+        else:
+            places = None
+            win = outcome_p[names[i]]
+        seats.append(SeatResult(
+            seat=i + 1,
+            win=win,
+            turns=expectation(f"turns@{i}"),
+            throws=expectation(f"throws@{i}"),
+            stakes=expectation(f"stakes@{i}") if stakes is not None else None,
+            places=places,
+        ))
+
+    t1 = time.perf_counter()
+    dist = chain.length_distribution(tail=tail)
+    timer["length"] = time.perf_counter() - t1
+    turns = exp["turns"]
+    length = LengthSummary(
+        pmf=[float(x) for x in dist.pmf],
+        mean_given_end=turns[1],
+        median=dist.quantile(0.5),
+        p90=dist.quantile(0.9),
+        p99=dist.quantile(0.99),
+        never_ends=dist.never_ends,
+        tail_mass=dist.tail,
+    )
+
+    landing_list = None
+    note = ""
+    if landings is None:
+        landings = chain.n <= LANDING_LIMIT
+        if not landings:
+            note = (f"landing chances not computed for chains over {LANDING_LIMIT:,} states "
+                    "(one solve per seat and square); ask for them with --landings")
+    if landings and landing_events is not None:
+        t2 = time.perf_counter()
+        landing_list = []
+        squares = range(0, rules.goal + 1)
+        for i in range(players):
+            ev = landing_events(i)
+            masks = [ev(q) for q in squares]
+            chances = engine.hitting_probabilities(masks)
+            counts = engine.expected({str(q): m.astype(np.int8) for q, m in zip(squares, masks)})
+            for q, ch in zip(squares, chances):
+                landing_list.append(Landing(i + 1, q, ch, counts[str(q)][0]))
+        timer["landings"] = time.perf_counter() - t2
+
+    return SolveResults(
+        rules=rules.name,
+        title=rules.title,
+        seed=rules.seed,
+        source=rules.source,
+        players=players,
+        options=dict(rules.options),
+        states=chain.n,
+        transitions=chain.n_transitions,
+        exact=exact,
+        outcomes=outcome_p,
+        deadlock=deadlock,
+        seats=seats,
+        expected={k: expectation(k) for k in ("turns", "rounds", "throws")},
+        length=length,
+        landings=landing_list,
+        landings_note=note,
+        special_squares=sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal}),
+        solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in chain.reports],
+        timings=timer,
+    )
