@@ -54,9 +54,13 @@ class LengthDistribution:
         ended = self.pmf.sum()
         return float((t * self.pmf).sum() / ended) if ended > 0 else float("inf")
 
-    def quantile(self, q: float) -> float:
-        """Smallest t with P(length <= t) >= q (infinite when the game may never get there)."""
-        idx = np.searchsorted(self.cdf, q - 1e-15)
+    def quantile(self, q: float, given_end: bool = False) -> float:
+        """Smallest t with P(length <= t) >= q (infinite when the game may never get there).
+
+        With ``given_end``, the quantile of the length of the games that end.
+        """
+        cdf = self.cdf / (1.0 - self.never_ends) if given_end and self.never_ends < 1 else self.cdf
+        idx = np.searchsorted(cdf, q - 1e-15)
         return float(idx) if idx < self.pmf.size else float("inf")
 
 

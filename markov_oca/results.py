@@ -79,6 +79,7 @@ class LengthSummary:
     p99: float
     never_ends: float
     tail_mass: float
+    given_end: dict[str, float] = field(default_factory=dict)  # median, p90, p99 of the games that end
 
     @property
     def cdf(self) -> list[float]:
@@ -93,6 +94,7 @@ class LengthSummary:
             "p99": number(self.p99),
             "never_ends": self.never_ends,
             "tail_mass": self.tail_mass,
+            "given_end": {k: number(v) for k, v in self.given_end.items()},
         }
         if with_pmf:
             d["pmf"] = self.pmf
@@ -227,6 +229,8 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         p99=dist.quantile(0.99),
         never_ends=dist.never_ends,
         tail_mass=dist.tail,
+        given_end={"median": dist.quantile(0.5, True), "p90": dist.quantile(0.9, True),
+                   "p99": dist.quantile(0.99, True)},
     )
 
     landing_list = None
