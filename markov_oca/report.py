@@ -58,10 +58,11 @@ def solve_text(r: SolveResults) -> str:
         "game length in turns (all seats' turns, missed ones included):",
         f"  mean given it ends {fmt(L.mean_given_end, 4)}; median {_q(L.median)}, 90th percentile {_q(L.p90)}, "
         f"99th percentile {_q(L.p99)}",
-        + (f"\n  of the games that end: median {_q(L.given_end['median'])}, 90th percentile "
-           f"{_q(L.given_end['p90'])}, 99th percentile {_q(L.given_end['p99'])}" if L.never_ends > 0 else ""),
         f"  distribution computed to a tail mass of {L.tail_mass:.1e}; never ends with chance {L.never_ends:.6g}",
     ]
+    if L.never_ends > 0:
+        lines.append(f"  of the games that end: median {_q(L.given_end['median'])}, 90th percentile "
+                     f"{_q(L.given_end['p90'])}, 99th percentile {_q(L.given_end['p99'])}")
     if r.landings:
         lines.append("")
         lines.append("landing on special squares (chance ever / expected number of landings), by seat:")
