@@ -339,6 +339,7 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         if patch:
             _apply_patch(raw, patch)
     rules_table = raw.get("rules", {})
+    _check_keys(source, "rules", rules_table, set(ENGINE_OPTIONS))
 
     engine: dict[str, Any] = {}
     for key, (default, _doc) in ENGINE_OPTIONS.items():
