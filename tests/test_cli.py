@@ -46,11 +46,23 @@ def test_solve_json_schema_and_invariants(players):
     assert all(s["residual"] < 1e-9 for s in d["solver"])
 
 
-def test_solve_text_until_last_places():
-    r = run("solve", "oca-moderna", "--players", "3", "--option", "until=last", "--option", "waiting=turns:2",
-            "--no-landings", "--tail", "1e-6")
+def test_solve_until_last_places(tmp_path):
+    # Three players on a short board with one player per square: places per seat form a
+    # doubly stochastic matrix (each seat takes one place, each place goes to one seat).
+    board = tmp_path / "short.toml"
+    board.write_text("[game]\nname='short'\ngoal=12\n[dice]\ncount=1\nfaces=6\n"
+                     "[rules]\nuntil='last'\noccupancy='occupant-returns'\n[squares]\n5={jump=1}\n")
+    r = run("solve", str(board), "--players", "3", "--format", "json")
     assert r.returncode == 0, r.stderr
-    assert "finishing places" in r.stdout
+    d = json.loads(r.stdout)
+    places = [[p for p in s["places"]] for s in d["seats"]]
+    for row in places:
+        assert sum(row) == pytest.approx(1.0, abs=1e-10)
+    for k in range(3):
+        assert sum(row[k] for row in places) == pytest.approx(1.0, abs=1e-10)
+    assert [s["win"] for s in d["seats"]] == [row[0] for row in places]
+    text = run("solve", str(board), "--players", "3", "--no-landings")
+    assert "finishing places" in text.stdout
 
 
 def test_solve_exact_prints_fractions():
