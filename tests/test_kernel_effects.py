@@ -107,9 +107,20 @@ def local_id(m, piece: P | int) -> int:
     return int(hits[0])
 
 
+_PIECES: dict[int, tuple[Any, tuple[P, ...]]] = {}
+
+
+def _pieces_table(m) -> tuple[P, ...]:
+    """The piece of every local state of a model, built once per model."""
+    if id(m) not in _PIECES or _PIECES[id(m)][0] is not m:
+        lc = m.local
+        _PIECES[id(m)] = (m, tuple(P(int(lc.square[l]), int(lc.skip[l]), bool(lc.wait[l]), bool(lc.again[l]))
+                                   for l in range(lc.size)))
+    return _PIECES[id(m)][1]
+
+
 def piece_of(m, l: int) -> P:
-    lc = m.local
-    return P(int(lc.square[l]), int(lc.skip[l]), bool(lc.wait[l]), bool(lc.again[l]))
+    return _pieces_table(m)[l]
 
 
 def encode(m, seat: int, pieces) -> int:
@@ -117,8 +128,14 @@ def encode(m, seat: int, pieces) -> int:
 
 
 def decode(m, full_id: int):
-    seat, locs = m.decode(np.array([full_id]))
-    return int(seat[0]), tuple(piece_of(m, int(l)) for l in locs[0])
+    """Seat to move and pieces of a model id (the mixed radix of model.py, in plain Python)."""
+    table, n, L = _pieces_table(m), m.players, m.n_local
+    seat, rest = full_id % n, full_id // n
+    pieces = []
+    for _ in range(n):
+        pieces.append(table[rest % L])
+        rest //= L
+    return seat, tuple(pieces)
 
 
 def step(m, seat: int, pieces) -> list[Branch]:
@@ -154,9 +171,19 @@ def dist(branches) -> dict:
     return d
 
 
+_INDEX: dict[int, tuple[Any, dict[int, int]]] = {}
+
+
+def state_index(c) -> dict[int, int]:
+    """Model id -> chain state, built once per chain."""
+    if id(c) not in _INDEX or _INDEX[id(c)][0] is not c:
+        _INDEX[id(c)] = (c, {int(s): i for i, s in enumerate(c.state_ids)})
+    return _INDEX[id(c)][1]
+
+
 def chain_step(m, c, seat: int, pieces) -> list[Branch]:
     """The built chain's row of a crafted (reachable) state, decoded like ``step``."""
-    index = {int(s): i for i, s in enumerate(c.state_ids)}
+    index = state_index(c)
     state = encode(m, seat, pieces)
     assert state in index, f"state {seat, pieces} is not reachable"
     i = index[state]
@@ -174,8 +201,7 @@ def chain_step(m, c, seat: int, pieces) -> list[Branch]:
 
 
 def chain_index(m, c, seat: int, pieces) -> int:
-    index = {int(s): i for i, s in enumerate(c.state_ids)}
-    return index[encode(m, seat, pieces)]
+    return state_index(c)[encode(m, seat, pieces)]
 
 
 def raw_rules(name: str) -> dict:
@@ -421,7 +447,7 @@ def test_tradicional_maze_and_death():
     m = model("oca-tradicional", 2)
     bs = {b.next: b for b in step(m, 0, [35, 10])}
     assert bs[(1, (P(30, 1), P(10)))].stake == 1 and bs[(1, (P(30, 1), P(10)))].p == F(1, 6)
-    # The stake is the only reward of a plain move: a 2 to 37 pays nothing.
+    # A plain move pays nothing: a 2 to 37.
     assert bs[(1, (P(37), P(10)))].stake == 0
 
 
@@ -499,7 +525,7 @@ def test_occupancy_occupant_returns_to_origin():
     # Seat 2 on 12: a 3 (bridge) and a 9 both come to rest on 12 and send it to 3.
     d = dist(step(m, 0, [3, 12]))
     assert d[(1, (P(12), P(3)))] == F(2, 36) + F(4, 36)
-    # Seat 2 on 7 is passed over by nobody: a 3 from 3 goes through 6 (bridge) to 12.
+    # Seat 2 on 7 stays there when the mover rests on 12 (a 3 via the bridge, or a 9).
     d = dist(step(m, 0, [3, 7]))
     assert d[(1, (P(12), P(7)))] == F(2, 36) + F(4, 36)
     # A bounce, then a bump: 60 + 9 -> 57 where seat 2 stands; seat 2 goes to 60.
@@ -752,6 +778,51 @@ def test_shipped_rule_files_load():
     assert set(SHIPPED) <= set(shipped_names())
 
 
+def _effects(r) -> dict:
+    return {s: (sq.jump, sq.goose, sq.again, sq.miss, sq.wait, sq.stake) for s, sq in r.squares.items()}
+
+
+def test_shipped_square_tables():
+    # RULES.md 1, "Square effects": the table, square by square, for the three boards.
+    trad = _effects(rules("oca-tradicional"))
+    gooses = (5, 9, 14, 18, 23, 27, 32, 36, 41, 45, 50, 54, 59)
+    assert trad == {
+        **{g: (None, "next", True, 0, False, 0) for g in gooses},
+        6: (19, None, False, 0, False, 1),
+        19: (None, None, False, 1, False, 1),
+        26: (34, None, False, 0, False, 0),
+        31: (None, None, False, 0, True, 1),
+        42: (30, None, False, 1, False, 1),
+        52: (None, None, False, 0, True, 1),
+        53: (61, None, False, 0, False, 0),
+        58: (0, None, False, 0, False, 1),
+    }
+    modern = {
+        **{g: (None, "repeat", False, 0, False, 0) for g in (9, 18, 27, 36, 45, 54)},
+        6: (12, None, False, 0, False, 0),
+        19: (None, None, False, 2, False, 0),
+        31: (None, None, False, 0, True, 0),
+        42: (30, None, False, 0, False, 0),
+        52: (None, None, False, 0, True, 0),
+        58: (0, None, False, 0, False, 0),
+    }
+    assert _effects(rules("oca-moderna")) == modern
+    assert _effects(rules("jeu-de-l-oie")) == modern
+    # Occupancy on seeds 001 and 004, not on seed 000; one die from 60 only on seed 000.
+    assert rules("oca-tradicional").occupancy == "none"
+    assert rules("oca-moderna").occupancy == rules("jeu-de-l-oie").occupancy == "occupant-returns"
+    assert [(s, d.count) for s, d in rules("oca-tradicional").dice_from] == [(60, 1)]
+    assert rules("oca-moderna").dice_from == rules("jeu-de-l-oie").dice_from == ()
+    for name in SHIPPED:
+        r = rules(name)
+        assert (r.goal, r.dice.count, r.dice.faces, r.until, r.overshoot) == (63, 2, 6, "first", "bounce")
+        assert r.goose_after_bounce == "forward" and r.first_throw_effect is False
+        assert dict(r.first_throw) == {(6, 3): 26, (5, 4): 53}
+    # waiting = "turns:K" on the traditional board keeps the stake of the well and prison.
+    t = one_throw(rules("oca-tradicional", waiting="turns:2"), 25, 6)
+    assert (t.final, t.wait, t.skip, t.stake) == (31, False, 2, 1)
+
+
 # ----------------------------------------------------------------------------- row sums
 
 
@@ -783,6 +854,15 @@ def test_row_sums(name, options, players):
         assert c.next[idx, 0] == idx and c.pnum[idx, 0] == c.denom
 
 
+def test_decode_helper_matches_the_model():
+    m, c = model("oca-tradicional", 2), chain("oca-tradicional", 2)
+    seats, locs = m.decode(c.state_ids)
+    for i in range(0, c.state_ids.size, 37):
+        seat, pieces = decode(m, int(c.state_ids[i]))
+        assert seat == seats[i] and [local_id(m, p) for p in pieces] == list(locs[i])
+        assert encode(m, seat, pieces) == c.state_ids[i]
+
+
 def test_kernel_and_chain_agree_on_every_state():
     # The helper above (the kernel on a crafted state) and the built chain agree on every
     # reachable state of a 2-player modern board.
@@ -798,7 +878,8 @@ def test_kernel_and_chain_agree_on_every_state():
 
 def reference_step(m, seat: int, pieces) -> dict:
     """One step read straight from RULES.md 1 (turn steps 1-9), in plain Python, for comparison
-    with the numba kernel. The moving piece follows ``board.throws`` (checked above)."""
+    with the numba kernel: (successor, stake paid, place taken) -> probability. The moving
+    piece follows ``board.throws`` (checked above)."""
     r, goal, n = m.rules, m.rules.goal, m.players
     pieces = [P(p) if isinstance(p, int) else p for p in pieces]
 
@@ -810,8 +891,9 @@ def reference_step(m, seat: int, pieces) -> dict:
 
     out: dict = {}
 
-    def add(key, p):
-        out[key] = out.get(key, F(0)) + p
+    def add(key, p, stake=0, place=0):
+        k = (key, stake, place)
+        out[k] = out.get(k, F(0)) + p
 
     me = pieces[seat]
     if me.wait or me.skip:  # steps 1-2: pass, one turn fewer to miss
@@ -823,14 +905,15 @@ def reference_step(m, seat: int, pieces) -> dict:
         ps = list(pieces)
         if t.finished:  # step 9
             if r.until == "first":
-                add(f"seat {seat + 1} wins", t.probability)
+                add(f"seat {seat + 1} wins", t.probability, t.stake)
                 continue
+            place = sum(p.square == goal for p in ps) + 1
             ps[seat] = P(goal)
             left = [k for k in range(n) if ps[k].square != goal]
             if len(left) <= 1:
-                add(f"seat {(left[0] if left else seat) + 1} last", t.probability)
+                add(f"seat {(left[0] if left else seat) + 1} last", t.probability, t.stake, place)
             else:
-                add((next_seat(ps, seat), tuple(ps)), t.probability)
+                add((next_seat(ps, seat), tuple(ps)), t.probability, t.stake, place)
             continue
         ps[seat] = P(t.final, t.skip, t.wait, t.again)
         if t.moved and t.final not in (0, goal):  # step 7 and "wait until replaced"
@@ -844,8 +927,16 @@ def reference_step(m, seat: int, pieces) -> dict:
                 elif ps[k].wait:
                     ps[k] = P(t.final)
         nxt = seat if ps[seat].again else next_seat(ps, seat)  # step 8
-        add((nxt, tuple(ps)), t.probability)
+        add((nxt, tuple(ps)), t.probability, t.stake)
     return out
+
+
+def detailed(branches) -> dict:
+    d: dict = {}
+    for b in branches:
+        k = (b.next, b.stake, b.place)
+        d[k] = d.get(k, F(0)) + b.p
+    return d
 
 
 @pytest.mark.parametrize("name,options", [(name, {}) for name in SHIPPED] + [
@@ -855,8 +946,45 @@ def reference_step(m, seat: int, pieces) -> dict:
     ("jeu-de-l-oie", {"waiting": "turns:2"}),
 ], ids=lambda v: str(v))
 def test_chain_rows_match_a_second_reading(name, options):
-    # Every reachable state of the 2-player chain: the built row equals the reference step.
+    # Every reachable state of the 2-player chain: the built row (successors, stakes, places)
+    # equals the reference step.
     m, c = model(name, 2, **options), chain(name, 2, **options)
-    for i, sid in enumerate(c.state_ids):
+    for sid in c.state_ids:
         seat, pieces = decode(m, int(sid))
-        assert dist(chain_step(m, c, seat, pieces)) == reference_step(m, seat, pieces), (seat, pieces)
+        assert detailed(chain_step(m, c, seat, pieces)) == reference_step(m, seat, pieces), (seat, pieces)
+
+
+TINY_SQUARES = {2: {"goose": "repeat"}, 4: {"wait": True, "stake": 1}, 5: {"miss": 1}, 7: {"jump": 1, "stake": 1},
+                8: {"goose": "next", "again": True}}
+
+
+@pytest.mark.parametrize("engine", [
+    {},
+    {"occupancy": "occupant-returns"},
+    {"until": "last"},
+    {"until": "last", "occupancy": "occupant-returns"},
+    {"occupancy": "mover-returns", "goose_after_bounce": "backward"},
+], ids=lambda v: str(v))
+def test_three_player_rows_match_a_second_reading(engine):
+    # Three pieces on a tiny board with every kind of square (repeat goose, waiting square,
+    # turns to miss, jump back, next goose and throw again; goal 10, one 3-sided die): the
+    # interactions of three pieces (two waiting, bumps, release) row by row.
+    raw = tiny_raw(10, TINY_SQUARES, faces=3, **engine)
+    m = goose_model(build_goose(raw, "tiny.toml", {}), 3)
+    c = m.build()
+    assert (c.row_sums() == c.denom).all()
+    for sid in c.state_ids:
+        seat, pieces = decode(m, int(sid))
+        assert detailed(chain_step(m, c, seat, pieces)) == reference_step(m, seat, pieces), (seat, pieces)
+
+
+def test_large_common_denominator_builds_or_is_refused():
+    # A legal rule file: one die whose number of faces changes on every square (7, 11, 13, ...,
+    # 41 faces; all within the loader's limits). The common denominator is their product,
+    # 10_141_675_450_907 > 2**31. Probabilities are int32 numerators over the common
+    # denominator, so the loader refuses such a board, naming the dice.
+    primes = [11, 13, 17, 19, 23, 29, 31, 37, 41]
+    raw = tiny_raw(12, faces=7)
+    raw["dice"]["from_square"] = [{"square": i + 1, "count": 1, "faces": f} for i, f in enumerate(primes)]
+    with pytest.raises(RulesError, match=r"primes.toml: dice: .*10,141,675,450,907"):
+        build_goose(raw, "primes.toml", {})

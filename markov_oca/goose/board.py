@@ -92,6 +92,10 @@ def compile_board(rules: GooseRules) -> CompiledBoard:
     for throws in per_square:
         for t in throws:
             denominator = math.lcm(denominator, t.probability.denominator)
+    if denominator > 2**31 - 1:
+        # Branch probabilities are stored as int32 numerators over this denominator.
+        raise RulesError(f"the dice thrown across the board need a common denominator of {denominator:,}, "
+                         "above 2**31; use fewer different dice", source=rules.source, key="dice")
     width = max(len(t) for t in per_square)
     shape = (goal, width)
     prob_num = np.zeros(shape, np.int64)
