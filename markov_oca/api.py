@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from .chain import Chain
 from .goose.model import GooseModel, goose_model
+from .progress import progress_bar
 from .goose.rules import GooseRules, load_goose, read_toml, resolve_source, shipped_names
 from .results import SolveResults, analyse
 
@@ -60,9 +61,11 @@ def solve(rules: GooseRules | str | Path, players: int | None = None, *, exact: 
     t0 = time.perf_counter()
     chain = m.build(progress=progress)
     timer["build"] = time.perf_counter() - t0
-    return analyse(chain, rules=rules, players=m.players, exact=exact,
-                   landing_events=lambda seat: m.landing_events(chain, seat),
-                   landings=landings, tail=tail, timer=timer)
+    with progress_bar(progress) as bar:
+        bar.add_task(f"solving {chain.n:,} states" + (" exactly" if exact else ""), total=None)
+        return analyse(chain, rules=rules, players=m.players, exact=exact,
+                       landing_events=lambda seat: m.landing_events(chain, seat),
+                       landings=landings, tail=tail, timer=timer)
 
 
 def variants() -> list[GooseRules]:

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from .hitting import hitting_block
 from .solve import LinearSystem, SolveReport
 
 
@@ -150,13 +151,8 @@ class Chain:
         """``x = b + Q x`` on the transient states, factorised or ordered once."""
         return LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, order=self.order())
 
-    def _solve(self, b: np.ndarray, stop: np.ndarray | None = None) -> np.ndarray:
-        if stop is None:
-            system = self.system
-        else:
-            system = LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, stop=stop,
-                                  order=self.order())
-        x, report = system.solve(b)
+    def _solve(self, b: np.ndarray) -> np.ndarray:
+        x, report = self.system.solve(b)
         self.reports.append(report)
         return x
 
@@ -231,16 +227,16 @@ class Chain:
             out[k] = (t, cond)
         return out
 
-    def hitting_probabilities(self, events: list[np.ndarray]) -> np.ndarray:
-        """The chance, from the start, that each event (an ``(n, J)`` branch mask) ever happens."""
-        out = np.zeros(len(events))
-        for i, ev in enumerate(events):
-            b = np.where(self.structure.transient, self.step_reward(ev.astype(np.float64)), 0.0)
-            if not b.any():
-                continue
-            x = self._solve(b, stop=ev)
-            out[i] = x[self.init]
-        return out
+    def hitting_probabilities(self, key: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """The chance, from the start, that each event ever happens.
+
+        Event ``c`` is the set of branches ``(s, j)`` with ``key[s, j] >= 0`` and
+        ``table[key[s, j], c]`` (see :mod:`markov_oca.hitting`); all events are
+        solved together.
+        """
+        x, residual, iters = hitting_block(self.system, key, table, self.init)
+        self.reports.append(SolveReport(f"block BiCGSTAB, {table.shape[1]} events", residual, iters))
+        return x
 
     def length_distribution(self, tail: float = 1e-12, max_turns: int = 1_000_000) -> LengthDistribution:
         """Distribution of the number of turns until the game ends, to ``tail`` mass still in play."""

@@ -165,11 +165,12 @@ class ExactChain:
             out[k] = (total, given)
         return out
 
-    def hitting_probabilities(self, events: list[np.ndarray]) -> list[Fraction]:
-        """The exact chance that each event (an ``(n, J)`` branch mask) ever happens."""
+    def hitting_probabilities(self, key: np.ndarray, table: np.ndarray) -> list[Fraction]:
+        """The exact chance that each event ever happens (events as in :meth:`Chain.hitting_probabilities`)."""
         out = []
         i0 = self.pos[self.chain.init]
-        for ev in events:
+        for c in range(table.shape[1]):
+            ev = (key >= 0) & table[np.maximum(key, 0), c]
             b = self._step(ev.astype(np.int64))
             if not any(b) or i0 < 0:
                 out.append(Fraction(0))

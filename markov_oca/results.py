@@ -164,8 +164,8 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
             timer: dict[str, float] | None = None) -> SolveResults:
     """Every analysis of the issue on one chain: wins, deadlock, expectations, length, landings.
 
-    ``landing_events(seat)`` gives a function of a square returning its event
-    mask; ``landings=None`` computes landings only for chains of at most
+    ``landing_events(seat)`` gives the seat's landings as events ``(key, table)``
+    (see :meth:`GooseModel.landing_events`); ``landings=None`` computes landings only for chains of at most
     :data:`LANDING_LIMIT` states.
     """
     import time
@@ -245,10 +245,10 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         landing_list = []
         squares = range(0, rules.goal + 1)
         for i in range(players):
-            ev = landing_events(i)
-            masks = [ev(q) for q in squares]
-            chances = engine.hitting_probabilities(masks)
-            counts = engine.expected({str(q): m.astype(np.int8) for q, m in zip(squares, masks)})
+            key, table = landing_events(i)
+            chances = engine.hitting_probabilities(key, table)
+            counts = engine.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
+                                      for q in squares})
             for q, ch in zip(squares, chances):
                 landing_list.append(Landing(i + 1, q, ch, counts[str(q)][0]))
         timer["landings"] = time.perf_counter() - t2

@@ -8,22 +8,25 @@ reaches a target event, as when a seat lands on the square we ask about).
 
 Small systems go to SciPy's direct sparse LU (factorised once, reused for
 every right-hand side). Large ones go to BiCGSTAB on all right-hand sides at
-once (in groups of at most 8 columns, one group per thread), preconditioned by
-Gauss-Seidel in a given sweep order: by default a symmetric sweep (forward,
-then backward) applied with Eisenstat's trick, so that one application of the
-preconditioned operator costs one pass over the matrix. Plain Gauss-Seidel
-needs 600-900 sweeps on these chains, direct LU drowns in fill-in (see
-``docs/design.md``). The sweep order matters: successors first (the reverse
-of breadth-first discovery, or better, decreasing total progress in a race).
-Either way the true residual ``||(I-Q)x - b||_inf`` is computed afterwards and
-returned.
+once (in groups of at most ``GROUP`` columns; two groups run in two threads),
+preconditioned by a symmetric Gauss-Seidel sweep (forward, then backward) in
+the given sweep order, applied with Eisenstat's trick so that one application
+of the preconditioned operator costs one pass over the matrix. Plain
+Gauss-Seidel needs 600-900 sweeps on these chains, direct LU drowns in fill-in
+(see ``docs/design.md``). The sweep order matters: successors first (the
+reverse of breadth-first discovery, or better, see :func:`progress_order`,
+decreasing total progress in a race). Either way the true residual
+``||(I-Q)x - b||_inf`` is computed afterwards and returned.
 
 The system is stored scaled to a unit diagonal, ``A' = D^-1 (I - Q) = I + L + U``
-with ``L`` and ``U`` strictly lower and upper in sweep order (int32 columns).
-With ``M = I + L`` (forward Gauss-Seidel) BiCGSTAB runs on ``M^-1 A' x = M^-1 b'``;
-with the symmetric sweep on ``(I + L)^-1 A' (I + U)^-1 u = (I + L)^-1 b'``,
-``x = (I + U)^-1 u``. Either way the unscaled true residual is at most twice
-the recursive one, which is what the iteration stops on.
+with ``L`` and ``U`` strictly lower and upper in sweep order (int32 columns), and
+BiCGSTAB runs on ``K u = c`` with ``K = (I + L)^-1 A' (I + U)^-1``,
+``c = (I + L)^-1 D^-1 b`` and ``x = (I + U)^-1 u``. Since ``b - (I - Q) x =
+D (I + L) (c - K u)`` and ``||D (I + L)||_inf <= 2``, the true residual is at most
+twice the recursive one, on which each column stops (at half its tolerance);
+the true residual is then checked and the iteration resumed if it lags.
+The memory traffic of the vector updates is what limits the speed on these
+chains, so the updates and dot products ride along the two sweeps.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import scipy.sparse.linalg as spla
 from .errors import SolverError
 
 DIRECT_LIMIT = 1_500  # active states up to which the direct LU is used
-GROUP = 8  # right-hand sides per pass of a kernel (the kernels unroll 8 columns)
+GROUP = 4  # right-hand sides per pass of a kernel (the kernels unroll 4 columns)
 THREADS = max(1, min(2, os.cpu_count() or 1))  # column groups solved in parallel
 PARALLEL_MIN = 20_000  # unknowns from which column groups get their own threads
 
@@ -191,17 +194,13 @@ def _split_branches(nxt, pnum, denom, active, stop, ids, pos):
 
 @numba.njit(cache=True, nogil=True)
 def _lower_solve(lp, lx, lv, b, w):
-    """``w = (I + L)^-1 b``, L strictly lower; at most 8 columns."""
+    """``w = (I + L)^-1 b``, L strictly lower; at most 4 columns."""
     n, m = b.shape
     for i in range(n):
         a0 = b[i, 0]
         a1 = b[i, 1] if m > 1 else 0.0
         a2 = b[i, 2] if m > 2 else 0.0
         a3 = b[i, 3] if m > 3 else 0.0
-        a4 = b[i, 4] if m > 4 else 0.0
-        a5 = b[i, 5] if m > 5 else 0.0
-        a6 = b[i, 6] if m > 6 else 0.0
-        a7 = b[i, 7] if m > 7 else 0.0
         for k in range(lp[i], lp[i + 1]):
             j = lx[k]
             q = lv[k]
@@ -212,14 +211,6 @@ def _lower_solve(lp, lx, lv, b, w):
                     a2 -= q * w[j, 2]
                     if m > 3:
                         a3 -= q * w[j, 3]
-                        if m > 4:
-                            a4 -= q * w[j, 4]
-                            if m > 5:
-                                a5 -= q * w[j, 5]
-                                if m > 6:
-                                    a6 -= q * w[j, 6]
-                                    if m > 7:
-                                        a7 -= q * w[j, 7]
         w[i, 0] = a0
         if m > 1:
             w[i, 1] = a1
@@ -227,202 +218,37 @@ def _lower_solve(lp, lx, lv, b, w):
             w[i, 2] = a2
         if m > 3:
             w[i, 3] = a3
-        if m > 4:
-            w[i, 4] = a4
-        if m > 5:
-            w[i, 5] = a5
-        if m > 6:
-            w[i, 6] = a6
-        if m > 7:
-            w[i, 7] = a7
 
 
-@numba.njit(cache=True, nogil=True)
-def _upper_solve(up, ux, uv, b, t):
-    """``t = (I + U)^-1 b``, U strictly upper; at most 8 columns."""
-    n, m = b.shape
-    for i in range(n - 1, -1, -1):
-        a0 = b[i, 0]
-        a1 = b[i, 1] if m > 1 else 0.0
-        a2 = b[i, 2] if m > 2 else 0.0
-        a3 = b[i, 3] if m > 3 else 0.0
-        a4 = b[i, 4] if m > 4 else 0.0
-        a5 = b[i, 5] if m > 5 else 0.0
-        a6 = b[i, 6] if m > 6 else 0.0
-        a7 = b[i, 7] if m > 7 else 0.0
-        for k in range(up[i], up[i + 1]):
-            j = ux[k]
-            q = uv[k]
-            a0 -= q * t[j, 0]
-            if m > 1:
-                a1 -= q * t[j, 1]
-                if m > 2:
-                    a2 -= q * t[j, 2]
-                    if m > 3:
-                        a3 -= q * t[j, 3]
-                        if m > 4:
-                            a4 -= q * t[j, 4]
-                            if m > 5:
-                                a5 -= q * t[j, 5]
-                                if m > 6:
-                                    a6 -= q * t[j, 6]
-                                    if m > 7:
-                                        a7 -= q * t[j, 7]
-        t[i, 0] = a0
-        if m > 1:
-            t[i, 1] = a1
-        if m > 2:
-            t[i, 2] = a2
-        if m > 3:
-            t[i, 3] = a3
-        if m > 4:
-            t[i, 4] = a4
-        if m > 5:
-            t[i, 5] = a5
-        if m > 6:
-            t[i, 6] = a6
-        if m > 7:
-            t[i, 7] = a7
-
-
-@numba.njit(cache=True, nogil=True)
-def _sgs_forward(lp, lx, lv, v, t, w, z):
-    """``w = (I + L)^-1 (v - t)`` and ``z = t + w``; at most 8 columns."""
-    n, m = v.shape
+@numba.njit(cache=True)
+def _forward_sweep(indptr, indices, data, diag, r, out):
+    """One Gauss-Seidel sweep from zero: solve the lower triangle of A for each column of r (CSR A)."""
+    n, m = r.shape
     for i in range(n):
-        a0 = v[i, 0] - t[i, 0]
-        a1 = v[i, 1] - t[i, 1] if m > 1 else 0.0
-        a2 = v[i, 2] - t[i, 2] if m > 2 else 0.0
-        a3 = v[i, 3] - t[i, 3] if m > 3 else 0.0
-        a4 = v[i, 4] - t[i, 4] if m > 4 else 0.0
-        a5 = v[i, 5] - t[i, 5] if m > 5 else 0.0
-        a6 = v[i, 6] - t[i, 6] if m > 6 else 0.0
-        a7 = v[i, 7] - t[i, 7] if m > 7 else 0.0
-        for k in range(lp[i], lp[i + 1]):
-            j = lx[k]
-            q = lv[k]
-            a0 -= q * w[j, 0]
-            if m > 1:
-                a1 -= q * w[j, 1]
-                if m > 2:
-                    a2 -= q * w[j, 2]
-                    if m > 3:
-                        a3 -= q * w[j, 3]
-                        if m > 4:
-                            a4 -= q * w[j, 4]
-                            if m > 5:
-                                a5 -= q * w[j, 5]
-                                if m > 6:
-                                    a6 -= q * w[j, 6]
-                                    if m > 7:
-                                        a7 -= q * w[j, 7]
-        w[i, 0] = a0
-        z[i, 0] = t[i, 0] + a0
-        if m > 1:
-            w[i, 1] = a1
-            z[i, 1] = t[i, 1] + a1
-        if m > 2:
-            w[i, 2] = a2
-            z[i, 2] = t[i, 2] + a2
-        if m > 3:
-            w[i, 3] = a3
-            z[i, 3] = t[i, 3] + a3
-        if m > 4:
-            w[i, 4] = a4
-            z[i, 4] = t[i, 4] + a4
-        if m > 5:
-            w[i, 5] = a5
-            z[i, 5] = t[i, 5] + a5
-        if m > 6:
-            w[i, 6] = a6
-            z[i, 6] = t[i, 6] + a6
-        if m > 7:
-            w[i, 7] = a7
-            z[i, 7] = t[i, 7] + a7
+        for c in range(m):
+            out[i, c] = r[i, c]
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if j < i:
+                v = data[k]
+                for c in range(m):
+                    out[i, c] -= v * out[j, c]
+        for c in range(m):
+            out[i, c] /= diag[i]
 
 
-@numba.njit(cache=True, nogil=True)
-def _gs_apply(lp, lx, lv, up, ux, uv, p, y, z):
-    """``y = (I + L)^-1 U p`` and ``z = p + y`` (``z = M^-1 A p``, M = I + L); at most 8 columns."""
-    n, m = p.shape
+@numba.njit(cache=True)
+def _matmul(indptr, indices, data, x, out):
+    """``out = A x`` for CSR A and every column of x."""
+    n, m = x.shape
     for i in range(n):
-        a0 = 0.0
-        a1 = 0.0 if m > 1 else 0.0
-        a2 = 0.0 if m > 2 else 0.0
-        a3 = 0.0 if m > 3 else 0.0
-        a4 = 0.0 if m > 4 else 0.0
-        a5 = 0.0 if m > 5 else 0.0
-        a6 = 0.0 if m > 6 else 0.0
-        a7 = 0.0 if m > 7 else 0.0
-        for k in range(up[i], up[i + 1]):
-            j = ux[k]
-            q = uv[k]
-            a0 += q * p[j, 0]
-            if m > 1:
-                a1 += q * p[j, 1]
-                if m > 2:
-                    a2 += q * p[j, 2]
-                    if m > 3:
-                        a3 += q * p[j, 3]
-                        if m > 4:
-                            a4 += q * p[j, 4]
-                            if m > 5:
-                                a5 += q * p[j, 5]
-                                if m > 6:
-                                    a6 += q * p[j, 6]
-                                    if m > 7:
-                                        a7 += q * p[j, 7]
-        for k in range(lp[i], lp[i + 1]):
-            j = lx[k]
-            q = lv[k]
-            a0 -= q * y[j, 0]
-            if m > 1:
-                a1 -= q * y[j, 1]
-                if m > 2:
-                    a2 -= q * y[j, 2]
-                    if m > 3:
-                        a3 -= q * y[j, 3]
-                        if m > 4:
-                            a4 -= q * y[j, 4]
-                            if m > 5:
-                                a5 -= q * y[j, 5]
-                                if m > 6:
-                                    a6 -= q * y[j, 6]
-                                    if m > 7:
-                                        a7 -= q * y[j, 7]
-        y[i, 0] = a0
-        z[i, 0] = p[i, 0] + a0
-        if m > 1:
-            y[i, 1] = a1
-            z[i, 1] = p[i, 1] + a1
-        if m > 2:
-            y[i, 2] = a2
-            z[i, 2] = p[i, 2] + a2
-        if m > 3:
-            y[i, 3] = a3
-            z[i, 3] = p[i, 3] + a3
-        if m > 4:
-            y[i, 4] = a4
-            z[i, 4] = p[i, 4] + a4
-        if m > 5:
-            y[i, 5] = a5
-            z[i, 5] = p[i, 5] + a5
-        if m > 6:
-            y[i, 6] = a6
-            z[i, 6] = p[i, 6] + a6
-        if m > 7:
-            y[i, 7] = a7
-            z[i, 7] = p[i, 7] + a7
-
-
-@numba.njit(cache=True, nogil=True)
-def _apply(lp, lx, lv, up, ux, uv, sym, v, t, w, z):
-    """``z = K v``, the preconditioned operator (symmetric or forward Gauss-Seidel)."""
-    if sym:
-        _upper_solve(up, ux, uv, v, t)
-        _sgs_forward(lp, lx, lv, v, t, w, z)
-    else:
-        _gs_apply(lp, lx, lv, up, ux, uv, v, w, z)
+        for c in range(m):
+            out[i, c] = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            v = data[k]
+            for c in range(m):
+                out[i, c] += v * x[j, c]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -452,21 +278,152 @@ def _scaled_residual(lp, lx, lv, up, ux, uv, d, b, x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _bicgstab_run(lp, lx, lv, up, ux, uv, sym, c, u, tol, max_iter):
-    """Fused BiCGSTAB on ``K u = c`` for every column (at most 8); returns the iterations.
+def _fused_u1(up, ux, uv, r, p, v, beta, omega, tb):
+    """BiCGSTAB direction ``p = r + beta (p - omega v)``, then ``tb = (I + U)^-1 p``."""
+    n, m = tb.shape
+    for i in range(n - 1, -1, -1):
+        for c in range(m):
+            p[i, c] = r[i, c] + beta[c] * (p[i, c] - omega[c] * v[i, c])
+        a0 = p[i, 0]
+        a1 = p[i, 1] if m > 1 else 0.0
+        a2 = p[i, 2] if m > 2 else 0.0
+        a3 = p[i, 3] if m > 3 else 0.0
+        for k in range(up[i], up[i + 1]):
+            j = ux[k]
+            q = uv[k]
+            a0 -= q * tb[j, 0]
+            if m > 1:
+                a1 -= q * tb[j, 1]
+                if m > 2:
+                    a2 -= q * tb[j, 2]
+                    if m > 3:
+                        a3 -= q * tb[j, 3]
+        tb[i, 0] = a0
+        if m > 1:
+            tb[i, 1] = a1
+        if m > 2:
+            tb[i, 2] = a2
+        if m > 3:
+            tb[i, 3] = a3
 
-    Each column keeps its own scalars and stops when its recursive residual is
-    at most ``tol``; a column that breaks down restarts from its current iterate.
+
+@numba.njit(cache=True, nogil=True)
+def _fused_l1(lp, lx, lv, p, tb, r_hat, w, v, den):
+    """``w = (I + L)^-1 (p - tb)``, ``v = tb + w`` (= K p) and ``den += r_hat . v``."""
+    n, m = w.shape
+    for i in range(n):
+        a0 = p[i, 0] - tb[i, 0]
+        a1 = p[i, 1] - tb[i, 1] if m > 1 else 0.0
+        a2 = p[i, 2] - tb[i, 2] if m > 2 else 0.0
+        a3 = p[i, 3] - tb[i, 3] if m > 3 else 0.0
+        for k in range(lp[i], lp[i + 1]):
+            j = lx[k]
+            q = lv[k]
+            a0 -= q * w[j, 0]
+            if m > 1:
+                a1 -= q * w[j, 1]
+                if m > 2:
+                    a2 -= q * w[j, 2]
+                    if m > 3:
+                        a3 -= q * w[j, 3]
+        w[i, 0] = a0
+        if m > 1:
+            w[i, 1] = a1
+        if m > 2:
+            w[i, 2] = a2
+        if m > 3:
+            w[i, 3] = a3
+        for c in range(m):
+            vi = tb[i, c] + w[i, c]
+            v[i, c] = vi
+            den[c] += r_hat[i, c] * vi
+
+
+@numba.njit(cache=True, nogil=True)
+def _fused_u2(up, ux, uv, r, v, alpha, s, tb):
+    """``s = r - alpha v``, then ``tb = (I + U)^-1 s``."""
+    n, m = tb.shape
+    for i in range(n - 1, -1, -1):
+        for c in range(m):
+            s[i, c] = r[i, c] - alpha[c] * v[i, c]
+        a0 = s[i, 0]
+        a1 = s[i, 1] if m > 1 else 0.0
+        a2 = s[i, 2] if m > 2 else 0.0
+        a3 = s[i, 3] if m > 3 else 0.0
+        for k in range(up[i], up[i + 1]):
+            j = ux[k]
+            q = uv[k]
+            a0 -= q * tb[j, 0]
+            if m > 1:
+                a1 -= q * tb[j, 1]
+                if m > 2:
+                    a2 -= q * tb[j, 2]
+                    if m > 3:
+                        a3 -= q * tb[j, 3]
+        tb[i, 0] = a0
+        if m > 1:
+            tb[i, 1] = a1
+        if m > 2:
+            tb[i, 2] = a2
+        if m > 3:
+            tb[i, 3] = a3
+
+
+@numba.njit(cache=True, nogil=True)
+def _fused_l2(lp, lx, lv, s, tb, w, t, tt, ts):
+    """``w = (I + L)^-1 (s - tb)``, ``t = tb + w`` (= K s), ``tt += t . t``, ``ts += t . s``."""
+    n, m = w.shape
+    for i in range(n):
+        a0 = s[i, 0] - tb[i, 0]
+        a1 = s[i, 1] - tb[i, 1] if m > 1 else 0.0
+        a2 = s[i, 2] - tb[i, 2] if m > 2 else 0.0
+        a3 = s[i, 3] - tb[i, 3] if m > 3 else 0.0
+        for k in range(lp[i], lp[i + 1]):
+            j = lx[k]
+            q = lv[k]
+            a0 -= q * w[j, 0]
+            if m > 1:
+                a1 -= q * w[j, 1]
+                if m > 2:
+                    a2 -= q * w[j, 2]
+                    if m > 3:
+                        a3 -= q * w[j, 3]
+        w[i, 0] = a0
+        if m > 1:
+            w[i, 1] = a1
+        if m > 2:
+            w[i, 2] = a2
+        if m > 3:
+            w[i, 3] = a3
+        for c in range(m):
+            ti = tb[i, c] + w[i, c]
+            t[i, c] = ti
+            tt[c] += ti * ti
+            ts[c] += ti * s[i, c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _bicgstab_sgs(lp, lx, lv, up, ux, uv, c, u, tol, max_iter):
+    """Fused BiCGSTAB on ``K u = c`` for every column (at most 4); returns the iterations.
+
+    ``K = (I + L)^-1 A' (I + U)^-1`` (symmetric Gauss-Seidel, Eisenstat's trick);
+    the vector updates and dot products ride along the two sweeps of each
+    application. Each column keeps its own scalars and stops when its
+    recursive residual is at most ``tol``; a column that breaks down restarts
+    from its current iterate.
     """
     n, m = c.shape
     tb = np.empty_like(c)
     w = np.empty_like(c)
     r = np.empty_like(c)
-    _apply(lp, lx, lv, up, ux, uv, sym, u, tb, w, r)
+    r_hat = np.empty_like(c)
+    zero = np.zeros(m)
+    _fused_u2(up, ux, uv, u, u, zero, r, tb)  # r = u (scratch), tb = (I + U)^-1 u
+    _fused_l2(lp, lx, lv, r, tb, w, r_hat, np.zeros(m), np.zeros(m))  # r_hat = K u
     for i in range(n):
         for k in range(m):
-            r[i, k] = c[i, k] - r[i, k]
-    r_hat = r.copy()
+            r[i, k] = c[i, k] - r_hat[i, k]
+            r_hat[i, k] = r[i, k]
     p = np.zeros_like(c)
     v = np.zeros_like(c)
     s = np.empty_like(c)
@@ -476,6 +433,7 @@ def _bicgstab_run(lp, lx, lv, up, ux, uv, sym, c, u, tol, max_iter):
     omega = np.ones(m)
     rho_new = np.zeros(m)
     beta = np.zeros(m)
+    om_old = np.zeros(m)
     den = np.zeros(m)
     tt = np.zeros(m)
     ts = np.zeros(m)
@@ -502,26 +460,16 @@ def _bicgstab_run(lp, lx, lv, up, ux, uv, sym, c, u, tol, max_iter):
                 rho[k] = alpha[k] = omega[k] = 1.0
                 rho_new[k] = rr
             beta[k] = (rho_new[k] / rho[k]) * (alpha[k] / omega[k]) if live[k] else 0.0
-        for i in range(n):
-            for k in range(m):
-                p[i, k] = r[i, k] + beta[k] * (p[i, k] - omega[k] * v[i, k])
-        _apply(lp, lx, lv, up, ux, uv, sym, p, tb, w, v)
+            om_old[k] = omega[k] if live[k] else 0.0
+        _fused_u1(up, ux, uv, r, p, v, beta, om_old, tb)
         den[:] = 0.0
-        for i in range(n):
-            for k in range(m):
-                den[k] += r_hat[i, k] * v[i, k]
+        _fused_l1(lp, lx, lv, p, tb, r_hat, w, v, den)
         for k in range(m):
             alpha[k] = rho_new[k] / den[k] if (live[k] and den[k] != 0.0) else 0.0
-        for i in range(n):
-            for k in range(m):
-                s[i, k] = r[i, k] - alpha[k] * v[i, k]
-        _apply(lp, lx, lv, up, ux, uv, sym, s, tb, w, t)
+        _fused_u2(up, ux, uv, r, v, alpha, s, tb)
         tt[:] = 0.0
         ts[:] = 0.0
-        for i in range(n):
-            for k in range(m):
-                tt[k] += t[i, k] * t[i, k]
-                ts[k] += t[i, k] * s[i, k]
+        _fused_l2(lp, lx, lv, s, tb, w, t, tt, ts)
         for k in range(m):
             omega[k] = ts[k] / tt[k] if (live[k] and tt[k] > 0.0) else 0.0
             if live[k]:
@@ -543,44 +491,48 @@ def _bicgstab_run(lp, lx, lv, up, ux, uv, sym, c, u, tol, max_iter):
     return it
 
 
-def _solve_group(a: SplitMatrix, bh: np.ndarray, tol: np.ndarray, sym: bool,
+def _solve_group(a: SplitMatrix, bh: np.ndarray, tol: np.ndarray,
                  max_iter: int) -> tuple[np.ndarray, int, np.ndarray]:
     """One group of at most ``GROUP`` scaled right-hand sides: (x, iterations, true residuals)."""
     args = (a.lp, a.lx, a.lv, a.up, a.ux, a.uv)
+    m = bh.shape[1]
     c = np.empty_like(bh)
     _lower_solve(a.lp, a.lx, a.lv, bh, c)
-    u = c.copy()  # x = one Gauss-Seidel sweep (symmetric: one forward-backward sweep)
-    x = u if not sym else np.empty_like(u)
+    u = c.copy()  # x = (I + U)^-1 (I + L)^-1 b': one symmetric Gauss-Seidel sweep
+    x = np.empty_like(u)
+    scratch = np.empty_like(u)
     total = 0
-    res = np.full(bh.shape[1], np.inf)
+    res = np.full(m, np.inf)
     for _attempt in range(6):
-        total += _bicgstab_run(*args, sym, c, u, 0.5 * tol, max_iter - total)
-        if sym:
-            _upper_solve(a.up, a.ux, a.uv, u, x)
+        total += _bicgstab_sgs(*args, c, u, 0.5 * tol, max_iter - total)
+        _fused_u2(a.up, a.ux, a.uv, u, u, np.zeros(m), scratch, x)  # x = (I + U)^-1 u
         res = _scaled_residual(*args, a.d, bh, x)
         if (res <= tol).all() or total >= max_iter:
             break
     return x, total, res
 
 
-def _split_solve(a: SplitMatrix, b: np.ndarray, tol: float, sym: bool,
-                 max_iter: int) -> tuple[np.ndarray, int]:
+def _split_solve(a: SplitMatrix, b: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray, int]:
     """Solve ``A x = b`` (b is ``(n, m)`` in sweep order); raises SolverError when it does not converge."""
     n, m = b.shape
     x = np.zeros((n, m))
-    tol_c = tol * np.maximum(1.0, np.abs(b).max(axis=0)) if n else np.zeros(m)
-    live = np.flatnonzero(np.abs(b).max(axis=0) > 0) if n else np.zeros(0, np.int64)
+    if n == 0 or m == 0:
+        return x, 0
+    scale = np.abs(b).max(axis=0)
+    tol_c = tol * np.maximum(1.0, scale)
+    live = np.flatnonzero(scale > 0)  # a zero right-hand side has the solution zero
     if live.size == 0:
         return x, 0
-    n_groups = max(-(-live.size // GROUP), min(THREADS if n >= PARALLEL_MIN else 1, live.size))
+    threads = THREADS if n >= PARALLEL_MIN else 1
+    n_groups = max(-(-live.size // GROUP), min(threads, live.size))
     groups = [g for g in np.array_split(live, n_groups) if g.size]
     bh = b / a.d[:, None]
 
-    def run(g):
-        return _solve_group(a, np.ascontiguousarray(bh[:, g]), tol_c[g] / 1.0, sym, max_iter)
+    def run(g: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+        return _solve_group(a, np.ascontiguousarray(bh[:, g]), tol_c[g], max_iter)
 
-    if len(groups) > 1 and THREADS > 1:
-        with ThreadPoolExecutor(min(THREADS, len(groups))) as pool:
+    if len(groups) > 1 and threads > 1:
+        with ThreadPoolExecutor(min(threads, len(groups))) as pool:
             outs = list(pool.map(run, groups))
     else:
         outs = [run(g) for g in groups]
@@ -592,6 +544,19 @@ def _split_solve(a: SplitMatrix, b: np.ndarray, tol: float, sym: bool,
             raise SolverError(f"BiCGSTAB did not converge in {max_iter} iterations "
                               f"(residual {float(np.max(res)):.3g})")
     return x, iters
+
+
+def progress_order(key: np.ndarray) -> np.ndarray:
+    """A Gauss-Seidel sweep order for a race: decreasing ``key``, ties in reverse state numbering.
+
+    ``key[s]`` should grow along the race (for a board race, the players'
+    total progress in buckets of a few squares, then the seat to move); the
+    reverse numbering keeps breadth-first neighbours together, which the
+    sweeps' memory access likes. Pass the result as ``order``.
+    """
+    key = np.asarray(key)
+    rev = np.arange(key.size - 1, -1, -1)
+    return rev[np.argsort(-key[rev], kind="stable")]
 
 
 class LinearSystem:
@@ -610,8 +575,7 @@ class LinearSystem:
         is best); default the reverse of the state numbering.
     method:
         ``"direct"`` (SuperLU), ``"bicgstab"`` (block BiCGSTAB preconditioned by
-        a symmetric Gauss-Seidel sweep), ``"bicgstab-gs"`` (the same with a
-        forward sweep only) or ``"auto"``: direct up to ``DIRECT_LIMIT`` states.
+        a symmetric Gauss-Seidel sweep) or ``"auto"``: direct up to ``DIRECT_LIMIT`` states.
     """
 
     def __init__(self, nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray,
@@ -622,7 +586,7 @@ class LinearSystem:
         n_active = int(np.count_nonzero(active))
         if method == "auto":
             method = "direct" if n_active <= DIRECT_LIMIT else "bicgstab"
-        if method not in ("direct", "bicgstab", "bicgstab-gs"):
+        if method not in ("direct", "bicgstab"):
             raise ValueError(f"unknown method {method!r}")
         self.method = method
         if order is None:
@@ -633,22 +597,58 @@ class LinearSystem:
             raise ValueError("order must visit every active state exactly once")
         self.ids = order  # chain state of each unknown, in sweep order
         self._lu = None
-        self.a = None
+        self._a = None
         self.split = None
-        if method == "direct":
-            a, ids = system_matrix(nxt, pnum, denom, active, stop)
-            pos = np.full(n, -1, np.int64)
-            pos[ids] = np.arange(ids.size)
-            perm = pos[order]
-            self.a = a[perm][:, perm].tocsr()
-            self.a.sort_indices()
-        else:
+        if method != "direct":
             pos = np.full(n, -1, np.int64)
             pos[order] = np.arange(order.size)
             arrays = _split_branches(nxt, pnum, np.int64(denom), active, self.stop, order, pos)
             self.split = SplitMatrix(*arrays)
             if not (self.split.d > 0).all():
                 raise SolverError("an active state never leaves itself: the system is singular")
+
+    @property
+    def a(self) -> sp.csr_array:
+        """``I - Q`` as CSR, rows and columns in sweep order (built on first use)."""
+        if self._a is None:
+            a, ids = system_matrix(self.nxt, self.pnum, self.denom, self.active,
+                                   None if not self.stop.any() else self.stop)
+            pos = np.full(self.nxt.shape[0], -1, np.int64)
+            pos[ids] = np.arange(ids.size)
+            perm = pos[self.ids]
+            a = a[perm][:, perm].tocsr()
+            a.sort_indices()
+            self._a = a
+        return self._a
+
+    def _split_matrix(self) -> SplitMatrix:
+        if self.split is None:
+            self.split = SplitMatrix.from_csr(self.a)
+        return self.split
+
+    def sweep(self, r: np.ndarray) -> np.ndarray:
+        """One forward Gauss-Seidel sweep from zero on ``(n_active,)`` or ``(n_active, m)`` values
+        in sweep order: ``(D + L)^-1 r``, the same as ``_forward_sweep`` on :attr:`a`."""
+        return self._sweeps(r, symmetric=False)
+
+    def precondition(self, r: np.ndarray) -> np.ndarray:
+        """The symmetric Gauss-Seidel preconditioner ``(D + U)^-1 D (D + L)^-1 r`` (a forward,
+        then a backward sweep from zero) on ``(n_active,)`` or ``(n_active, m)`` values in
+        sweep order; about the cost of one mat-vec."""
+        return self._sweeps(r, symmetric=True)
+
+    def _sweeps(self, r: np.ndarray, symmetric: bool) -> np.ndarray:
+        a = self._split_matrix()
+        r2 = np.asarray(r, np.float64).reshape(r.shape[0], -1)
+        out = np.empty_like(r2)
+        for g in range(0, r2.shape[1], GROUP):
+            part = np.ascontiguousarray(r2[:, g:g + GROUP] / a.d[:, None])
+            w = np.empty_like(part)
+            _lower_solve(a.lp, a.lx, a.lv, part, w)
+            if symmetric:
+                _fused_u2(a.up, a.ux, a.uv, w, w, np.zeros(w.shape[1]), part, w)  # in place is safe
+            out[:, g:g + GROUP] = w
+        return out.reshape(r.shape)
 
     def solve(self, b: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, SolveReport]:
         """Solve for one ``(n,)`` or several ``(n, m)`` right-hand sides; ``x = 0`` off the active set."""
@@ -663,11 +663,9 @@ class LinearSystem:
             x[self.ids] = self._lu.solve(b2[self.ids])
             report = SolveReport("direct sparse LU (SuperLU)", 0.0, 1)
         else:
-            sym = self.method == "bicgstab"
-            sol, iters = _split_solve(self.split, b2[self.ids], tol, sym, 5000)
+            sol, iters = _split_solve(self.split, b2[self.ids], tol, 5000)
             x[self.ids] = sol
-            kind = "symmetric Gauss-Seidel" if sym else "Gauss-Seidel"
-            report = SolveReport(f"BiCGSTAB, {kind} preconditioned", 0.0, iters)
+            report = SolveReport("BiCGSTAB, symmetric Gauss-Seidel preconditioned", 0.0, iters)
         report.residual = float(_residual(self.nxt, self.pnum, 1.0 / self.denom, self.active, self.stop, b2, x))
         if not np.isfinite(report.residual) or report.residual > 1e-6 * max(1.0, float(np.abs(b2).max())):
             raise SolverError(f"{report.method}: residual {report.residual:.3g} is too large")
@@ -675,11 +673,11 @@ class LinearSystem:
 
 
 def block_bicgstab(a: sp.csr_array, b: np.ndarray, tol: float = 1e-12,
-                   max_iter: int = 5000, symmetric: bool = True) -> tuple[np.ndarray, int]:
-    """BiCGSTAB on every column of ``b`` at once, preconditioned by Gauss-Seidel in row order.
+                   max_iter: int = 5000) -> tuple[np.ndarray, int]:
+    """BiCGSTAB on every column of ``b`` at once, preconditioned by symmetric Gauss-Seidel in row order.
 
     ``a`` is the system matrix (rows in sweep order, positive diagonal). The
-    mat-vec and the sweeps are memory-bound, so carrying up to 8 columns
+    mat-vec and the sweeps are memory-bound, so carrying up to 4 columns
     through one pass costs little more than one; groups of columns run in
     parallel threads. Each column keeps its own scalars and stops at its own
     tolerance (``tol`` times the largest of 1 and its right-hand side, on the
@@ -690,5 +688,5 @@ def block_bicgstab(a: sp.csr_array, b: np.ndarray, tol: float = 1e-12,
     b = np.asarray(b, np.float64)
     squeeze = b.ndim == 1
     b2 = b.reshape(b.shape[0], -1)
-    x, iters = _split_solve(SplitMatrix.from_csr(a), b2, tol, symmetric, max_iter)
+    x, iters = _split_solve(SplitMatrix.from_csr(a), b2, tol, max_iter)
     return (x[:, 0] if squeeze else x), iters

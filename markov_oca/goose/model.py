@@ -425,30 +425,27 @@ class GooseModel:
             "players": [self.local.describe(int(l)) for l in locs[0]],
         }
 
-    def landing_events(self, chain: Chain, seat: int) -> Callable[[int], np.ndarray]:
-        """A function of a square giving the ``(n, J)`` mask of branches where ``seat`` lands on it.
+    def landing_events(self, chain: Chain, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        """The landings of ``seat`` as events: ``(key, table)``.
 
-        A landing is every square whose effect a throw applies (RULES.md,
-        "What is counted"); a piece sent back by another, or released from a
-        waiting square, does not land.
+        ``key[s, j]`` (-1 for none) names the throw of branch ``j`` from state ``s``
+        when ``seat`` throws there, and ``table[key, q]`` says whether that throw
+        lands on square ``q``. A landing is every square whose effect a throw
+        applies (RULES.md, "What is counted"); a piece sent back by another, or
+        released from a waiting square, does not land.
         """
         goal, width = self.board.goal, self.board.branches
-        lands = np.zeros((goal, width, goal + 1), bool)
+        table = np.zeros((goal * width, goal + 1), bool)
         for s, throws in enumerate(self.board.throws):
             for j, t in enumerate(throws):
-                lands[s, j, list(t.landings)] = True
+                table[s * width + j, list(t.landings)] = True
         n_states = chain.state_ids.size
         seats, locs = self.decode(chain.state_ids)
-        mover_square = self.local.square[locs[np.arange(n_states), seats]]
+        mover_square = np.minimum(self.local.square[locs[np.arange(n_states), seats]], goal - 1)
         mine = (seats == seat)[:, None] & chain.branch_rewards["throws"][:n_states, :width]
-        mover_square = np.minimum(mover_square, goal - 1)
-
-        def events(square: int) -> np.ndarray:
-            mask = np.zeros(chain.next.shape, bool)
-            mask[:n_states, :width] = mine & lands[mover_square, :, square]
-            return mask
-
-        return events
+        key = np.full(chain.next.shape, -1, np.int32)
+        key[:n_states, :width] = np.where(mine, mover_square[:, None] * width + np.arange(width), -1)
+        return key, table
 
 
 def available_memory() -> int:

@@ -1,0 +1,138 @@
+"""Hitting probabilities of many events at once: "does seat k ever land on square q?".
+
+For an event E (a set of branches), ``h(s) = P(E ever happens | s)`` solves
+``h = b_E + Q_E h`` where ``b_E(s)`` is the chance that the next step from ``s``
+is in E and ``Q_E`` is ``Q`` without the branches of E. Each event has its own
+matrix, so the solves cannot share a factorisation; but ``Q_E`` differs from
+``Q`` only by the stopped branches, so one Gauss-Seidel sweep of the plain
+system still preconditions them all well. We carry every event as a column of
+one block BiCGSTAB, with a mat-vec in branch form that skips each column's own
+stopped branches.
+
+Events are given compactly: ``key[s, j]`` (-1 for none) indexes a row of a
+boolean ``table[key, column]``; for landings the key is (mover's square,
+branch) and the table says which squares that throw lands on.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .errors import SolverError
+from .solve import LinearSystem
+
+
+@numba.njit(cache=True)
+def _masked_matvec(lnext, lp, lkey, table, x, out):
+    """out = (I - Q_c) x for every column c, in the system's local numbering."""
+    n, m = x.shape
+    for i in range(n):
+        for c in range(m):
+            out[i, c] = x[i, c]
+        for j in range(lnext.shape[1]):
+            t = lnext[i, j]
+            if t < 0:
+                continue
+            p = lp[i, j]
+            k = lkey[i, j]
+            for c in range(m):
+                if k >= 0 and table[k, c]:
+                    continue
+                out[i, c] -= p * x[t, c]
+
+
+@numba.njit(cache=True)
+def _event_rhs(lp_all, lkey, table, out):
+    n, m = out.shape
+    for i in range(n):
+        for c in range(m):
+            out[i, c] = 0.0
+        for j in range(lkey.shape[1]):
+            k = lkey[i, j]
+            if k < 0:
+                continue
+            for c in range(m):
+                if table[k, c]:
+                    out[i, c] += lp_all[i, j]
+
+
+def hitting_block(system: LinearSystem, key: np.ndarray, table: np.ndarray, init: int,
+                  tol: float = 1e-12, max_iter: int = 5000) -> tuple[np.ndarray, float, int]:
+    """Chance, from state ``init``, that each column's event ever happens.
+
+    Returns the probabilities, the largest true residual and the iterations.
+    """
+    ids = system.ids
+    n_loc = ids.size
+    m = table.shape[1]
+    if n_loc == 0:
+        return np.zeros(m), 0.0, 0
+    pos = np.full(system.nxt.shape[0], -1, np.int64)
+    pos[ids] = np.arange(n_loc)
+    nxt = system.nxt[ids]
+    lp_all = np.where(nxt >= 0, system.pnum[ids], 0) / system.denom
+    lnext = np.where(nxt >= 0, pos[np.maximum(nxt, 0)], -1).astype(np.int64)
+    lkey = key[ids].astype(np.int64)
+    lp = np.where(lnext >= 0, lp_all, 0.0)
+    table = np.ascontiguousarray(table)
+    b = np.empty((n_loc, m))
+    _event_rhs(lp_all, lkey, table, b)
+
+    def amul(v: np.ndarray) -> np.ndarray:
+        out = np.empty_like(v)
+        _masked_matvec(lnext, lp, lkey, table, np.ascontiguousarray(v), out)
+        return out
+
+    prec = system.precondition
+
+    x = prec(b)
+    tol_c = tol * np.maximum(1.0, np.abs(b).max(axis=0))
+    it = 0
+    while it < max_iter:
+        r = b - amul(x)
+        todo = np.flatnonzero(np.abs(r).max(axis=0) > tol_c)
+        if todo.size == 0:
+            break
+        # BiCGSTAB on the columns not yet there; a breakdown restarts from the current iterate.
+        xs, rs = x[:, todo], r[:, todo]
+        sub = table[:, todo]
+
+        def amul_s(v: np.ndarray) -> np.ndarray:
+            out = np.empty_like(v)
+            _masked_matvec(lnext, lp, lkey, sub, np.ascontiguousarray(v), out)
+            return out
+
+        r_hat = rs.copy()
+        rho = alpha = omega = np.ones(todo.size)
+        v = np.zeros_like(rs)
+        p = np.zeros_like(rs)
+        for _ in range(300):
+            it += 1
+            rho_new = (r_hat * rs).sum(axis=0)
+            if (np.abs(rho_new) < 1e-300).any() or (np.abs(omega) < 1e-300).any():
+                break
+            beta = (rho_new / rho) * (alpha / omega)
+            p = rs + beta * (p - omega * v)
+            ph = prec(p)
+            v = amul_s(ph)
+            den = (r_hat * v).sum(axis=0)
+            if (np.abs(den) < 1e-300).any():
+                break
+            alpha = rho_new / den
+            s = rs - alpha * v
+            sh = prec(s)
+            t = amul_s(sh)
+            tt = (t * t).sum(axis=0)
+            omega = np.where(tt > 0, (t * s).sum(axis=0) / np.where(tt > 0, tt, 1.0), 0.0)
+            xs = xs + alpha * ph + omega * sh
+            rs = s - omega * t
+            rho = rho_new
+            if (np.abs(rs).max(axis=0) <= tol_c[todo]).all():
+                break
+        x[:, todo] = xs
+    residual = float(np.abs(b - amul(x)).max())
+    if residual > 1e-6:
+        raise SolverError(f"hitting probabilities: residual {residual:.3g} after {it} iterations")
+    i0 = pos[init]
+    return (x[i0] if i0 >= 0 else np.zeros(m)), residual, it
