@@ -42,9 +42,9 @@ def main() -> None:
     chain = m.build()
     t_build = time.perf_counter() - t0
     t1 = time.perf_counter()
-    wins = chain.outcome_probabilities()
     exp = chain.expected({"turns": chain.state_rewards["turns"], "rounds": chain.state_rewards["rounds"],
-                          "throws": chain.branch_rewards["throws"]})
+                          "throws": chain.branch_rewards["throws"]})  # one block solve, absorption included
+    wins = chain.outcome_probabilities()
     t_solve = time.perf_counter() - t1
     print(f"{args.rules}, {args.players} players, options {opts or 'default'}")
     print(f"  states                {chain.n:,} (mixed-radix space {m.full_size:,})")

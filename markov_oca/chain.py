@@ -81,6 +81,7 @@ class Chain:
     turn_start: np.ndarray | None = None  # (n,) bool: a step from here begins a turn
     state_ids: np.ndarray | None = None  # the model's own id of each state
     describe_state: Callable[[int], dict] | None = None
+    sweep_order: np.ndarray | None = None  # states in the order a Gauss-Seidel sweep visits them
     reports: list[SolveReport] = field(default_factory=list)
 
     @property
@@ -143,7 +144,9 @@ class Chain:
         return Structure(absorbing, deadlock, ~absorbing & ~deadlock, int(dead_class.sum()))
 
     def order(self) -> np.ndarray:
-        """Gauss-Seidel order: the reverse of discovery, so a state follows its successors."""
+        """Gauss-Seidel order: the model's (``sweep_order``), else the reverse of discovery."""
+        if self.sweep_order is not None:
+            return self.sweep_order
         return np.arange(self.n - 1, -1, -1)
 
     @functools.cached_property
@@ -161,6 +164,9 @@ class Chain:
     @functools.cached_property
     def absorption(self) -> np.ndarray:
         """(n, k + 1): from each state, the chance of each outcome and, last, of deadlock."""
+        return self._absorption_from(self._solve(self._absorption_rhs()))
+
+    def _absorption_rhs(self) -> np.ndarray:
         st = self.structure
         targets = list(self.outcomes.values())
         k = len(targets)
@@ -174,7 +180,12 @@ class Chain:
         cols = target_col[self.next[rows, js]]
         hit = (cols >= 0) & st.transient[rows]
         np.add.at(b, (rows[hit], cols[hit]), self.pnum[rows[hit], js[hit]] / self.denom)
-        x = self._solve(b)
+        return b
+
+    def _absorption_from(self, x: np.ndarray) -> np.ndarray:
+        st = self.structure
+        targets = list(self.outcomes.values())
+        k = len(targets)
         for c, t in enumerate(targets):
             x[t, c] = 1.0
         x[st.deadlock, k] = 1.0
@@ -191,23 +202,31 @@ class Chain:
     def deadlock_probability(self) -> float:
         return float(self.absorption[self.init, -1])
 
-    def expected(self, values: Mapping[str, np.ndarray]) -> dict[str, tuple[float, float]]:
+    def expected(self, values: Mapping[str, np.ndarray], given_end: bool = True) -> dict[str, tuple[float, float]]:
         """For each named reward: (expected total, expected total given the game ends).
 
         ``values`` are per-state ``(n,)`` or per-branch ``(n, J)`` arrays. The
         first figure is infinite when a reachable deadlock keeps paying the
         reward; the second conditions on the game ending (the Doob transform
-        with the chance of ending), and is ``nan`` when the game never ends.
+        with the chance of ending), and is ``nan`` when the game never ends
+        (or not asked for: ``given_end=False``).
         """
         st = self.structure
         names = list(values)
         if not names:
             return {}
-        ends = self.absorption[:, :-1].sum(axis=1)
         step = np.column_stack([self.step_reward(values[k]) for k in names])
         infinite = (step[st.deadlock] > 0).any(axis=0) if st.deadlock.any() else np.zeros(len(names), bool)
         b = np.where(st.transient[:, None], step, 0.0)
-        x = self._solve(b)
+        if "absorption" not in self.__dict__:
+            # One block solve for the absorption and these rewards: the passes are memory-bound.
+            ab = self._absorption_rhs()
+            both = self._solve(np.hstack([ab, b]))
+            self.__dict__["absorption"] = self._absorption_from(both[:, :ab.shape[1]].copy())
+            x = both[:, ab.shape[1]:]
+        else:
+            x = self._solve(b)
+        ends = self.absorption[:, :-1].sum(axis=1)
         total = x[self.init]
         # E[R 1{end}]: a per-state reward weighs the chance of ending from there,
         # a per-branch reward the chance of ending from where the branch goes.
@@ -218,7 +237,10 @@ class Chain:
             v = values[k]
             cond_b[:, c] = v * ends if v.ndim == 1 else (pn * v * nxt_end).sum(axis=1)
         cond_b[~st.transient] = 0.0
-        g = self._solve(cond_b) if st.deadlock.any() else x
+        if not given_end:
+            g = np.full_like(x, np.nan)
+        else:
+            g = self._solve(cond_b) if st.deadlock.any() else x
         p_end = ends[self.init]
         out = {}
         for c, k in enumerate(names):

@@ -141,7 +141,8 @@ class ExactChain:
         out["deadlock"] = a[-1]
         return out
 
-    def expected(self, values: Mapping[str, np.ndarray]) -> dict[str, tuple[Fraction | float, Fraction | float]]:
+    def expected(self, values: Mapping[str, np.ndarray],
+                 given_end: bool = True) -> dict[str, tuple[Fraction | float, Fraction | float]]:
         """As :meth:`Chain.expected`, exactly; an infinite total is ``float('inf')``."""
         c = self.chain
         st = c.structure
@@ -151,7 +152,9 @@ class ExactChain:
         ends = [sum(row[:-1], Fraction(0)) for row in self._absorb()]
         dead_ids = np.flatnonzero(st.deadlock)
         totals = self._solve([self._step(values[k]) for k in names])
-        if dead_ids.size:
+        if not given_end:
+            cond = [[float("nan")] * self.ids.size for _ in names]
+        elif dead_ids.size:
             cond = self._solve([self._step(values[k], ends) for k in names])
         else:
             cond = totals

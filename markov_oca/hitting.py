@@ -24,8 +24,12 @@ from .solve import LinearSystem
 
 
 @numba.njit(cache=True)
-def _masked_matvec(lnext, lp, lkey, table, x, out):
-    """out = (I - Q_c) x for every column c, in the system's local numbering."""
+def _masked_matvec(lnext, lp, lkey, tab_ptr, tab_col, col_of, x, out):
+    """out = (I - Q_c) x for every column c, in the system's local numbering.
+
+    The plain ``Q`` is applied to all columns, then each branch's stopped
+    columns (few: the squares one throw lands on) get their term back.
+    """
     n, m = x.shape
     for i in range(n):
         for c in range(m):
@@ -35,11 +39,14 @@ def _masked_matvec(lnext, lp, lkey, table, x, out):
             if t < 0:
                 continue
             p = lp[i, j]
-            k = lkey[i, j]
             for c in range(m):
-                if k >= 0 and table[k, c]:
-                    continue
                 out[i, c] -= p * x[t, c]
+            k = lkey[i, j]
+            if k >= 0:
+                for e in range(tab_ptr[k], tab_ptr[k + 1]):
+                    c = col_of[tab_col[e]]
+                    if c >= 0:
+                        out[i, c] += p * x[t, c]
 
 
 @numba.njit(cache=True)
@@ -79,10 +86,23 @@ def hitting_block(system: LinearSystem, key: np.ndarray, table: np.ndarray, init
     b = np.empty((n_loc, m))
     _event_rhs(lp_all, lkey, table, b)
 
-    def amul(v: np.ndarray) -> np.ndarray:
-        out = np.empty_like(v)
-        _masked_matvec(lnext, lp, lkey, table, np.ascontiguousarray(v), out)
-        return out
+    # The table as lists of columns per key, for the mat-vec's corrections.
+    rows, cols = np.nonzero(table)
+    tab_ptr = np.searchsorted(rows, np.arange(table.shape[0] + 1)).astype(np.int64)
+    tab_col = cols.astype(np.int64)
+
+    def masked(columns: np.ndarray):
+        col_of = np.full(m, -1, np.int64)
+        col_of[columns] = np.arange(columns.size)
+
+        def amul(v: np.ndarray) -> np.ndarray:
+            out = np.empty_like(v)
+            _masked_matvec(lnext, lp, lkey, tab_ptr, tab_col, col_of, np.ascontiguousarray(v), out)
+            return out
+
+        return amul
+
+    amul = masked(np.arange(m))
 
     prec = system.precondition
 
@@ -96,12 +116,7 @@ def hitting_block(system: LinearSystem, key: np.ndarray, table: np.ndarray, init
             break
         # BiCGSTAB on the columns not yet there; a breakdown restarts from the current iterate.
         xs, rs = x[:, todo], r[:, todo]
-        sub = table[:, todo]
-
-        def amul_s(v: np.ndarray) -> np.ndarray:
-            out = np.empty_like(v)
-            _masked_matvec(lnext, lp, lkey, sub, np.ascontiguousarray(v), out)
-            return out
+        amul_s = masked(todo)
 
         r_hat = rs.copy()
         rho = alpha = omega = np.ones(todo.size)

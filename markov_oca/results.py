@@ -173,10 +173,8 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     timer = {} if timer is None else timer
     t0 = time.perf_counter()
     engine = ExactChain(chain) if exact else chain
-    outcome_p = engine.outcome_probabilities()
-    deadlock = outcome_p.pop("deadlock")
 
-    # Every expected total in one call (one block solve in floating point).
+    # Every expected total in one call (one block solve with the absorption in floating point).
     values: dict[str, np.ndarray] = {
         "turns": chain.state_rewards["turns"],
         "rounds": chain.state_rewards["rounds"],
@@ -194,6 +192,8 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
             for k in range(1, players):
                 values[f"place{k}@{i}"] = ((place == k) & mine[:, None]).astype(np.int8)
     exp = engine.expected(values)
+    outcome_p = engine.outcome_probabilities()
+    deadlock = outcome_p.pop("deadlock")
     timer["solve"] = time.perf_counter() - t0
 
     def expectation(key: str) -> Expectation:
@@ -248,7 +248,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
             key, table = landing_events(i)
             chances = engine.hitting_probabilities(key, table)
             counts = engine.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
-                                      for q in squares})
+                                      for q in squares}, given_end=False)
             for q, ch in zip(squares, chances):
                 landing_list.append(Landing(i + 1, q, ch, counts[str(q)][0]))
         timer["landings"] = time.perf_counter() - t2

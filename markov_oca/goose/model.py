@@ -29,6 +29,7 @@ import numpy as np
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
 from ..progress import progress_bar
+from ..solve import progress_order
 from .board import CompiledBoard, compile_board
 from .rules import GooseRules
 
@@ -393,6 +394,10 @@ class GooseModel:
         if self.rules.until == "last" and self.players > 1:
             branch_rewards["place"] = place
         names = self.outcome_names()
+        # Sweep the race backwards: total progress in buckets of 6 squares, then seat.
+        seats, locs = self.decode(ids)
+        key = np.full(n, -1, np.int64)
+        key[:n_states] = (self.local.square[locs].sum(axis=1) // 6) * self.players + seats
         return Chain(
             next=nxt,
             pnum=pnum,
@@ -406,6 +411,7 @@ class GooseModel:
             turn_start=turn_start,
             state_ids=ids,
             describe_state=self.describe_state,
+            sweep_order=progress_order(key),
         )
 
     def check_memory(self) -> None:
