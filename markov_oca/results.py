@@ -98,6 +98,7 @@ class LengthSummary:
         }
         if with_pmf:
             d["pmf"] = self.pmf
+            d["cdf"] = [float(x) for x in np.cumsum(self.pmf)]
         return d
 
 
