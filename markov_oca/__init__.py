@@ -20,6 +20,16 @@ from .results import SolveResults
 __version__ = "0.1.0"
 
 __all__ = [
-    "load", "model", "build", "solve", "variants", "Chain", "ExactChain", "SolveResults",
-    "MarkovOcaError", "RulesError", "SolverError", "TooLargeError",
+    "Chain",
+    "ExactChain",
+    "MarkovOcaError",
+    "RulesError",
+    "SolveResults",
+    "SolverError",
+    "TooLargeError",
+    "build",
+    "load",
+    "model",
+    "solve",
+    "variants",
 ]

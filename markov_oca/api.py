@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .chain import Chain
 from .goose.model import GooseModel, goose_model
-from .progress import progress_bar
 from .goose.rules import GooseRules, load_goose, read_toml, resolve_source, shipped_names
+from .progress import progress_bar
 from .results import SolveResults, analyse
 
 
@@ -73,4 +74,4 @@ def variants() -> list[GooseRules]:
     return [load(name) for name in shipped_names()]
 
 
-__all__ = ["load", "model", "build", "solve", "variants", "read_toml", "resolve_source"]
+__all__ = ["build", "load", "model", "read_toml", "resolve_source", "solve", "variants"]

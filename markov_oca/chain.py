@@ -15,8 +15,8 @@ the same analyses in rational arithmetic.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numba
 import numpy as np

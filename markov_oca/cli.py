@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
-from typing import List, Optional
+from enum import StrEnum
 
 import typer
 
@@ -22,7 +21,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Race board games solved exactly as Markov chains.")
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     text = "text"
     json = "json"
 
@@ -57,11 +56,11 @@ def variants(fmt: Format = typer.Option(Format.text, "--format", help="text or j
 @app.command()
 def solve(
     rules: str = typer.Argument(..., help="a shipped rule set (see 'variants') or a path to a TOML file"),
-    players: Optional[int] = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    option: Optional[List[str]] = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
     exact: bool = typer.Option(False, "--exact", help="exact fractions (chains of up to a few thousand states)"),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
-    landings: Optional[bool] = typer.Option(None, "--landings/--no-landings",
+    landings: bool | None = typer.Option(None, "--landings/--no-landings",
                                             help="landing chances per square (default: on for small chains)"),
     tail: float = typer.Option(1e-10, "--tail", help="carry the length distribution until this mass is left"),
     pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
@@ -85,7 +84,7 @@ def solve(
 @app.command()
 def explain(
     rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    option: Optional[List[str]] = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
 ) -> None:
     """Show the board as the engine reads it, square by square, with the options in force."""
     try:

@@ -14,8 +14,8 @@ dense exact solves grow as ``n**3`` times the size of the numbers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Mapping
 
 import flint
 import numpy as np

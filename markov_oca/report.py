@@ -28,7 +28,8 @@ def fmt(x: Number, digits: int = 6) -> str:
 
 def solve_text(r: SolveResults) -> str:
     lines = [
-        f"{r.title} [{r.rules}{', seed ' + r.seed if r.seed else ''}] with {r.players} player{'s' if r.players > 1 else ''}",
+        f"{r.title} [{r.rules}{', seed ' + r.seed if r.seed else ''}] "
+        f"with {r.players} player{'s' if r.players > 1 else ''}",
         "options: " + ", ".join(f"{k}={_opt(v)}" for k, v in r.options.items()),
         f"chain: {r.states:,} states, {r.transitions:,} transitions; "
         + ("exact rational arithmetic" if r.exact else "floating point"),

@@ -250,7 +250,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
             chances = engine.hitting_probabilities(key, table)
             counts = engine.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
                                       for q in squares}, given_end=False)
-            for q, ch in zip(squares, chances):
+            for q, ch in zip(squares, chances, strict=True):
                 landing_list.append(Landing(i + 1, q, ch, counts[str(q)][0]))
         timer["landings"] = time.perf_counter() - t2
 

@@ -537,7 +537,7 @@ def _split_solve(a: SplitMatrix, b: np.ndarray, tol: float, max_iter: int) -> tu
     else:
         outs = [run(g) for g in groups]
     iters = 0
-    for g, (xg, it, res) in zip(groups, outs):
+    for g, (xg, it, res) in zip(groups, outs, strict=True):
         x[:, g] = xg
         iters = max(iters, it)
         if not (res <= 100 * tol_c[g]).all():

@@ -38,7 +38,8 @@ def test_solve_json_schema_and_invariants(players):
     assert d["game"]["players"] == players
     wins = [s["win"] for s in d["seats"]]
     assert sum(wins) + d["deadlock"] == pytest.approx(1.0, abs=1e-10)
-    assert sum(d["length"]["pmf"]) + d["length"]["never_ends"] + d["length"]["tail_mass"] == pytest.approx(1.0, abs=1e-9)
+    total = sum(d["length"]["pmf"]) + d["length"]["never_ends"] + d["length"]["tail_mass"]
+    assert total == pytest.approx(1.0, abs=1e-9)
     assert d["expected"]["turns"]["total"] == "inf"  # a deadlock has positive chance
     assert d["expected"]["turns"]["given_end"] > 0
     squares = {l["square"] for l in d["landings"]}

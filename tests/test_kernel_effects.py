@@ -55,7 +55,7 @@ def _opts_key(options: dict[str, Any] | None) -> tuple:
     return tuple(sorted((options or {}).items()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rules(name: str, opts: tuple) -> Any:
     return load_goose(name, dict(opts))
 
@@ -64,7 +64,7 @@ def rules(name: str, **options: Any):
     return _rules(name, _opts_key(options))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _model(name: str, players: int, opts: tuple):
     return goose_model(_rules(name, opts), players)
 
@@ -73,7 +73,7 @@ def model(name: str, players: int, **options: Any):
     return _model(name, players, _opts_key(options))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _chain(name: str, players: int, opts: tuple):
     return _model(name, players, opts).build()
 

@@ -86,7 +86,8 @@ def test_patched_rules_keys_are_checked(tmp_path: Path):
 
 
 def test_user_board_with_own_option(tmp_path: Path):
-    text = GOOD + "[options.short]\ndefault = false\ndoc = 'a ladder to the goal'\npatch.true.squares.3 = { jump = 20 }\n"
+    text = GOOD + ("[options.short]\ndefault = false\ndoc = 'a ladder to the goal'\n"
+                   "patch.true.squares.3 = { jump = 20 }\n")
     path = tmp_path / "mine.toml"
     path.write_text(text)
     assert api.load(path).square(3).jump == 11

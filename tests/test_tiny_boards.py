@@ -6,13 +6,12 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
+from conftest import board
 
 from markov_oca.chain import Chain
 from markov_oca.exact import ExactChain
 from markov_oca.goose.model import goose_model
 from markov_oca.results import analyse
-
-from conftest import board
 
 
 def solve_both(rules, players):
@@ -152,7 +151,7 @@ def test_exact_and_float_agree_single_player(name, opts):
     vals = {"turns": chain.state_rewards["turns"], "throws": chain.branch_rewards["throws"]}
     e_ex, e_fl = ex.expected(vals), chain.expected(vals)
     for k in vals:
-        for a, b in zip(e_ex[k], e_fl[k]):
+        for a, b in zip(e_ex[k], e_fl[k], strict=True):
             if isinstance(a, float):
                 assert a == b or (np.isnan(a) and np.isnan(b))
             else:

@@ -144,7 +144,7 @@ def _follow(rules: GooseRules, gooses: list[int], start: int, total: int, first_
     wait = again = False
     while True:
         if (q, direction) in seen:
-            path = " -> ".join(str(x) for x in landings + [q])
+            path = " -> ".join(str(x) for x in [*landings, q])
             raise RulesError(f"effects loop for a throw of {total} from square {start}: {path}",
                              source=rules.source, key=f"squares.{q}")
         seen.add((q, direction))

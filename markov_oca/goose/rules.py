@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import copy
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ..dice import Dice
 from ..errors import RulesError
@@ -35,7 +36,8 @@ ENGINE_OPTIONS: dict[str, tuple[Any, str]] = {
     "until": ("first", "first: the first to finish wins and the game stops; last: the others play on for the places"),
     "overshoot": ("bounce", "a throw past the goal: bounce back by the excess, stay where it was, or finish"),
     "exact_finish": (True, "false: reaching or passing the goal finishes (the same as overshoot = finish)"),
-    "occupancy": ("none", "a piece that comes to rest on another: none, occupant-returns (to the mover's origin), mover-returns"),
+    "occupancy": ("none", "a piece that comes to rest on another: none, occupant-returns (to the mover's origin), "
+                          "mover-returns"),
     "waiting": ("until-replaced", "well and prison: until-replaced, or turns:K (miss K turns instead)"),
     "goose_after_bounce": ("forward", "a goose reached by bouncing back repeats the throw forward, or backward"),
     "first_throw_effect": (False, "whether the square reached by the first-throw rule applies its effect"),
@@ -298,14 +300,16 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
             raise RulesError("missing 'default'", source=source, key=f"{where}.default")
         default = spec["default"]
         if not isinstance(default, (bool, int, str)):
-            raise RulesError("a default must be a boolean, a whole number or a string", source=source, key=f"{where}.default")
+            raise RulesError("a default must be a boolean, a whole number or a string", source=source,
+                             key=f"{where}.default")
         patches = spec.get("patch", {})
         if not isinstance(patches, dict) or any(not isinstance(p, dict) for p in patches.values()):
             raise RulesError("must be a table of tables, one per value", source=source, key=f"{where}.patch")
         for val, patch in patches.items():
             for k in patch:
                 if k not in _TOP_KEYS - {"options", "game"}:
-                    raise RulesError(f"a patch may replace dice, rules, first_throw or squares, not '{k}'", source=source, key=f"{where}.patch.{val}.{k}")
+                    raise RulesError(f"a patch may replace dice, rules, first_throw or squares, not '{k}'",
+                                     source=source, key=f"{where}.patch.{val}.{k}")
         declared[name] = OptionSpec(name, default, _str(source, f"{where}.doc", spec.get("doc", "")), patches)
 
     # Which option values are asked for.
@@ -409,9 +413,11 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         try:
             faces = tuple(sorted((int(x) for x in combo_s.split("+")), reverse=True))
         except ValueError:
-            raise RulesError("a throw is written as faces joined by '+', like \"6+3\"", source=source, key=where) from None
+            raise RulesError("a throw is written as faces joined by '+', like \"6+3\"", source=source,
+                             key=where) from None
         if len(faces) != start_dice.count or any(not 1 <= f <= start_dice.faces for f in faces):
-            raise RulesError(f"not a throw of the dice thrown from square 0 ({start_dice.describe()})", source=source, key=where)
+            raise RulesError(f"not a throw of the dice thrown from square 0 ({start_dice.describe()})",
+                             source=source, key=where)
         first.append((faces, _int(source, where, target, lo=0, hi=goal)))
 
     squares: dict[int, Square] = {}
