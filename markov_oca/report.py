@@ -49,7 +49,10 @@ def solve_text(r: SolveResults) -> str:
     for k, e in r.expected.items():
         lines.append(f"  {k:7s} {fmt(e.total):>12s}   given it ends: {fmt(e.given_end)}")
     for s in r.seats:
-        parts = [f"turns {fmt(s.turns.total, 4)}", f"throws {fmt(s.throws.total, 4)}"]
+        turns = fmt(s.turns.total, 4)
+        if isinstance(s.turns.total, float) and math.isinf(s.turns.total):
+            turns += f" ({fmt(s.turns.given_end, 4)} given it ends)"
+        parts = [f"turns {turns}", f"throws {fmt(s.throws.total, 4)}"]
         if s.stakes is not None:
             parts.append(f"stakes paid {fmt(s.stakes.total, 4)}")
         lines.append(f"  seat {s.seat}: " + ", ".join(parts))
