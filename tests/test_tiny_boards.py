@@ -168,3 +168,31 @@ def test_rows_sum_to_one_and_outcomes_sum_to_one():
             probs = chain.outcome_probabilities()
             assert sum(probs.values()) == pytest.approx(1.0, abs=1e-10)
             assert all(p >= -1e-12 for p in probs.values())
+
+
+@pytest.mark.parametrize("keeps", [False, True])
+def test_bumped_piece_turns_to_miss_option(keeps):
+    # RULES.md step 7 (choice): a piece sent back by occupancy loses the turns it still had
+    # to miss; option bumped_keeps_turns = true keeps them. Seat 2 rests on the hotel (19,
+    # 2 turns to miss); seat 1 throws 7 from 12 and lands on 19: seat 2 goes back to 12.
+    from markov_oca import api
+
+    rules = api.load("oca-moderna", bumped_keeps_turns=keeps)
+    m = goose_model(rules, 2)
+    chain = m.build()
+    loc = m.local
+    hotel = int(np.flatnonzero((loc.square == 19) & (loc.skip == 2))[0])
+    state = m.encode(0, [12, hotel])
+    row = int(np.flatnonzero(chain.state_ids == state)[0])
+    found = False
+    for j in range(chain.next.shape[1]):
+        t = int(chain.next[row, j])
+        if t < 0 or t >= chain.state_ids.size:
+            continue
+        seat, locs = m.decode(chain.state_ids[[t]])
+        if loc.square[locs[0, 0]] == 19:
+            assert loc.square[locs[0, 1]] == 12
+            assert loc.skip[locs[0, 1]] == (2 if keeps else 0)
+            assert F(int(chain.pnum[row, j]), chain.denom) == F(6, 36)  # a 7 from 12
+            found = True
+    assert found

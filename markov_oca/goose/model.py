@@ -49,6 +49,7 @@ class LocalStates:
     plain: np.ndarray  # plain[square] -> local (square, 0, no wait, no again)
     after_skip: np.ndarray  # local with one turn fewer to miss
     throw_local: np.ndarray  # [square, branch] -> the mover's new local state
+    bumped: np.ndarray  # [square, turns to miss] -> local of a piece sent back there
 
     @property
     def size(self) -> int:
@@ -84,6 +85,14 @@ def local_states(board: CompiledBoard) -> LocalStates:
             t = board.throws[s][j]
             k = (goal, 0, False, False) if t.finished else (t.final, t.skip, t.wait, t.again)
             throw_local[s, j] = add(k)
+    # A piece sent back loses its turns to miss, unless the rules keep them.
+    max_skip = max(k for _, k, _, _ in keys)
+    keeps = board.rules.options.get("bumped_keeps_turns", False) and board.rules.occupancy != "none"
+    bumped = np.tile(np.arange(goal + 1, dtype=np.int32)[:, None], (1, max_skip + 1))
+    if keeps:
+        for s in range(goal):
+            for k in range(1, max_skip + 1):
+                bumped[s, k] = add((s, k, False, False))
     # turns to miss count down one by one
     for s, k, w, a in list(keys):
         for m in range(k - 1, 0, -1):
@@ -103,6 +112,7 @@ def local_states(board: CompiledBoard) -> LocalStates:
         plain=np.arange(goal + 1, dtype=np.int32),
         after_skip=after,
         throw_local=throw_local,
+        bumped=bumped,
     )
 
 
@@ -138,7 +148,7 @@ def _next_seat(seat, n_players, l_fin, locs):
 
 @numba.njit(cache=True)
 def _expand(state, P, L, goal, until, occupancy, n_full,
-            l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local,
+            l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
             t_prob, t_final, t_moved, t_stake, t_finished,
             locs, work, out_next, out_p, out_throw, out_stake, out_place):
     """Every branch of one step from ``state``; returns how many.
@@ -205,7 +215,7 @@ def _expand(state, P, L, goal, until, occupancy, n_full,
                 if k == seat or l_fin[work[k]] or l_sq[work[k]] != f:
                     continue
                 if occupancy == OCC_OCCUPANT:
-                    work[k] = sq  # plain local of the mover's origin square
+                    work[k] = bumped[sq, l_skip[work[k]]]  # to the mover's origin square
                 elif occupancy == OCC_MOVER:
                     work[seat] = sq
                     new = sq
@@ -220,7 +230,7 @@ def _expand(state, P, L, goal, until, occupancy, n_full,
 
 @numba.njit(cache=True)
 def _explore(start, max_states, P, L, goal, until, occupancy, n_full,
-             l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local,
+             l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
              t_prob, t_final, t_moved, t_stake, t_finished, seen, queue, head, tail, budget):
     J = t_prob.shape[1] + 1
     locs = np.empty(P, np.int64)
@@ -240,7 +250,7 @@ def _explore(start, max_states, P, L, goal, until, occupancy, n_full,
         head += 1
         done += 1
         c = _expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
-                    after_skip, throw_local, t_prob, t_final, t_moved, t_stake, t_finished,
+                    after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
                     locs, work, out_next, out_p, out_throw, out_stake, out_place)
         for j in range(c):
             t = out_next[j]
@@ -253,7 +263,7 @@ def _explore(start, max_states, P, L, goal, until, occupancy, n_full,
 
 @numba.njit(cache=True)
 def _write_branches(ids, index, outcome_base, P, L, goal, until, occupancy, n_full,
-                    l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local,
+                    l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
                     t_prob, t_final, t_moved, t_stake, t_finished,
                     nxt, pnum, throw, stake, place, mover, turn_start, round_start, lo, hi):
     J = t_prob.shape[1] + 1
@@ -267,7 +277,7 @@ def _write_branches(ids, index, outcome_base, P, L, goal, until, occupancy, n_fu
     for r in range(lo, hi):
         s = ids[r]
         c = _expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
-                    after_skip, throw_local, t_prob, t_final, t_moved, t_stake, t_finished,
+                    after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
                     locs, work, out_next, out_p, out_throw, out_stake, out_place)
         seat = _decode(s, P, L, locs)
         mover[r] = seat
@@ -350,7 +360,7 @@ class GooseModel:
         until = UNTIL_FIRST if self.rules.until == "first" else UNTIL_LAST
         return (self.players, self.n_local, self.board.goal, until, _OCCUPANCY[self.rules.occupancy],
                 self.full_size, lc.square, lc.skip, lc.wait, lc.again, lc.finished, lc.after_skip,
-                lc.throw_local, b.prob_num, b.final, b.moved, b.stake, b.finished)
+                lc.throw_local, lc.bumped, b.prob_num, b.final, b.moved, b.stake, b.finished)
 
     def build(self, progress: bool = False) -> Chain:
         """Explore the reachable states and compile the chain."""

@@ -41,6 +41,8 @@ ENGINE_OPTIONS: dict[str, tuple[Any, str]] = {
     "waiting": ("until-replaced", "well and prison: until-replaced, or turns:K (miss K turns instead)"),
     "goose_after_bounce": ("forward", "a goose reached by bouncing back repeats the throw forward, or backward"),
     "first_throw_effect": (False, "whether the square reached by the first-throw rule applies its effect"),
+    "bumped_keeps_turns": (False, "a piece sent back by occupancy keeps the turns it still had to miss "
+                                  "(it always loses its waiting status)"),
 }
 _CHOICES = {
     "until": ("first", "last"),
@@ -381,7 +383,7 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
 
     # Board.
     goal = _int(source, "game.goal", game.get("goal", 63), lo=1, hi=10_000)
-    players = _int(source, "game.players", game.get("players", 2), lo=1, hi=16)
+    players = _int(source, "game.players", game.get("players", 2), lo=1, hi=8)
     name = _str(source, "game.name", game.get("name", Path(source).stem))
 
     dice_raw = raw.get("dice", {"count": 2, "faces": 6})
