@@ -228,19 +228,21 @@ class Chain:
             x = self._solve(b)
         ends = self.absorption[:, :-1].sum(axis=1)
         total = x[self.init]
-        # E[R 1{end}]: a per-state reward weighs the chance of ending from there,
-        # a per-branch reward the chance of ending from where the branch goes.
-        cond_b = np.zeros_like(b)
-        pn = np.where(self.next >= 0, self.pnum, 0) / self.denom
-        nxt_end = ends[np.maximum(self.next, 0)]
-        for c, k in enumerate(names):
-            v = values[k]
-            cond_b[:, c] = v * ends if v.ndim == 1 else (pn * v * nxt_end).sum(axis=1)
-        cond_b[~st.transient] = 0.0
         if not given_end:
             g = np.full_like(x, np.nan)
+        elif not st.deadlock.any():
+            g = x  # the game ends with certainty: nothing to condition on
         else:
-            g = self._solve(cond_b) if st.deadlock.any() else x
+            # E[R 1{end}]: a per-state reward weighs the chance of ending from there,
+            # a per-branch reward the chance of ending from where the branch goes.
+            cond_b = np.zeros_like(b)
+            pn = np.where(self.next >= 0, self.pnum, 0) / self.denom
+            nxt_end = ends[np.maximum(self.next, 0)]
+            for c, k in enumerate(names):
+                v = values[k]
+                cond_b[:, c] = v * ends if v.ndim == 1 else (pn * v * nxt_end).sum(axis=1)
+            cond_b[~st.transient] = 0.0
+            g = self._solve(cond_b)
         p_end = ends[self.init]
         out = {}
         for c, k in enumerate(names):
