@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from .chain import Chain
+from .errors import RulesError
 from .goose.model import GooseModel, goose_model
-from .goose.rules import GooseRules, load_goose, read_toml, resolve_source, shipped_names
+from .goose.rules import GooseRules, build_goose, read_toml, resolve_source, shipped_names
 from .progress import progress_bar
 from .results import SolveResults, analyse
 
@@ -22,7 +23,13 @@ def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any)
     >>> load("oca-moderna", until="last").until
     'last'
     """
-    return load_goose(rules, {**(options or {}), **kw})
+    source, path = resolve_source(rules)
+    raw = read_toml(source, path)
+    family = raw.get("game", {}).get("family", "goose") if isinstance(raw.get("game"), dict) else "goose"
+    if family != "goose":
+        raise RulesError(f"rule sets of the '{family}' family cannot be solved by this version yet",
+                         source=source, key="game.family")
+    return build_goose(raw, source, {**(options or {}), **kw})
 
 
 def model(rules: GooseRules | str | Path, players: int | None = None) -> GooseModel:
@@ -69,9 +76,16 @@ def solve(rules: GooseRules | str | Path, players: int | None = None, *, exact: 
                        landings=landings, tail=tail, timer=timer)
 
 
-def variants() -> list[GooseRules]:
-    """Every shipped rule set, loaded with its defaults."""
-    return [load(name) for name in shipped_names()]
+def variants() -> list[dict[str, Any]]:
+    """Every shipped rule set: name, family, seed, title, summary and default players."""
+    rows = []
+    for name in shipped_names():
+        source, path = resolve_source(name)
+        game = read_toml(source, path).get("game", {})
+        rows.append({"name": game.get("name", name), "family": game.get("family", "goose"),
+                     "seed": str(game.get("seed", "")), "title": game.get("title", name),
+                     "summary": game.get("summary", ""), "default_players": game.get("players", 2)})
+    return rows
 
 
 __all__ = ["build", "load", "model", "read_toml", "resolve_source", "solve", "variants"]

@@ -15,7 +15,7 @@ the same analyses in rational arithmetic.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 import numba
@@ -202,14 +202,16 @@ class Chain:
     def deadlock_probability(self) -> float:
         return float(self.absorption[self.init, -1])
 
-    def expected(self, values: Mapping[str, np.ndarray], given_end: bool = True) -> dict[str, tuple[float, float]]:
+    def expected(self, values: Mapping[str, np.ndarray],
+                 given_end: bool | Collection[str] = True) -> dict[str, tuple[float, float]]:
         """For each named reward: (expected total, expected total given the game ends).
 
         ``values`` are per-state ``(n,)`` or per-branch ``(n, J)`` arrays. The
         first figure is infinite when a reachable deadlock keeps paying the
         reward; the second conditions on the game ending (the Doob transform
         with the chance of ending), and is ``nan`` when the game never ends
-        (or not asked for: ``given_end=False``).
+        (or not asked for: ``given_end`` is False, or a collection of the names
+        to condition).
         """
         st = self.structure
         names = list(values)
@@ -228,21 +230,22 @@ class Chain:
             x = self._solve(b)
         ends = self.absorption[:, :-1].sum(axis=1)
         total = x[self.init]
-        if not given_end:
-            g = np.full_like(x, np.nan)
-        elif not st.deadlock.any():
-            g = x  # the game ends with certainty: nothing to condition on
-        else:
+        wanted = names if given_end is True else [k for k in names if given_end and k in given_end]
+        g = np.full_like(x, np.nan)
+        if not st.deadlock.any():
+            g[:, :] = x  # the game ends with certainty: nothing to condition on
+        elif wanted:
             # E[R 1{end}]: a per-state reward weighs the chance of ending from there,
             # a per-branch reward the chance of ending from where the branch goes.
-            cond_b = np.zeros_like(b)
+            cols = [names.index(k) for k in wanted]
+            cond_b = np.zeros((self.n, len(cols)))
             pn = np.where(self.next >= 0, self.pnum, 0) / self.denom
             nxt_end = ends[np.maximum(self.next, 0)]
-            for c, k in enumerate(names):
+            for c, k in enumerate(wanted):
                 v = values[k]
                 cond_b[:, c] = v * ends if v.ndim == 1 else (pn * v * nxt_end).sum(axis=1)
             cond_b[~st.transient] = 0.0
-            g = self._solve(cond_b)
+            g[:, cols] = self._solve(cond_b)
         p_end = ends[self.init]
         out = {}
         for c, k in enumerate(names):

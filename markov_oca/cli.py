@@ -44,13 +44,12 @@ def _fail(message: str, code: int) -> None:
 @app.command()
 def variants(fmt: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """List the shipped rule sets, each with a one-line summary and its seed text."""
-    rows = [{"name": r.name, "seed": r.seed, "title": r.title, "summary": r.summary,
-             "default_players": r.default_players} for r in api.variants()]
+    rows = api.variants()
     if fmt is Format.json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     for r in rows:
-        typer.echo(f"{r['name']:18s} seed {r['seed'] or '-':4s} {r['summary']}")
+        typer.echo(f"{r['name']:18s} {r['family']:6s} seed {r['seed'] or '-':4s} {r['summary']}")
 
 
 @app.command()

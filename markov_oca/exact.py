@@ -14,7 +14,7 @@ dense exact solves grow as ``n**3`` times the size of the numbers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from fractions import Fraction
 
 import flint
@@ -142,7 +142,7 @@ class ExactChain:
         return out
 
     def expected(self, values: Mapping[str, np.ndarray],
-                 given_end: bool = True) -> dict[str, tuple[Fraction | float, Fraction | float]]:
+                 given_end: bool | Collection[str] = True) -> dict[str, tuple[Fraction | float, Fraction | float]]:
         """As :meth:`Chain.expected`, exactly; an infinite total is ``float('inf')``."""
         c = self.chain
         st = c.structure
@@ -152,12 +152,12 @@ class ExactChain:
         ends = [sum(row[:-1], Fraction(0)) for row in self._absorb()]
         dead_ids = np.flatnonzero(st.deadlock)
         totals = self._solve([self._step(values[k]) for k in names])
-        if not given_end:
-            cond = [[float("nan")] * self.ids.size for _ in names]
-        elif dead_ids.size:
-            cond = self._solve([self._step(values[k], ends) for k in names])
-        else:
+        wanted = names if given_end is True else [k for k in names if given_end and k in given_end]
+        if not dead_ids.size:
             cond = totals
+        else:
+            solved = dict(zip(wanted, self._solve([self._step(values[k], ends) for k in wanted]), strict=True))
+            cond = [solved.get(k, [float("nan")] * self.ids.size) for k in names]
         i0 = self.pos[c.init]
         p_end = ends[c.init]
         out: dict[str, tuple] = {}

@@ -192,7 +192,8 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         if place is not None:
             for k in range(1, players):
                 values[f"place{k}@{i}"] = ((place == k) & mine[:, None]).astype(np.int8)
-    exp = engine.expected(values)
+    # Places are chances, not conditioned on the end; every total is given both ways.
+    exp = engine.expected(values, given_end=[k for k in values if not k.startswith("place")])
     outcome_p = engine.outcome_probabilities()
     deadlock = outcome_p.pop("deadlock")
     timer["solve"] = time.perf_counter() - t0
