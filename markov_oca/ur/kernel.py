@@ -1,0 +1,313 @@
+"""The moves of the Royal Game of Ur (RULES.md section 3), vectorised over positions.
+
+For each position (ranked in :class:`~markov_oca.ur.state.UrSpace`, side to move =
+*mine*) and each value a throw can give, :func:`moves` lists the legal moves and
+their successors:
+
+* a move takes one piece from path square ``frm`` (0 = the hand, 1..14 the board)
+  to ``frm + throw``. It is legal when it lands on 15 exactly (off the board; no
+  overshoot) or on a square 1..14 not held by one of the mover's pieces, and not on
+  a rosette of the shared lane held by the opponent. Landing on an opponent's piece
+  in the shared lane 5..12 captures it (it goes back to the opponent's hand);
+* moves are listed by ``frm`` ascending (the hand first), at most 7;
+* a throw of 0, or a throw with no legal move, passes: one pseudo-move with
+  ``frm = -1``, the :data:`PASS` event and the mirrored position as successor;
+* a move that ends on a rosette (and does not end the game) gives another throw:
+  its successor is ranked as it stands, the mover still *mine* (:data:`AGAIN`).
+  Every other successor is the mirror, ranked with the opponent as *mine*;
+* a terminal position (:func:`is_terminal`) has no moves: ``n_moves`` is 0.
+
+Events (bits of ``events``): :data:`AGAIN`, :data:`CAPTURE`, :data:`ROSETTE`,
+:data:`OFF` (a piece left the board), :data:`GAME_OVER`, :data:`MOVER_WINS` (with
+GAME_OVER: the side that moved won), :data:`PASS`.
+
+End rule, as the jitted code takes it: ``total = 0`` for all-off (the game is over
+when a side has all N pieces off) and ``total = T`` for total-off (also over when
+the pieces off in all reach T). The winner is the side with more pieces off.
+
+:func:`moves_kernel` and :func:`winner_code` are jitted and take the table tuple
+``UrSpace(n).tables`` first, so other numba code (a solver) can call them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import prange
+
+from .rules import UrRules, load_ur
+from .state import LANE_CONFIGS, Position, UrSpace, _rank_core, _unrank_core, mirror_lane
+
+__all__ = [
+    "AGAIN",
+    "CAPTURE",
+    "GAME_OVER",
+    "MAX_MOVES",
+    "MOVER_WINS",
+    "OFF",
+    "PASS",
+    "ROSETTE",
+    "UrMoves",
+    "is_terminal",
+    "kernel_args",
+    "moves",
+    "moves_kernel",
+    "over_code",
+    "winner",
+    "winner_code",
+]
+
+AGAIN = 1
+CAPTURE = 2
+ROSETTE = 4
+OFF = 8
+GAME_OVER = 16
+MOVER_WINS = 32
+PASS = 64
+#: Moves per (position, throw) at most: one per piece.
+MAX_MOVES = 7
+
+#: Lane code -> lane code with colours swapped.
+LANE_MIRROR = mirror_lane(np.arange(LANE_CONFIGS)).astype(np.int32)
+LANE_MIRROR.setflags(write=False)
+
+
+@numba.njit(cache=True, inline="always")
+def _over(n, total, mine_off, their_off):
+    return mine_off == n or their_off == n or (total > 0 and mine_off + their_off >= total)
+
+
+@numba.njit(cache=True, inline="always")
+def _winner(n, total, mine_off, their_off):
+    """1: mine has won, -1: theirs has won, 0: not over (or a tie, which no game reaches)."""
+    if not _over(n, total, mine_off, their_off) or mine_off == their_off:
+        return 0
+    return 1 if mine_off > their_off else -1
+
+
+@numba.njit(cache=True)
+def winner_code(n, total, mine_off, their_off):
+    """Jitted :func:`winner` on the off counts: 1 mine won, -1 theirs won, 0 the game goes on."""
+    return _winner(n, total, mine_off, their_off)
+
+
+@numba.njit(cache=True)
+def over_code(n, total, mine_off, their_off):
+    """Jitted :func:`is_terminal` on the off counts."""
+    return _over(n, total, mine_off, their_off)
+
+
+@numba.njit(cache=True, parallel=True)
+def moves_kernel(tables, lane_mirror, idx, throws, rosette_mask, total):
+    """Moves of the positions ``idx`` (int64) for each throw value in ``throws`` (int64).
+
+    Returns ``(succ int32, frm int8, events uint8)`` of shape (k, T, 7), padded with
+    -1 / -1 / 0, ``n_moves int8`` (k, T), ``over bool`` (k,) and ``win int8`` (k,)
+    (see :func:`is_terminal`, :func:`winner`).
+    """
+    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    n = f.shape[0] - 1
+    k = idx.shape[0]
+    nt = throws.shape[0]
+    succ = np.full((k, nt, MAX_MOVES), -1, np.int32)
+    frm = np.full((k, nt, MAX_MOVES), -1, np.int8)
+    events = np.zeros((k, nt, MAX_MOVES), np.uint8)
+    n_moves = np.zeros((k, nt), np.int8)
+    win = np.zeros(k, np.int8)
+    over = np.zeros(k, np.bool_)
+    pbit = np.full(16, -1, np.int64)
+    pbit[1] = 0
+    pbit[2] = 1
+    pbit[3] = 2
+    pbit[4] = 3
+    pbit[13] = 4
+    pbit[14] = 5
+    for i in prange(k):
+        p = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift, lane_light, lane_dark, pop6, idx[i])
+        lane, mm, mh, mo, tm, th, to = p
+        win[i] = _winner(n, total, mo, to)
+        if _over(n, total, mo, to):
+            over[i] = True
+            continue
+        # my pieces on board squares 1..14 as bits, the opponent's on the lane
+        mine_sq = np.int64(0)
+        theirs_sq = np.int64(0)
+        for b in range(6):
+            if (mm >> b) & 1:
+                s = b + 1 if b < 4 else b + 9
+                mine_sq |= np.int64(1) << s
+        x = lane
+        for d in range(8):
+            dig = x % 3
+            x //= 3
+            if dig == 1:
+                mine_sq |= np.int64(1) << (5 + d)
+            elif dig == 2:
+                theirs_sq |= np.int64(1) << (5 + d)
+        mir_lane = lane_mirror[lane]
+        pass_succ = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
+                               mir_lane, tm, th, to, mm, mh, mo)
+        for t in range(nt):
+            thr = throws[t]
+            cnt = 0
+            if thr > 0:
+                for o in range(15):
+                    if o == 0:
+                        if mh == 0:
+                            continue
+                    elif not (mine_sq >> o) & 1:
+                        continue
+                    dst = o + thr
+                    if dst > 15:
+                        continue
+                    ev = 0
+                    if dst < 15:
+                        if (mine_sq >> dst) & 1:
+                            continue
+                        on_ros = (rosette_mask >> dst) & 1
+                        if (theirs_sq >> dst) & 1:
+                            if on_ros:
+                                continue
+                            ev |= CAPTURE
+                        if on_ros:
+                            ev |= ROSETTE
+                    # the position after the move
+                    nl = lane
+                    nmm = mm
+                    nmh = mh
+                    nmo = mo
+                    nth = th
+                    if o == 0:
+                        nmh -= 1
+                    elif o >= 5 and o <= 12:
+                        nl -= 3 ** (o - 5)
+                    else:
+                        nmm &= ~(1 << pbit[o])
+                    if dst == 15:
+                        nmo += 1
+                        ev |= OFF
+                    elif dst >= 5 and dst <= 12:
+                        if ev & CAPTURE:
+                            nl -= 3 ** (dst - 5)  # digit 2 -> 1
+                            nth += 1
+                        else:
+                            nl += 3 ** (dst - 5)
+                    else:
+                        nmm |= 1 << pbit[dst]
+                    if _over(n, total, nmo, to):
+                        ev |= GAME_OVER
+                        if _winner(n, total, nmo, to) > 0:
+                            ev |= MOVER_WINS
+                    elif ev & ROSETTE:
+                        ev |= AGAIN
+                    if ev & AGAIN:
+                        s = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
+                                       nl, nmm, nmh, nmo, tm, nth, to)
+                    else:
+                        s = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
+                                       lane_mirror[nl], tm, nth, to, nmm, nmh, nmo)
+                    succ[i, t, cnt] = s
+                    frm[i, t, cnt] = o
+                    events[i, t, cnt] = ev
+                    cnt += 1
+            if cnt == 0:
+                succ[i, t, 0] = pass_succ
+                frm[i, t, 0] = -1
+                events[i, t, 0] = PASS
+                cnt = 1
+            n_moves[i, t] = cnt
+    return succ, frm, events, n_moves, over, win
+
+
+@dataclass(frozen=True)
+class UrMoves:
+    """The moves of ``index`` (k positions) for each of ``throws`` (T values).
+
+    ``succ`` (k, T, 7) int32 successor indices in the same space (-1 padding),
+    ``frm`` (k, T, 7) int8 the path square of the moved piece (0 hand; -1 for a pass
+    and for padding), ``events`` (k, T, 7) uint8 event bits, ``n_moves`` (k, T) int8
+    entries in use (0 only for a terminal position), ``terminal`` (k,) bool whether
+    the game is over, ``win`` (k,) int8 the winner of each position from the mover's
+    view (1 mine, -1 theirs, 0 the game goes on),
+    ``probs`` (T,) the throws' probabilities.
+    """
+
+    index: np.ndarray
+    throws: np.ndarray
+    probs: np.ndarray
+    succ: np.ndarray
+    frm: np.ndarray
+    events: np.ndarray
+    n_moves: np.ndarray
+    terminal: np.ndarray
+    win: np.ndarray
+
+    @property
+    def again(self) -> np.ndarray:
+        """(k, T, 7) bool: the same side moves again (successor not mirrored)."""
+        return (self.events & AGAIN) != 0
+
+    @property
+    def passed(self) -> np.ndarray:
+        return (self.events & PASS) != 0
+
+    @property
+    def capture(self) -> np.ndarray:
+        return (self.events & CAPTURE) != 0
+
+    @property
+    def game_over(self) -> np.ndarray:
+        return (self.events & GAME_OVER) != 0
+
+    @property
+    def dest(self) -> np.ndarray:
+        """(k, T, 7) int8 the path square the moved piece lands on (15 off; -1 pass or padding)."""
+        d = self.frm.astype(np.int16) + self.throws[None, :, None]
+        return np.where(self.frm >= 0, d, -1).astype(np.int8)
+
+    @property
+    def legal(self) -> np.ndarray:
+        """(k, T) int8 legal moves (a pass counts 0)."""
+        return np.where(self.passed[:, :, 0], 0, self.n_moves).astype(np.int8)
+
+
+def kernel_args(rules: UrRules) -> tuple[np.ndarray, int, int]:
+    """(throw values int64, rosette mask, end total) as :func:`moves_kernel` takes them."""
+    return rules.throw_values, np.int64(rules.rosette_mask), np.int64(rules.end_total)
+
+
+def _rules_for(space: UrSpace, rules: UrRules | None) -> UrRules:
+    if rules is None:
+        return load_ur("ur", {"pieces": space.n})
+    if rules.pieces != space.n:
+        raise ValueError(f"the rules have {rules.pieces} pieces per side, the space {space.n}")
+    return rules
+
+
+def moves(space: UrSpace, indices=None, rules: UrRules | None = None) -> UrMoves:
+    """The moves of positions ``indices`` (all positions when None) of ``space``.
+
+    ``rules`` defaults to the classic game (``ur``) with ``space.n`` pieces.
+    """
+    rules = _rules_for(space, rules)
+    if indices is None:
+        idx = np.arange(space.size, dtype=np.int64)
+    else:
+        idx = np.ascontiguousarray(indices, dtype=np.int64).ravel()
+        if len(idx) and (idx.min() < 0 or idx.max() >= space.size):
+            raise IndexError(f"indices outside 0..{space.size - 1}")
+    throws, ros, total = kernel_args(rules)
+    succ, frm, events, n_moves, over, win = moves_kernel(space.tables, LANE_MIRROR, idx, throws, ros, total)
+    return UrMoves(idx, throws, rules.throw_probabilities, succ, frm, events, n_moves, over, win)
+
+
+def winner(pos: Position, rules: UrRules) -> int:
+    """Who has won a position, from the mover's view: 1 mine, -1 theirs, 0 the game goes on."""
+    return int(_winner(rules.pieces, rules.end_total, int(pos.mine_off), int(pos.their_off)))
+
+
+def is_terminal(pos: Position, rules: UrRules) -> bool:
+    """Whether the game is over in a position (a side has all its pieces off, or the total is reached)."""
+    return bool(_over(rules.pieces, rules.end_total, int(pos.mine_off), int(pos.their_off)))
