@@ -1,0 +1,71 @@
+"""Policy pairs of Ur as Markov chains, checked against the optimal values and each other."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from markov_oca.exact import ExactChain
+from markov_oca.ur.chain import ur_chain
+from markov_oca.ur.optimal import solve_optimal
+from markov_oca.ur.rules import load_ur
+from markov_oca.ur.state import UrSpace
+
+
+@pytest.mark.parametrize("name", ["ur", "ur-simplificado"])
+def test_optimal_pair_chain_matches_value_iteration(name):
+    # Evaluating optimal against optimal as a chain (a linear solve) must give the value
+    # that value iteration found for the start position.
+    rules = load_ur(name, {"pieces": 2})
+    sol = solve_optimal(rules)
+    chain = ur_chain(rules, "optimal", "optimal", sol.values)
+    assert (chain.row_sums() == chain.denom).all()
+    start = UrSpace(2).rank(0, 0, 2, 0, 0, 2, 0)
+    p = chain.outcome_probabilities()
+    assert p["light wins"] == pytest.approx(sol.values[start], abs=1e-10)
+    assert p["light wins"] + p["dark wins"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_one_piece_has_no_choices():
+    # With one piece there is at most one legal move: every policy pair is the same chain.
+    rules = load_ur("ur", {"pieces": 1})
+    wins = {(l, d): ur_chain(rules, l, d).outcome_probabilities()["light wins"]
+            for l in ("random", "greedy", "optimal") for d in ("random", "optimal")}
+    assert max(wins.values()) - min(wins.values()) < 1e-12
+
+
+def test_optimal_beats_random_and_greedy_from_both_seats():
+    rules = load_ur("ur", {"pieces": 2})
+    values = solve_optimal(rules).values
+    # In either seat, optimal play wins more often against a policy than that policy does
+    # against itself (and optimal is never worse than the best reply).
+    for other in ("random", "greedy"):
+        same = ur_chain(rules, other, other, values).outcome_probabilities()
+        as_light = ur_chain(rules, "optimal", other, values).outcome_probabilities()
+        as_dark = ur_chain(rules, other, "optimal", values).outcome_probabilities()
+        assert as_light["light wins"] > same["light wins"] + 0.05
+        assert as_dark["dark wins"] > same["dark wins"] + 0.05
+
+
+def test_exact_and_float_agree_on_one_piece():
+    rules = load_ur("ur", {"pieces": 1})
+    chain = ur_chain(rules, "random", "random")
+    exact = ExactChain(chain).outcome_probabilities()
+    approx = chain.outcome_probabilities()
+    assert isinstance(exact["light wins"], Fraction)
+    assert sum(exact.values()) == 1
+    assert float(exact["light wins"]) == pytest.approx(approx["light wins"], abs=1e-12)
+    vals = {"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]}
+    e_ex, e_fl = ExactChain(chain).expected(vals), chain.expected(vals)
+    for k in vals:
+        assert float(e_ex[k][0]) == pytest.approx(e_fl[k][0], rel=1e-10)
+    # a throw is a turn unless a rosette gave it: more throws than turns
+    assert e_ex["throws"][0] > e_ex["turns"][0]
+
+
+def test_length_distribution_sums_to_one():
+    rules = load_ur("ur", {"pieces": 2})
+    dist = ur_chain(rules, "random", "greedy").length_distribution(tail=1e-12)
+    assert dist.never_ends == 0
+    assert dist.pmf.sum() == pytest.approx(1.0, abs=1e-11)
