@@ -12,7 +12,7 @@ from .errors import RulesError
 from .goose.model import GooseModel, goose_model
 from .goose.rules import GooseRules, build_goose, read_toml, resolve_source, shipped_names
 from .progress import progress_bar
-from .results import SolveResults, analyse
+from .results import Expectation, SolveResults, UrResults, analyse, length_summary
 
 
 def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any) -> GooseRules:
@@ -89,3 +89,56 @@ def variants() -> list[dict[str, Any]]:
 
 
 __all__ = ["build", "load", "model", "read_toml", "resolve_source", "solve", "variants"]
+
+
+def family(rules: str | Path) -> str:
+    """The family of a rule set (``goose`` or ``ur``), read from its ``[game]`` table."""
+    source, path = resolve_source(rules)
+    game = read_toml(source, path).get("game", {})
+    return game.get("family", "goose") if isinstance(game, dict) else "goose"
+
+
+def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *,
+             options: Mapping[str, Any] | None = None, tail: float = 1e-10,
+             progress: bool = False) -> UrResults:
+    """A pair of Ur policies as a chain: each side's chance to win, turns, throws, length.
+
+    Example
+    -------
+    >>> r = solve_ur("ur", "optimal", "random", options={"pieces": 2})
+    >>> round(float(r.wins["light"]), 4)
+    0.755
+    """
+    from .ur.chain import ur_chain
+    from .ur.optimal import solve_optimal
+    from .ur.rules import load_ur
+    from .ur.state import UrSpace
+
+    r = load_ur(rules, options or {})
+    timer: dict[str, float] = {}
+    with progress_bar(progress) as bar:
+        bar.add_task(f"solving {r.name} with {r.pieces} pieces", total=None)
+        t0 = time.perf_counter()
+        values = None
+        if "optimal" in (light, dark):
+            values = solve_optimal(r).values
+            timer["optimal"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        chain = ur_chain(r, light, dark, values)
+        timer["build"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        exp = chain.expected({"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]})
+        wins = chain.outcome_probabilities()
+        timer["solve"] = time.perf_counter() - t2
+        length = length_summary(chain, exp["turns"][1], tail)
+    start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
+    return UrResults(
+        rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
+        options=dict(r.options), states=chain.n, transitions=chain.n_transitions,
+        wins={"light": wins["light wins"], "dark": wins["dark wins"]},
+        expected={k: Expectation(*v) for k, v in exp.items()},
+        length=length,
+        optimal_value=float(values[start]) if values is not None else None,
+        solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in chain.reports],
+        timings=timer,
+    )

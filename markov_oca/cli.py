@@ -15,7 +15,7 @@ import typer
 
 from . import api
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
-from .report import explain_text, solve_text
+from .report import explain_text, solve_text, ur_text
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Race board games solved exactly as Markov chains.")
@@ -63,11 +63,21 @@ def solve(
                                             help="landing chances per square (default: on for small chains)"),
     tail: float = typer.Option(1e-10, "--tail", help="carry the length distribution until this mass is left"),
     pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
+    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
+    light: str = typer.Option("optimal", "--light", help="Ur: light's policy (random, greedy, optimal)"),
+    dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy (random, greedy, optimal)"),
 ) -> None:
     """Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings."""
     try:
         if not 0 < tail < 1:
             raise RulesError(f"--tail must be between 0 and 1, got {tail}")
+        if api.family(rules) == "ur":
+            opts = _options(option)
+            if pieces is not None:
+                opts["pieces"] = pieces
+            ur = api.solve_ur(rules, light, dark, options=opts, tail=tail, progress=True)
+            typer.echo(json.dumps(ur.to_dict(with_pmf=pmf), indent=1) if fmt is Format.json else ur_text(ur))
+            return
         r = api.load(rules, _options(option))
         res = api.solve(r, players, exact=exact, landings=landings, tail=tail, progress=True)
     except (RulesError, TooLargeError) as exc:

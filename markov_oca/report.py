@@ -125,3 +125,25 @@ def explain_text(rules: GooseRules) -> str:
             cells.append(f"{tag}->{end}{flags}")
         lines.append(f"  {s:3d}: " + " ".join(cells))
     return "\n".join(lines)
+
+
+def ur_text(r) -> str:
+    """The text report of a pair of Ur policies (:class:`~markov_oca.results.UrResults`)."""
+    L = r.length
+    lines = [
+        f"{r.title} [{r.rules}, seed {r.seed}] with {r.pieces} piece{'s' if r.pieces > 1 else ''} a side",
+        f"light (moves first) plays {r.light}, dark plays {r.dark}",
+        f"chain: {r.states:,} states, {r.transitions:,} transitions",
+        "",
+        f"chance to win: light {fmt(r.wins['light'])}, dark {fmt(r.wins['dark'])}",
+    ]
+    if r.optimal_value is not None:
+        lines.append(f"(light's chance when both play optimally: {r.optimal_value:.6f})")
+    lines += [
+        f"expected throws {fmt(r.expected['throws'].total, 4)}, turns {fmt(r.expected['turns'].total, 4)} "
+        "(a rosette's extra throw is part of the same turn)",
+        f"game length in turns: median {_q(L.median)}, 90th percentile {_q(L.p90)}, 99th percentile {_q(L.p99)}",
+    ]
+    res = max((s["residual"] for s in r.solver), default=0.0)
+    lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
+    return "\n".join(lines)

@@ -220,20 +220,8 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         ))
 
     t1 = time.perf_counter()
-    dist = chain.length_distribution(tail=tail)
+    length = length_summary(chain, exp["turns"][1], tail)
     timer["length"] = time.perf_counter() - t1
-    turns = exp["turns"]
-    length = LengthSummary(
-        pmf=[float(x) for x in dist.pmf],
-        mean_given_end=turns[1],
-        median=dist.quantile(0.5),
-        p90=dist.quantile(0.9),
-        p99=dist.quantile(0.99),
-        never_ends=dist.never_ends,
-        tail_mass=dist.tail,
-        given_end={"median": dist.quantile(0.5, True), "p90": dist.quantile(0.9, True),
-                   "p99": dist.quantile(0.99, True)},
-    )
 
     landing_list = None
     note = ""
@@ -275,4 +263,57 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         special_squares=sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal}),
         solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in chain.reports],
         timings=timer,
+    )
+
+
+@dataclass
+class UrResults:
+    """A pair of Ur policies solved as a chain: each side's chance to win, turns, throws, length."""
+
+    rules: str
+    title: str
+    seed: str
+    source: str
+    pieces: int
+    light: str
+    dark: str
+    options: dict[str, Any]
+    states: int
+    transitions: int
+    wins: dict[str, Number]
+    expected: dict[str, Expectation]
+    length: LengthSummary
+    optimal_value: float | None = None  # light's chance under optimal play by both, from value iteration
+    solver: list[dict] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self, with_pmf: bool = True) -> dict:
+        return {
+            "schema": "markov_oca.solve-ur/1",
+            "game": {"rules": self.rules, "title": self.title, "seed": self.seed, "source": self.source,
+                     "pieces": self.pieces, "options": dict(self.options)},
+            "policies": {"light": self.light, "dark": self.dark},
+            "chain": {"states": self.states, "transitions": self.transitions},
+            "wins": {k: number(v) for k, v in self.wins.items()},
+            "expected": {k: v.to_dict() for k, v in self.expected.items()},
+            "length": self.length.to_dict(with_pmf),
+            "optimal_value": self.optimal_value,
+            "solver": self.solver,
+            "timings": self.timings,
+        }
+
+
+def length_summary(chain: Chain, turns_given_end: Number, tail: float) -> LengthSummary:
+    """The length distribution of a chain, summarised."""
+    dist = chain.length_distribution(tail=tail)
+    return LengthSummary(
+        pmf=[float(x) for x in dist.pmf],
+        mean_given_end=turns_given_end,
+        median=dist.quantile(0.5),
+        p90=dist.quantile(0.9),
+        p99=dist.quantile(0.99),
+        never_ends=dist.never_ends,
+        tail_mass=dist.tail,
+        given_end={"median": dist.quantile(0.5, True), "p90": dist.quantile(0.9, True),
+                   "p99": dist.quantile(0.99, True)},
     )

@@ -71,3 +71,14 @@ def test_solve_exact_prints_fractions():
     assert r.returncode == 0, r.stderr
     turns = next(l for l in r.stdout.splitlines() if l.strip().startswith("turns"))
     assert "39.225122" in turns and "/" in turns
+
+
+def test_solve_ur_policies_json():
+    r = run("solve", "ur", "--pieces", "2", "--light", "optimal", "--dark", "random", "--format", "json", "--no-pmf")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["policies"] == {"light": "optimal", "dark": "random"}
+    assert d["wins"]["light"] + d["wins"]["dark"] == pytest.approx(1.0, abs=1e-12)
+    assert d["wins"]["light"] > d["optimal_value"] > 0.5
+    bad = run("solve", "ur", "--pieces", "2", "--light", "clever")
+    assert bad.returncode == 2 and "clever" in bad.stderr and "Traceback" not in bad.stderr

@@ -28,7 +28,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
 from ..chain import Chain
-from ..errors import RulesError
+from ..errors import RulesError, TooLargeError
+from ..goose.model import available_memory
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
 from .rules import UrRules
 from .state import UrSpace
@@ -75,8 +76,12 @@ def ur_chain(rules: UrRules, light: str = "random", dark: str = "random",
     a step that begins a turn) and ``throws`` (every step is a throw).
     """
     space = UrSpace(rules.pieces)
-    if space.size * 4 > 2**31 - 4:
-        raise RulesError(f"{space.size:,} positions are too many for a policy chain", key="option pieces")
+    width = len(rules.throws) * MAX_MOVES
+    need = space.size * (4 * width * 8 + 200)  # the branch tables of every state, and the moves
+    avail = available_memory()
+    if need > avail:
+        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: a policy chain over {4 * space.size:,} "
+                            f"states needs about {need / 2**30:.1f} GiB; {avail / 2**30:.1f} GiB available")
     mv = moves(space, None, rules)
     if "optimal" in (light, dark) and values is None:
         from .optimal import solve_optimal
@@ -90,10 +95,8 @@ def ur_chain(rules: UrRules, light: str = "random", dark: str = "random",
     S = space.size
     n_full = 4 * S + 2
     light_wins, dark_wins = 4 * S, 4 * S + 1
-    T = mv.succ.shape[1]
-    width = T * MAX_MOVES
-    nxt = np.full((n_full, width), -1, np.int64)
-    pnum = np.zeros((n_full, width), np.int64)
+    nxt = np.full((n_full, width), -1, np.int32)
+    pnum = np.zeros((n_full, width), np.int32)
     s_idx = np.arange(S)
     for side in (0, 1):
         w = weights[side]
