@@ -82,3 +82,15 @@ def test_solve_ur_policies_json():
     assert d["wins"]["light"] > d["optimal_value"] > 0.5
     bad = run("solve", "ur", "--pieces", "2", "--light", "clever")
     assert bad.returncode == 2 and "clever" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ur_best_move_last_squares():
+    # Both sides on their last square: light wins with 4/7 and only a 1 bears off.
+    r = run("ur", "best-move", "light:14 dark:14", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["value"] == pytest.approx(4 / 7, abs=1e-10)
+    best = [m for m in d["moves"] if m["best"] and m["throw"] == 1]
+    assert best and best[0]["source"] == 14 and best[0]["target"] == 15 and best[0]["value"] == 1.0
+    bad = run("ur", "best-move", "light:14 dark:1,2")
+    assert bad.returncode == 2 and "same number of pieces" in bad.stderr
