@@ -15,12 +15,15 @@ Policies:
   capture, a landing on a rosette, bearing a piece off, otherwise the piece
   furthest along the path (entering a piece counts as square 0);
 * ``optimal``: a move of greatest value under optimal play (:mod:`.optimal`),
-  the first listed among equals.
+  the first listed among equals;
+* a Python callable ``policy(position, throw, moves) -> move`` (see
+  :func:`policy_weights`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -32,14 +35,23 @@ from ..errors import RulesError, TooLargeError
 from ..goose.model import available_memory
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
 from .rules import UrRules
-from .state import UrSpace
+from .state import UrSpace, decode
 
 POLICIES = ("random", "greedy", "optimal")
 
 
-def policy_weights(mv: UrMoves, policy: str, values: np.ndarray | None = None) -> np.ndarray:
-    """(k, T, 7) weights of the moves each policy plays (rows of a throw sum to 1)."""
+def policy_weights(mv: UrMoves, policy: str | Callable, values: np.ndarray | None = None,
+                   space: UrSpace | None = None) -> np.ndarray:
+    """(k, T, 7) weights of the moves each policy plays (rows of a throw sum to 1).
+
+    A callable policy is asked ``policy(position, throw, moves)`` at every decision
+    (two or more legal moves), with the position as :func:`.state.decode` gives it
+    (``(mine, theirs)`` path squares, the mover first), the throw, and the legal
+    moves as ``(from, to)`` pairs (0 the hand, 15 off); it returns the chosen pair.
+    """
     live = np.arange(MAX_MOVES)[None, None, :] < mv.n_moves[:, :, None]
+    if callable(policy):
+        return _callable_weights(mv, policy, live, space)
     if policy == "random":
         return np.where(live, 1.0 / np.maximum(mv.n_moves[:, :, None], 1), 0.0)
     if policy == "greedy":
@@ -68,7 +80,26 @@ def policy_weights(mv: UrMoves, policy: str, values: np.ndarray | None = None) -
     return np.where(live, w, 0.0)
 
 
-def ur_chain(rules: UrRules, light: str = "random", dark: str = "random",
+def _callable_weights(mv: UrMoves, policy: Callable, live: np.ndarray, space: UrSpace | None) -> np.ndarray:
+    if space is None:
+        raise ValueError("a callable policy needs the space to decode positions")
+    w = np.where(live, 0.0, 0.0)
+    w[:, :, 0] = live[:, :, 0]  # single moves and passes: the only choice
+    ks, ts = np.nonzero(mv.n_moves > 1)
+    for k, t in zip(ks, ts, strict=True):
+        throw = int(mv.throws[t])
+        options = [(int(mv.frm[k, t, m]), int(mv.frm[k, t, m]) + throw) for m in range(int(mv.n_moves[k, t]))]
+        pos = decode(space.unrank(int(mv.index[k])))
+        choice = policy(pos, throw, options)
+        if choice not in options:
+            raise RulesError(f"policy {getattr(policy, '__name__', policy)!r} chose {choice!r}, "
+                             f"not one of the legal moves {options}")
+        w[k, t, :] = 0.0
+        w[k, t, options.index(choice)] = 1.0
+    return w
+
+
+def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Callable = "random",
              values: np.ndarray | None = None) -> Chain:
     """The chain of ``rules`` with light playing ``light`` and dark ``dark`` (light moves first).
 
@@ -83,11 +114,11 @@ def ur_chain(rules: UrRules, light: str = "random", dark: str = "random",
         raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: a policy chain over {4 * space.size:,} "
                             f"states needs about {need / 2**30:.1f} GiB; {avail / 2**30:.1f} GiB available")
     mv = moves(space, None, rules)
-    if "optimal" in (light, dark) and values is None:
+    if any(isinstance(p, str) and p == "optimal" for p in (light, dark)) and values is None:
         from .optimal import solve_optimal
 
         values = solve_optimal(rules).values
-    weights = [policy_weights(mv, p, values) for p in (light, dark)]
+    weights = [policy_weights(mv, p, values, space) for p in (light, dark)]
     probs = [Fraction(p) for _, p in rules.throws]
     denom = math.lcm(*(p.denominator for p in probs)) * 420  # 420 = lcm(1..7): a random choice
     pnum_throw = np.array([int(p * denom) for p in probs], np.int64)
