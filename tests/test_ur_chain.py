@@ -113,3 +113,26 @@ def test_callable_greedy_equals_builtin_greedy():
     a = ur_chain(rules, greedy, "random").outcome_probabilities()
     b = ur_chain(rules, "greedy", "random").outcome_probabilities()
     assert a["light wins"] == pytest.approx(b["light wins"], abs=1e-12)
+
+
+@pytest.mark.parametrize("light,dark", [("random", "random"), ("optimal", "greedy")])
+def test_exact_and_float_agree_on_two_pieces(light, dark):
+    # A two-piece game from a late position where a capture can still send a piece back
+    # (dark on 11 hits light's 12 with a 1): a chain small enough for exact arithmetic.
+    rules = load_ur("ur", {"pieces": 2})
+    values = solve_optimal(rules).values
+    chain = ur_chain(rules, light, dark, values, start=([12, 14], [11, 15], "light"))
+    exact = ExactChain(chain)
+    p_ex, p_fl = exact.outcome_probabilities(), chain.outcome_probabilities()
+    assert sum(p_ex.values()) == 1
+    assert float(p_ex["light wins"]) == pytest.approx(p_fl["light wins"], abs=1e-12)
+    vals = {"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]}
+    e_ex, e_fl = exact.expected(vals), chain.expected(vals)
+    for k in vals:
+        assert float(e_ex[k][0]) == pytest.approx(e_fl[k][0], rel=1e-10)
+    if light == "optimal" and dark == "greedy":
+        # optimal play from this position is worth at least its optimal value against any reply
+        from markov_oca.ur.state import UrSpace, encode
+
+        v = values[UrSpace(2).rank(*encode([12, 14], [11, 15]))]
+        assert float(p_ex["light wins"]) >= v - 1e-12

@@ -35,7 +35,7 @@ from ..errors import RulesError, TooLargeError
 from ..goose.model import available_memory
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
 from .rules import UrRules
-from .state import UrSpace, decode
+from .state import UrSpace, decode, encode
 
 POLICIES = ("random", "greedy", "optimal")
 
@@ -100,11 +100,14 @@ def _callable_weights(mv: UrMoves, policy: Callable, live: np.ndarray, space: Ur
 
 
 def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Callable = "random",
-             values: np.ndarray | None = None) -> Chain:
+             values: np.ndarray | None = None,
+             start: tuple[list[int], list[int], str] | None = None) -> Chain:
     """The chain of ``rules`` with light playing ``light`` and dark ``dark`` (light moves first).
 
     Outcomes: ``"light wins"`` and ``"dark wins"``. Rewards: ``turns`` (per state:
-    a step that begins a turn) and ``throws`` (every step is a throw).
+    a step that begins a turn) and ``throws`` (every step is a throw). ``start``
+    (light's and dark's path squares, and ``"light"`` or ``"dark"`` to move)
+    starts the game from another position than all pieces in hand.
     """
     space = UrSpace(rules.pieces)
     width = len(rules.throws) * MAX_MOVES
@@ -150,8 +153,13 @@ def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Calla
     for k in (light_wins, dark_wins):
         nxt[k, 0] = k
         pnum[k, 0] = denom
-    start = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
-    init = (start * 2 + 0) * 2 + 0
+    if start is None:
+        first, side0 = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0), 0
+    else:
+        lt, dk, who = start
+        side0 = 0 if who == "light" else 1
+        first = space.rank(*encode(*((lt, dk) if side0 == 0 else (dk, lt))))
+    init = (first * 2 + side0) * 2 + 0
 
     # Keep what the start reaches (terminal positions are never entered).
     rows = np.repeat(np.arange(n_full), width)
