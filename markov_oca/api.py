@@ -120,8 +120,10 @@ def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *
         bar.add_task(f"solving {r.name} with {r.pieces} pieces", total=None)
         t0 = time.perf_counter()
         values = None
+        residual = None
         if "optimal" in (light, dark):
-            values = solve_optimal(r).values
+            sol = solve_optimal(r)
+            values, residual = sol.values, sol.residual
             timer["optimal"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         chain = ur_chain(r, light, dark, values)
@@ -139,6 +141,8 @@ def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *
         expected={k: Expectation(*v) for k, v in exp.items()},
         length=length,
         optimal_value=float(values[start]) if values is not None else None,
+        optimal_residual=residual,
+        positions=UrSpace(r.pieces).size,
         solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in chain.reports],
         timings=timer,
     )

@@ -133,12 +133,14 @@ def ur_text(r) -> str:
     lines = [
         f"{r.title} [{r.rules}, seed {r.seed}] with {r.pieces} piece{'s' if r.pieces > 1 else ''} a side",
         f"light (moves first) plays {r.light}, dark plays {r.dark}",
-        f"chain: {r.states:,} states, {r.transitions:,} transitions",
+        f"positions per side to move: {r.positions:,}; policy chain: {r.states:,} states, "
+        f"{r.transitions:,} transitions",
         "",
         f"chance to win: light {fmt(r.wins['light'])}, dark {fmt(r.wins['dark'])}",
     ]
     if r.optimal_value is not None:
-        lines.append(f"(light's chance when both play optimally: {r.optimal_value:.6f})")
+        lines.append(f"(light's chance when both play optimally: {r.optimal_value:.6f}; value iteration "
+                     f"to a final change of {r.optimal_residual:.1e})")
     lines += [
         f"expected throws {fmt(r.expected['throws'].total, 4)}, turns {fmt(r.expected['turns'].total, 4)} "
         "(a rosette's extra throw is part of the same turn)",

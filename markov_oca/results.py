@@ -284,6 +284,8 @@ class UrResults:
     expected: dict[str, Expectation]
     length: LengthSummary
     optimal_value: float | None = None  # light's chance under optimal play by both, from value iteration
+    optimal_residual: float | None = None  # largest final change of the value iteration's layers
+    positions: int = 0  # S: positions per side to move for this number of pieces
     solver: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -298,6 +300,8 @@ class UrResults:
             "expected": {k: v.to_dict() for k, v in self.expected.items()},
             "length": self.length.to_dict(with_pmf),
             "optimal_value": self.optimal_value,
+            "optimal_residual": self.optimal_residual,
+            "positions": self.positions,
             "solver": self.solver,
             "timings": self.timings,
         }
