@@ -23,13 +23,19 @@ def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any)
     >>> load("oca-moderna", until="last").until
     'last'
     """
-    source, path = resolve_source(rules)
-    raw = read_toml(source, path)
-    family = raw.get("game", {}).get("family", "goose") if isinstance(raw.get("game"), dict) else "goose"
-    if family != "goose":
-        raise RulesError(f"rule sets of the '{family}' family cannot be solved by this version yet",
+    source, raw, fam = _read(rules)
+    if fam != "goose":
+        raise RulesError(f"rule sets of the '{fam}' family are loaded by their own loader (markov_oca.ur)",
                          source=source, key="game.family")
     return build_goose(raw, source, {**(options or {}), **kw})
+
+
+def _read(rules: str | Path) -> tuple[str, dict[str, Any], str]:
+    """A rule file's display name, parsed TOML and family (``goose`` when unsaid)."""
+    source, path = resolve_source(rules)
+    raw = read_toml(source, path)
+    game = raw.get("game")
+    return source, raw, game.get("family", "goose") if isinstance(game, dict) else "goose"
 
 
 def model(rules: GooseRules | str | Path, players: int | None = None) -> GooseModel:
@@ -80,22 +86,17 @@ def variants() -> list[dict[str, Any]]:
     """Every shipped rule set: name, family, seed, title, summary and default players."""
     rows = []
     for name in shipped_names():
-        source, path = resolve_source(name)
-        game = read_toml(source, path).get("game", {})
-        rows.append({"name": game.get("name", name), "family": game.get("family", "goose"),
+        _source, raw, fam = _read(name)
+        game = raw.get("game", {})
+        rows.append({"name": game.get("name", name), "family": fam,
                      "seed": str(game.get("seed", "")), "title": game.get("title", name),
                      "summary": game.get("summary", ""), "default_players": game.get("players", 2)})
     return rows
 
 
-__all__ = ["build", "load", "model", "read_toml", "resolve_source", "solve", "variants"]
-
-
 def family(rules: str | Path) -> str:
     """The family of a rule set (``goose`` or ``ur``), read from its ``[game]`` table."""
-    source, path = resolve_source(rules)
-    game = read_toml(source, path).get("game", {})
-    return game.get("family", "goose") if isinstance(game, dict) else "goose"
+    return _read(rules)[2]
 
 
 def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *,
@@ -146,3 +147,6 @@ def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *
         solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in chain.reports],
         timings=timer,
     )
+
+
+__all__ = ["build", "family", "load", "model", "read_toml", "resolve_source", "solve", "solve_ur", "variants"]

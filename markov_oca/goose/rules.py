@@ -241,6 +241,23 @@ def _bool(source: str, key: str, value: Any) -> bool:
     return value
 
 
+def game_table(source: str, raw: dict[str, Any], top_keys: set[str], game_keys: set[str],
+               family: str) -> dict[str, Any]:
+    """Check a rule file's top-level keys and its ``[game]`` table, which must be of ``family``.
+
+    Every family's loader starts here; a file without ``game.family`` is a goose board.
+    """
+    _check_keys(source, "", raw, top_keys)
+    game = raw.get("game")
+    if game is None:
+        raise RulesError("missing table [game]", source=source, key="game")
+    _check_keys(source, "game", game, game_keys)
+    found = game.get("family", "goose")
+    if found != family:
+        raise RulesError(f"this loader reads the {family} family, not {found!r}", source=source, key="game.family")
+    return game
+
+
 def _apply_patch(raw: dict[str, Any], patch: Mapping[str, Any]) -> None:
     """Squares are replaced one by one; every other top-level key is replaced whole."""
     for key, value in patch.items():
@@ -279,14 +296,7 @@ def load_goose(rules: str | Path, options: Mapping[str, Any] | None = None) -> G
 
 
 def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> GooseRules:
-    _check_keys(source, "", raw, _TOP_KEYS)
-    game = raw.get("game")
-    if game is None:
-        raise RulesError("missing table [game]", source=source, key="game")
-    _check_keys(source, "game", game, _GAME_KEYS)
-    family = game.get("family", "goose")
-    if family != "goose":
-        raise RulesError(f"this loader reads the goose family, not '{family}'", source=source, key="game.family")
+    game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "goose")
 
     # The rule set's own options and their patches.
     declared: dict[str, OptionSpec] = {}

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RulesError
-from ..goose.rules import _check_keys, _int, _str, parse_option_value, read_toml, resolve_source
+from ..goose.rules import _check_keys, _int, _str, game_table, parse_option_value, read_toml, resolve_source
 
 __all__ = ["UR_OPTIONS", "UrRules", "build_ur", "load_ur"]
 
@@ -151,14 +151,7 @@ def load_ur(rules: str | Path, options: Mapping[str, Any] | None = None) -> UrRu
 
 def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> UrRules:
     """Validate a parsed Ur rule file with options in force."""
-    _check_keys(source, "", raw, _TOP_KEYS)
-    game = raw.get("game")
-    if game is None:
-        raise RulesError("missing table [game]", source=source, key="game")
-    _check_keys(source, "game", game, _GAME_KEYS)
-    family = game.get("family")
-    if family != "ur":
-        raise RulesError(f"this loader reads the ur family, not {family!r}", source=source, key="game.family")
+    game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "ur")
 
     # Options asked for.
     chosen: dict[str, Any] = {}
