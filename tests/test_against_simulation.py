@@ -23,6 +23,16 @@ def throw(rng, n):
     return [rng.randint(1, 6) for _ in range(n)]
 
 
+def first_landing(origin, dice):
+    """Where a throw first lands: the first-throw rule from 0 (no effect applied), else bounce."""
+    if origin == 0 and sorted(dice) == [3, 6]:
+        return 26, True
+    if origin == 0 and sorted(dice) == [4, 5]:
+        return 53, True
+    q = origin + sum(dice)
+    return (126 - q if q > 63 else q), False
+
+
 def play_modern(rng, players, max_turns=5000):
     """oca-moderna: returns the winning seat, or -1 for a deadlock."""
     pos = [0] * players
@@ -42,14 +52,8 @@ def play_modern(rng, players, max_turns=5000):
         d = throw(rng, 2)
         total = sum(d)
         origin = pos[seat]
-        if origin == 0 and sorted(d) == [3, 6]:
-            q = 26
-        elif origin == 0 and sorted(d) == [4, 5]:
-            q = 53
-        else:
-            q = origin + total
-            if q > 63:
-                q = 126 - q
+        q, first_throw = first_landing(origin, d)
+        if not first_throw:
             while True:
                 if q in GOOSE_MODERN:
                     q += total
@@ -98,17 +102,10 @@ def play_traditional(rng, players, max_turns=5000):
             continue
         origin = pos[seat]
         d = throw(rng, 1 if origin >= 60 else 2)
-        total = sum(d)
         paid = 0
         again = False
-        if origin == 0 and sorted(d) == [3, 6]:
-            q = 26
-        elif origin == 0 and sorted(d) == [4, 5]:
-            q = 53
-        else:
-            q = origin + total
-            if q > 63:
-                q = 126 - q
+        q, first_throw = first_landing(origin, d)
+        if not first_throw:
             while True:
                 if q in GOOSE_TRAD:
                     q = next((g for g in GOOSE_TRAD if g > q), 63)
