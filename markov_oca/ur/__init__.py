@@ -1,4 +1,10 @@
-"""The Royal Game of Ur (RULES.md section 3): position space and its perfect ranking."""
+"""The Royal Game of Ur (RULES.md section 3).
+
+``state``: the position space and its perfect ranking (re-exported here);
+``rules``: rule sets as data; ``kernel``: legal moves and successors;
+``optimal``: values under optimal play; ``chain``: a pair of policies as a Chain;
+``bestmove``: the value of every move of one position.
+"""
 
 from .state import (
     LANE_SQUARES,
