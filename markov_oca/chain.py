@@ -44,6 +44,11 @@ class LengthDistribution:
     pmf: np.ndarray  # pmf[t] = P(game ends on turn t), t = 0, 1, ...
     never_ends: float  # P(deadlock)
     tail: float  # mass still in play when the computation stopped
+    by_outcome: np.ndarray | None = None  # by_outcome[t, k] = P(outcome k on turn t), in Chain.outcomes order
+
+    def outcome_within(self, turns: int) -> np.ndarray:
+        """P(each outcome, reached within ``turns`` turns), in the order of ``Chain.outcomes``."""
+        return self.by_outcome[: turns + 1].sum(axis=0)
 
     @property
     def cdf(self) -> np.ndarray:
@@ -83,6 +88,7 @@ class Chain:
     describe_state: Callable[[int], dict] | None = None
     sweep_order: np.ndarray | None = None  # states in the order a Gauss-Seidel sweep visits them
     reports: list[SolveReport] = field(default_factory=list)
+    _lengths: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -266,15 +272,25 @@ class Chain:
         return x
 
     def length_distribution(self, tail: float = 1e-12, max_turns: int = 1_000_000) -> LengthDistribution:
-        """Distribution of the number of turns until the game ends, to ``tail`` mass still in play."""
+        """Distribution of the number of turns until the game ends, to ``tail`` mass still in play.
+
+        Computed once per ``(tail, max_turns)`` and kept: reports and cross-checks ask again.
+        """
+        cached = self._lengths.get((tail, max_turns))
+        if cached is not None:
+            return cached
         st = self.structure
         turn_start = np.ones(self.n, bool) if self.turn_start is None else self.turn_start
         is_outcome = np.zeros(self.n, bool)
         is_outcome[list(self.outcomes.values())] = True
-        pmf = np.zeros(1024)
+        outcome_of = np.full(self.n, -1, np.int64)
+        outcome_of[list(self.outcomes.values())] = np.arange(len(self.outcomes))
+        pmf = np.zeros((1024, len(self.outcomes)))
         pmf, dead, left = _length_pmf(self.next, self.pnum, 1.0 / self.denom, self.init,
-                                      st.transient & ~turn_start, is_outcome, st.deadlock, tail, max_turns, pmf)
-        return LengthDistribution(pmf, float(dead), float(left))
+                                      st.transient & ~turn_start, outcome_of, st.deadlock, tail, max_turns, pmf)
+        dist = LengthDistribution(pmf.sum(axis=1), float(dead), float(left), by_outcome=pmf)
+        self._lengths[(tail, max_turns)] = dist
+        return dist
 
 
 @numba.njit(cache=True)
@@ -291,7 +307,7 @@ def _push(nxt, pnum, inv_denom, v, w):
 
 
 @numba.njit(cache=True)
-def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, is_outcome, deadlock, tail, max_turns, pmf):
+def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail, max_turns, pmf):
     n = nxt.shape[0]
     v = np.zeros(n)
     w = np.zeros(n)
@@ -316,22 +332,20 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, is_outcome, deadlock, tail
             if not any_mid:
                 break
             _push(nxt, pnum, inv_denom, mid, w)
-        ended = 0.0
+        if t >= pmf.shape[0]:
+            bigger = np.zeros((pmf.shape[0] * 2, pmf.shape[1]))
+            bigger[:pmf.shape[0]] = pmf
+            pmf = bigger
         left = 0.0
         for s in range(n):
-            if is_outcome[s]:
-                ended += w[s]
+            if outcome_of[s] >= 0:
+                pmf[t, outcome_of[s]] += w[s]
                 w[s] = 0.0
             elif deadlock[s]:
                 dead += w[s]
                 w[s] = 0.0
             else:
                 left += w[s]
-        if t >= pmf.size:
-            bigger = np.zeros(pmf.size * 2)
-            bigger[:pmf.size] = pmf
-            pmf = bigger
-        pmf[t] = ended
         v, w = w, v
         if left < tail:
             break
