@@ -149,4 +149,73 @@ def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *
     )
 
 
-__all__ = ["build", "family", "load", "model", "read_toml", "resolve_source", "solve", "solve_ur", "variants"]
+def simulate(rules: str | Path, players: int | None = None, games: int = 100_000, *, seed: int = 0,
+             turn_limit: int | None = None, options: Mapping[str, Any] | None = None,
+             pieces: int | None = None, light: str = "random", dark: str = "random",
+             out: str | Path | None = None, progress: bool = False):
+    """Play ``games`` games by sampling (goose rule sets, or an Ur policy pair) and count them.
+
+    With ``out``, every game is also written as a row ``winner,turns,throws`` (a
+    ``.jsonl`` name writes JSON lines): the format ``crosscheck --results`` reads.
+    The rows stream to the file batch by batch, so memory does not grow with ``games``.
+
+    Example
+    -------
+    >>> s = simulate("oca-moderna", players=1, games=1000, seed=3)
+    >>> s.games, int(s.outcomes.sum() + s.unfinished)
+    (1000, 1000)
+    """
+    if games < 1:
+        raise RulesError(f"--games must be at least 1, got {games}")
+    opts = dict(options or {})
+    writer = _GameWriter(Path(out)) if out is not None else None
+    try:
+        if family(rules) == "ur":
+            from .simulate.ur import simulate_ur
+            from .ur.rules import load_ur
+
+            if pieces is not None:
+                opts["pieces"] = pieces
+            r = load_ur(rules, opts)
+            return simulate_ur(r, light, dark, games, seed=seed, turn_limit=turn_limit,
+                               on_batch=writer, progress=progress)
+        from .simulate.goose import simulate_goose
+
+        g = load(rules, opts)
+        return simulate_goose(g, g.default_players if players is None else players, games, seed=seed,
+                              turn_limit=turn_limit, on_batch=writer, progress=progress)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+class _GameWriter:
+    """Writes simulated games, one row each, as they stream out of the simulator."""
+
+    def __init__(self, path: Path):
+        try:
+            self.file = path.open("w", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise RulesError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
+        self.jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+        if not self.jsonl:
+            self.file.write("winner,turns,throws\n")
+
+    def __call__(self, winner, turns, throws) -> None:
+        import numpy as np
+
+        w = np.asarray(winner)
+        seat = np.where(w >= 0, (w + 1).astype(str), "")
+        if self.jsonl:
+            rows = (f'{{"winner": {s or "null"}, "turns": {t}, "throws": {th}}}\n'
+                    for s, t, th in zip(seat, turns, throws, strict=True))
+        else:
+            rows = (f"{s},{t},{th}\n" for s, t, th in zip(seat, turns, throws, strict=True))
+        self.file.writelines(rows)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+__all__ = ["build", "family", "load", "model", "read_toml", "resolve_source", "simulate", "solve", "solve_ur",
+           "variants"]

@@ -15,7 +15,7 @@ import typer
 
 from . import api
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
-from .report import explain_text, solve_text, ur_text
+from .report import crosscheck_text, explain_text, solve_text, ur_text
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Race board games solved exactly as Markov chains.")
@@ -101,6 +101,75 @@ def explain(
     except RulesError as exc:
         _fail(str(exc), 2)
     typer.echo(explain_text(r))
+
+
+@app.command()
+def simulate(
+    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
+    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
+    games: int = typer.Option(100_000, "--games", help="games to play"),
+    seed: int = typer.Option(0, "--seed", help="random seed: the same seed plays the same games"),
+    turn_limit: int | None = typer.Option(None, "--turn-limit", help="cut games off unfinished after this many turns"),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    out: str | None = typer.Option(None, "--out", help="write every game to this CSV (or .jsonl) file"),
+    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
+    light: str = typer.Option("random", "--light", help="Ur: light's policy"),
+    dark: str = typer.Option("random", "--dark", help="Ur: dark's policy"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+) -> None:
+    """Play games by sampling the rules move by move; count outcomes and lengths (and write them)."""
+    try:
+        s = api.simulate(rules, players, games, seed=seed, turn_limit=turn_limit, options=_options(option),
+                         pieces=pieces, light=light, dark=dark, out=out, progress=True)
+    except (RulesError, TooLargeError) as exc:
+        _fail(str(exc), 2)
+    d = s.to_dict()
+    if fmt is Format.json:
+        typer.echo(json.dumps({"schema": "markov_oca.simulate/1", **d}, indent=1))
+        return
+    typer.echo(f"{s.games:,} simulated games of {s.rules} (seed {s.seed}, cut at {s.turn_limit} turns), "
+               f"{d['games_per_second'] or 0:,.0f} games/s")
+    for name, k in d["outcomes"].items():
+        typer.echo(f"  {name:16s} {k:>10,}  {k / s.games:.6f}")
+    typer.echo(f"  {'unfinished':16s} {s.unfinished:>10,}  {s.unfinished / s.games:.6f}")
+    typer.echo(f"mean turns {d['mean_turns']:.4f}, mean throws {d['mean_throws']:.4f} (finished games)")
+    if out:
+        typer.echo(f"games written to {out}")
+
+
+@app.command()
+def crosscheck(
+    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
+    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
+    games: int = typer.Option(1_000_000, "--games", help="games to simulate"),
+    seed: int = typer.Option(0, "--seed", help="random seed of the simulation"),
+    results: str | None = typer.Option(None, "--results",
+                                       help="test these games instead (CSV winner,turns[,throws] or JSON lines)"),
+    turn_limit: int | None = typer.Option(None, "--turn-limit",
+                                          help="games not over after this many turns count as unfinished"),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE for both sides, repeatable"),
+    simulate_option: list[str] | None = typer.Option(None, "--simulate-option",
+                                                     help="KEY=VALUE for the simulated games only, repeatable"),
+    alpha: float = typer.Option(0.01, "--alpha", help="family-wise error rate of the verdict (Holm)"),
+    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
+    light: str = typer.Option("random", "--light", help="Ur: light's policy"),
+    dark: str = typer.Option("random", "--dark", help="Ur: dark's policy"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+) -> None:
+    """Test simulated games (ours, or a results file) against the exact chain; exit 1 on failure."""
+    from .crosscheck import crosscheck as run
+
+    try:
+        r = run(rules, players, games=games, seed=seed, results=results, turn_limit=turn_limit,
+                options=_options(option), simulate_options=_options(simulate_option), pieces=pieces,
+                light=light, dark=dark, alpha=alpha, progress=True)
+    except (RulesError, TooLargeError) as exc:
+        _fail(str(exc), 2)
+    except SolverError as exc:
+        _fail(str(exc), 1)
+    typer.echo(json.dumps(r.to_dict(), indent=1) if fmt is Format.json else crosscheck_text(r))
+    if not r.passed:
+        raise typer.Exit(1)
 
 
 ur_app = typer.Typer(no_args_is_help=True, help="Royal Game of Ur tools.")

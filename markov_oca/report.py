@@ -149,3 +149,36 @@ def ur_text(r) -> str:
     res = max((s["residual"] for s in r.solver), default=0.0)
     lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
     return "\n".join(lines)
+
+
+def crosscheck_text(r) -> str:
+    """A cross-check side by side: exact, simulated, the 99% interval, pass or fail (Holm)."""
+    lines = [
+        f"cross-check of {r.rules} with {r.players} player{'s' if r.players > 1 else ''}: "
+        f"{r.games:,} games from {r.source}",
+        f"games cut at {r.turn_limit} turns count as unfinished; exact chance of deadlock {r.exact_deadlock:.6g}",
+    ]
+    if r.simulated_options:
+        lines.append("simulated with different options: "
+                     + ", ".join(f"{k}={_opt(v)}" for k, v in r.simulated_options.items()))
+    lines += ["", f"{'quantity':48s} {'exact':>12s} {'simulated':>12s}   {'99% interval':25s} {'p (Holm)':>9s}  verdict"]
+    for c in r.checks:
+        if c.test.startswith("chi-square"):
+            interval = f"chi2 = {c.simulated:.1f}, {c.test.split(', ')[1]}"
+            exact, sim = "", ""
+        else:
+            exact, sim = _cell(c.exact), _cell(c.simulated)
+            interval = "" if math.isnan(c.low) else f"[{_cell(c.low)}, {_cell(c.high)}]"
+        lines.append(f"{c.quantity[:48]:48s} {exact:>12s} {sim:>12s}   {interval:25s} {c.adjusted:9.3g}  "
+                     + ("pass" if c.passed else "FAIL"))
+    lines += [""] + [f"note: {n}" for n in r.notes]
+    failed = sum(not c.passed for c in r.checks)
+    lines.append(f"verdict: {'PASS' if r.passed else 'FAIL'} ({len(r.checks)} tests, {failed} failed; "
+                 f"Holm-corrected at {r.alpha:g} family-wise)")
+    return "\n".join(lines)
+
+
+def _cell(x: float) -> str:
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 2 else f"{x:.6f}"
