@@ -15,7 +15,7 @@ import typer
 
 from . import api
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
-from .report import crosscheck_text, explain_text, solve_text, ur_text
+from .report import crosscheck_text, explain_dict, explain_text, solve_text, ur_text
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Race board games solved exactly as Markov chains.")
@@ -94,13 +94,14 @@ def solve(
 def explain(
     rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
     option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Show the board as the engine reads it, square by square, with the options in force."""
     try:
         r = api.load(rules, _options(option))
     except RulesError as exc:
         _fail(str(exc), 2)
-    typer.echo(explain_text(r))
+    typer.echo(json.dumps(explain_dict(r), indent=1, ensure_ascii=False) if fmt is Format.json else explain_text(r))
 
 
 @app.command()

@@ -127,6 +127,28 @@ def explain_text(rules: GooseRules) -> str:
     return "\n".join(lines)
 
 
+def explain_dict(rules: GooseRules) -> dict:
+    """The board as the engine reads it, for ``explain --format json`` (schema ``markov_oca.explain/1``)."""
+    board = compile_board(rules)
+    return {
+        "schema": "markov_oca.explain/1",
+        "rules": rules.name, "title": rules.title, "seed": rules.seed, "source": rules.source,
+        "goal": rules.goal,
+        "dice": [{"from_square": 0, "count": rules.dice.count, "faces": rules.dice.faces}]
+        + [{"from_square": sq, "count": d.count, "faces": d.faces} for sq, d in rules.dice_from],
+        "options": {k: {"value": v, "choices": list(rules.option_choices.get(k, ())) or None,
+                        "doc": rules.option_docs.get(k, "")} for k, v in rules.options.items()},
+        "first_throw": [{"faces": list(f), "target": t} for f, t in rules.first_throw],
+        "squares": [{"square": q, "name": sq.name, "effect": sq.describe(), "jump": sq.jump, "goose": sq.goose,
+                     "again": sq.again, "miss": sq.miss, "wait": sq.wait, "stake": sq.stake}
+                    for q, sq in rules.squares.items()],
+        "throws": [[{"faces": list(t.faces) if t.faces else None, "total": t.total, "probability": str(t.probability),
+                     "final": t.final, "moved": t.moved, "again": t.again, "wait": t.wait, "miss": t.skip,
+                     "stake": t.stake, "finished": t.finished,
+                     "landings": list(t.landings)} for t in board.throws[q]] for q in range(rules.goal)],
+    }
+
+
 def ur_text(r) -> str:
     """The text report of a pair of Ur policies (:class:`~markov_oca.results.UrResults`)."""
     L = r.length
@@ -161,7 +183,8 @@ def crosscheck_text(r) -> str:
     if r.simulated_options:
         lines.append("simulated with different options: "
                      + ", ".join(f"{k}={_opt(v)}" for k, v in r.simulated_options.items()))
-    lines += ["", f"{'quantity':48s} {'exact':>12s} {'simulated':>12s}   {'99% interval':25s} {'p (Holm)':>9s}  verdict"]
+    head = f"{'quantity':48s} {'exact':>12s} {'simulated':>12s}   {'99% interval':25s} {'p (Holm)':>9s}  verdict"
+    lines += ["", head]
     for c in r.checks:
         if c.test.startswith("chi-square"):
             interval = f"chi2 = {c.simulated:.1f}, {c.test.split(', ')[1]}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,7 +68,7 @@ def test_solve_until_last_places(tmp_path):
 
 
 def test_solve_exact_prints_fractions():
-    r = run("solve", "examples/snakes_and_ladders.toml", "--exact", "--no-landings")
+    r = run("solve", SNAKES, "--exact", "--no-landings")
     assert r.returncode == 0, r.stderr
     turns = next(l for l in r.stdout.splitlines() if l.strip().startswith("turns"))
     assert "39.225122" in turns and "/" in turns
@@ -94,3 +95,37 @@ def test_ur_best_move_last_squares():
     assert best and best[0]["source"] == 14 and best[0]["target"] == 15 and best[0]["value"] == 1.0
     bad = run("ur", "best-move", "light:14 dark:1,2")
     assert bad.returncode == 2 and "same number of pieces" in bad.stderr
+
+
+def test_explain_json_matches_the_rules_as_read():
+    r = run("explain", "oca-moderna", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["schema"] == "markov_oca.explain/1" and d["goal"] == 63
+    squares = {s["square"]: s for s in d["squares"]}
+    assert squares[6]["jump"] == 12 and squares[9]["goose"] == "repeat"
+    # From every square the branches' probabilities add up to one.
+    from fractions import Fraction
+    for row in d["throws"]:
+        assert sum(Fraction(t["probability"]) for t in row) == 1
+
+
+SNAKES = str(Path(__file__).resolve().parent.parent / "examples" / "snakes_and_ladders.toml")
+
+
+def test_crosscheck_results_file_exit_codes(tmp_path):
+    good = tmp_path / "good.csv"
+    good.write_text("winner,turns\n" + "1,30\n1,41\n1,25\n1,60\n1,33\n")
+    r = run("crosscheck", SNAKES, "--results", str(good))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verdict: PASS" in r.stdout
+    short = tmp_path / "short.csv"
+    short.write_text("winner,turns\n" + "1,7\n" * 200)  # 200 games of 7 turns: impossible often
+    r = run("crosscheck", SNAKES, "--results", str(short), "--format", "json")
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["passed"] is False
+    bad = tmp_path / "bad.csv"
+    bad.write_text("winner,turns\n1,30\nfirst,12\n")
+    r = run("crosscheck", SNAKES, "--results", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "bad.csv: row 3: winner 'first'" in r.stderr
