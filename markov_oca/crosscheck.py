@@ -82,10 +82,12 @@ class CrosscheckResult:
     simulated_options: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    setting: str = ""  # the game as played: players, or Ur pieces and policies
 
     def to_dict(self) -> dict:
         return {
-            "schema": SCHEMA, "rules": self.rules, "players": self.players, "source": self.source,
+            "schema": SCHEMA, "rules": self.rules, "players": self.players, "setting": self.setting,
+            "source": self.source,
             "games": self.games, "turn_limit": self.turn_limit, "alpha": self.alpha,
             "correction": "holm", "passed": self.passed, "exact_deadlock": self.exact_deadlock,
             "simulated_options": self.simulated_options,
@@ -532,6 +534,11 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
     timer["sample"] = time.perf_counter() - t1
     out = compare(exact, sample, alpha=alpha, source=source, players=n_players)
     out.simulated_options = {k: v for k, v in sim_opts.items() if opts.get(k) != v}
+    if fam == "ur":
+        out.setting = f"{exact_rules.pieces} piece{'s' if exact_rules.pieces > 1 else ''} a side, light {light} " \
+                      f"against dark {dark}"
+    else:
+        out.setting = f"{n_players} player{'s' if n_players > 1 else ''}"
     out.timings = timer
     return out
 

@@ -176,7 +176,7 @@ def ur_text(r) -> str:
 def crosscheck_text(r) -> str:
     """A cross-check side by side: exact, simulated, the 99% interval, pass or fail (Holm)."""
     lines = [
-        f"cross-check of {r.rules} with {r.players} player{'s' if r.players > 1 else ''}: "
+        f"cross-check of {r.rules}, {r.setting or f'{r.players} players'}: "
         f"{r.games:,} games from {r.source}",
         f"games cut at {r.turn_limit} turns count as unfinished; exact chance of deadlock {r.exact_deadlock:.6g}",
     ]
