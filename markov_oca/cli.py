@@ -173,6 +173,33 @@ def crosscheck(
         raise typer.Exit(1)
 
 
+@app.command()
+def export(
+    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
+    out: str = typer.Option(..., "--out", help="the file to write (prism/storm: the stem of the files)"),
+    fmt: str = typer.Option("graphml", "--format", help="graphml, gexf, dot, json, prism or storm"),
+    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
+    light: str = typer.Option("optimal", "--light", help="Ur: light's policy"),
+    dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy"),
+) -> None:
+    """Write the chain as a graph (GraphML, GEXF, DOT, node-link JSON) or as PRISM / Storm explicit files."""
+    from .export import export as write
+
+    opts = _options(option)
+    if pieces is not None:
+        opts["pieces"] = pieces
+    try:
+        paths = write(rules, players, fmt, out, options=opts, light=light, dark=dark, progress=True)
+    except (RulesError, TooLargeError) as exc:
+        _fail(str(exc), 2)
+    except OSError as exc:
+        _fail(f"{out}: cannot write: {exc.strerror or exc}", 2)
+    for p in paths:
+        typer.echo(str(p))
+
+
 ur_app = typer.Typer(no_args_is_help=True, help="Royal Game of Ur tools.")
 app.add_typer(ur_app, name="ur")
 

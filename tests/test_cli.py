@@ -129,3 +129,13 @@ def test_crosscheck_results_file_exit_codes(tmp_path):
     r = run("crosscheck", SNAKES, "--results", str(bad))
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "bad.csv: row 3: winner 'first'" in r.stderr
+
+
+def test_export_writes_files_and_refuses_bad_requests(tmp_path):
+    r = run("export", SNAKES, "--format", "storm", "--out", str(tmp_path / "sl"))
+    assert r.returncode == 0, r.stderr
+    names = [Path(p).name for p in r.stdout.split()]
+    assert names[:3] == ["sl.tra", "sl.lab", "sl.srew"]
+    assert (tmp_path / "sl.tra").read_text().splitlines()[0] == "dtmc"
+    r = run("export", SNAKES, "--format", "xml", "--out", str(tmp_path / "x"))
+    assert r.returncode == 2 and "unknown export format 'xml'" in r.stderr
