@@ -200,6 +200,38 @@ def export(
         typer.echo(str(p))
 
 
+@app.command()
+def report(
+    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
+    out: str = typer.Option(..., "--out", help="the directory to write index.html, report.md and the plots into"),
+    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
+    light: str = typer.Option("optimal", "--light", help="Ur: light's policy"),
+    dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text (the files written) or json"),
+) -> None:
+    """Write a self-contained HTML page and its markdown twin: rules, chances, length plot, the board."""
+    from pathlib import Path
+
+    from .report_page import write_report
+
+    try:
+        paths = write_report(rules, Path(out), players=players, options=_options(option), pieces=pieces,
+                             light=light, dark=dark, progress=True)
+    except (RulesError, TooLargeError) as exc:
+        _fail(str(exc), 2)
+    except SolverError as exc:
+        _fail(str(exc), 1)
+    except OSError as exc:
+        _fail(f"{out}: cannot write: {exc.strerror or exc}", 2)
+    if fmt is Format.json:
+        typer.echo(json.dumps({"schema": "markov_oca.report/1", "files": [str(p) for p in paths]}, indent=1))
+    else:
+        for p in paths:
+            typer.echo(str(p))
+
+
 ur_app = typer.Typer(no_args_is_help=True, help="Royal Game of Ur tools.")
 app.add_typer(ur_app, name="ur")
 

@@ -139,3 +139,11 @@ def test_export_writes_files_and_refuses_bad_requests(tmp_path):
     assert (tmp_path / "sl.tra").read_text().splitlines()[0] == "dtmc"
     r = run("export", SNAKES, "--format", "xml", "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and "unknown export format 'xml'" in r.stderr
+
+
+def test_report_command_writes_the_page(tmp_path):
+    r = run("report", SNAKES, "--out", str(tmp_path / "rep"), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    files = [Path(p).name for p in json.loads(r.stdout)["files"]]
+    assert "index.html" in files and "report.md" in files
+    assert "39.225122" in (tmp_path / "rep" / "index.html").read_text()
