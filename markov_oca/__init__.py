@@ -11,7 +11,7 @@ rounds, the distribution of the game's length, landing chances per square.
 0.4918
 """
 
-from .api import build, load, model, solve, variants
+from .api import build, load, model, simulate, solve, solve_ur, variants
 from .chain import Chain
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
 from .exact import ExactChain
@@ -19,8 +19,23 @@ from .results import SolveResults
 
 __version__ = "0.1.0"
 
+# Imported on first use: scipy.stats and networkx add half a second to every command's start.
+_LAZY = {"crosscheck": ("crosscheck", "crosscheck"), "CrosscheckResult": ("crosscheck", "CrosscheckResult"),
+         "to_networkx": ("export", "to_networkx")}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(f".{module}", __name__), attr)
+    raise AttributeError(f"module 'markov_oca' has no attribute {name!r}")
+
+
 __all__ = [
     "Chain",
+    "CrosscheckResult",
     "ExactChain",
     "MarkovOcaError",
     "RulesError",
@@ -28,8 +43,12 @@ __all__ = [
     "SolverError",
     "TooLargeError",
     "build",
+    "crosscheck",
     "load",
     "model",
+    "simulate",
     "solve",
+    "solve_ur",
+    "to_networkx",
     "variants",
 ]
