@@ -1,0 +1,106 @@
+"""The Italian points game (seed 002, RULES.md section 2): rules, exact chains, optimal bets, simulation.
+
+Modules: ``rules`` (the TOML loader, :class:`PuntiRules`), ``model`` (balances in
+the state, the numba kernel, the hash-indexed state space, chains), ``optimal``
+(the bet as a decision: value iteration), ``analysis`` (wins, ties, bankruptcy,
+final points, length: :class:`PuntiResults`), ``report`` (:func:`punti_text`) and
+``simulate`` (plain-Python games, with the postcards under stated policies).
+
+>>> r = solve_punti("gioco-oca-punti", 2, bet="never")
+>>> round(sum(s.win_share for s in r.seats), 9)
+1.0
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import RulesError
+from ..progress import progress_bar
+from .analysis import PuntiResults, PuntiSeat, analyse
+from .model import MODES, PuntiChain, PuntiModel, punti_model
+from .report import punti_text
+from .rules import PUNTI_OPTIONS, PuntiRules, build_punti, load_punti
+
+BETS = ("never", "always", "optimal")
+
+
+def build_punti_chain(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
+                      options: Mapping[str, Any] | None = None, progress: bool = False) -> PuntiChain:
+    """The chain of a points board under a bet policy (``never``, ``always`` or ``optimal``)."""
+    if not isinstance(rules, PuntiRules):
+        rules = load_punti(rules, options)
+    if bet not in BETS:
+        raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
+    m = punti_model(rules, players)
+    if bet == "optimal":
+        from .optimal import optimal_chain
+
+        return optimal_chain(m, progress=progress)[0]
+    return m.build(MODES[bet], progress=progress)
+
+
+def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
+                options: Mapping[str, Any] | None = None, progress: bool = False, tail: float = 1e-10,
+                postcards: int = 0, seed: int = 1) -> PuntiResults:
+    """Build and solve a points board: per seat the chance to win, to tie, to go bankrupt, the final points.
+
+    Parameters
+    ----------
+    rules:
+        A shipped name (``"gioco-oca-punti"``), a path to a TOML file, or loaded rules.
+    players:
+        2 or more (the board's default when None); the exact chain is refused with
+        :class:`~markov_oca.errors.TooLargeError` when it cannot fit in memory.
+    bet:
+        ``never``, ``always`` or ``optimal`` (see :mod:`markov_oca.punti.optimal`).
+    postcards:
+        When positive, also simulate that many games with and without the postcards
+        (:mod:`markov_oca.punti.simulate`) and report their effect on the winning shares.
+    """
+    if not isinstance(rules, PuntiRules):
+        rules = load_punti(rules, options)
+    if bet not in BETS:
+        raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
+    m = punti_model(rules, players)
+    timer: dict[str, float] = {}
+    t0 = time.perf_counter()
+    policy_info = None
+    policy = None
+    if bet == "optimal":
+        from .optimal import optimal_chain
+
+        pc, policy_info, policy = optimal_chain(m, progress=progress)
+    else:
+        pc = m.build(MODES[bet], progress=progress)
+    timer["build"] = time.perf_counter() - t0
+    with progress_bar(progress) as bar:
+        bar.add_task(f"solving {pc.chain.n:,} states", total=None)
+        res = analyse(pc, bet=bet, tail=tail, timer=timer, policy=policy_info)
+    if postcards > 0:
+        from .simulate import postcard_effect
+
+        t1 = time.perf_counter()
+        res.postcards = postcard_effect(rules, m.players, bet, postcards, seed=seed, policy=policy)
+        timer["postcards"] = time.perf_counter() - t1
+    return res
+
+
+__all__ = [
+    "BETS",
+    "PUNTI_OPTIONS",
+    "PuntiChain",
+    "PuntiModel",
+    "PuntiResults",
+    "PuntiRules",
+    "PuntiSeat",
+    "build_punti",
+    "build_punti_chain",
+    "load_punti",
+    "punti_model",
+    "punti_text",
+    "solve_punti",
+]

@@ -1,0 +1,249 @@
+"""What a points-game chain says: wins and ties, bankruptcy, final points, length.
+
+The chain's own analyses (:class:`~markov_oca.chain.Chain`) give the outcome
+chances (one outcome per set of leaders: a seat alone, or a tie), the expected
+totals (turns, throws, bets, bankruptcies, mutual aid, final points) and the
+length distribution. The *distribution* of each seat's final points needs the
+chance of every way the game can end, so it comes from the expected number of
+visits to each state (one forward solve of ``x = e_init + Q^T x``, Gauss-Seidel
+in the order of the race), weighted by the branches into the end.
+
+Ties: the winner is the seat with the most points at the end; bankrupt seats
+have none and never win. ``win`` is the chance to hold the most points alone,
+``tie`` the chance to share the most with others, and ``win_share`` counts a tie
+of k seats as 1/k of a win, so the seats' shares add up to 1.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..results import LengthSummary, length_summary, number
+from ..solve import SolveReport
+from .model import ACT_BET, ACT_THROW, PuntiChain
+
+SCHEMA = "markov_oca.solve-punti/1"
+
+
+@dataclass
+class PuntiSeat:
+    """One seat's results."""
+
+    seat: int
+    start_points: int
+    win: float  # the most points, alone
+    tie: float  # the most points, shared
+    win_share: float  # win + each tie of k seats counted 1/k
+    bankrupt: float
+    points: float  # expected final points (0 when bankrupt)
+    points_pmf: dict[int, float]  # final points -> chance
+    bets: float  # expected Pulcinella bets made
+    aid: float  # chance of asking for mutual aid
+    aid_success: float
+    turns: float  # expected turns this seat takes
+
+    def to_dict(self) -> dict:
+        return {
+            "seat": self.seat, "start_points": self.start_points, "win": number(self.win), "tie": number(self.tie),
+            "win_share": number(self.win_share), "bankrupt": number(self.bankrupt), "points": number(self.points),
+            "points_pmf": {str(k): v for k, v in sorted(self.points_pmf.items())},
+            "bets": number(self.bets), "aid": number(self.aid), "aid_success": number(self.aid_success),
+            "turns": number(self.turns),
+        }
+
+
+@dataclass
+class PuntiResults:
+    """A points board solved for a number of players under a bet policy."""
+
+    rules: str
+    title: str
+    seed: str
+    source: str
+    players: int
+    bet: str  # never, always, optimal
+    options: dict[str, Any]
+    unit: int  # points per balance level
+    total_points: int  # every balance plus the bank, constant
+    bank_start: int
+    states: int
+    transitions: int
+    outcomes: dict[str, float]
+    seats: list[PuntiSeat]
+    expected: dict[str, float]  # turns, throws, bets of the whole game
+    length: LengthSummary
+    policy: dict[str, Any] | None = None  # the optimal bet policy: how it was found
+    postcards: dict[str, Any] | None = None  # simulated effect of the postcards
+    solver: list[dict] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self, with_pmf: bool = True) -> dict:
+        return {
+            "schema": SCHEMA,
+            "game": {"rules": self.rules, "title": self.title, "seed": self.seed, "source": self.source,
+                     "players": self.players, "options": dict(self.options)},
+            "bet": self.bet,
+            "economy": {"unit": self.unit, "total_points": self.total_points, "bank_start": self.bank_start},
+            "chain": {"states": self.states, "transitions": self.transitions},
+            "outcomes": {k: number(v) for k, v in self.outcomes.items()},
+            "ties": "win = the most points alone; tie = the most points shared; win_share counts a tie of k "
+                    "seats as 1/k",
+            "seats": [s.to_dict() for s in self.seats],
+            "expected": {k: number(v) for k, v in self.expected.items()},
+            "length": self.length.to_dict(with_pmf),
+            "policy": self.policy,
+            "postcards": self.postcards,
+            "solver": self.solver,
+            "timings": self.timings,
+        }
+
+
+# ----------------------------------------------------------------------------- visits
+
+
+@numba.njit(cache=True)
+def _forward_sweep(order, indptr, indices, data, init, diag, x):
+    worst = 0.0
+    for k in range(order.size):
+        t = order[k]
+        acc = 1.0 if t == init else 0.0
+        for e in range(indptr[t], indptr[t + 1]):
+            s = indices[e]
+            if s != t:
+                acc += data[e] * x[s]
+        new = acc / (1.0 - diag[t])
+        d = abs(new - x[t])
+        if d > worst:
+            worst = d
+        x[t] = new
+    return worst
+
+
+def visits(pc: PuntiChain, tol: float = 1e-15, max_sweeps: int = 5_000) -> tuple[np.ndarray, float, int]:
+    """Expected visits to each state from the start, by forward Gauss-Seidel: (x, true residual, sweeps)."""
+    chain = pc.chain
+    n = pc.n_states
+    P = chain.P[:n, :n]
+    PT = P.T.tocsr()
+    PT.sort_indices()
+    diag = P.diagonal()
+    order = chain.order()
+    order = order[order < n][::-1].astype(np.int64)  # the race forwards
+    x = np.zeros(n)
+    change, sweeps = 1.0, 0
+    while change > tol * max(1.0, float(x.max(initial=0.0))):
+        change = _forward_sweep(order, PT.indptr.astype(np.int64), PT.indices.astype(np.int64), PT.data,
+                                chain.init, diag, x)
+        sweeps += 1
+        if sweeps >= max_sweeps:
+            break
+    e = np.zeros(n)
+    e[chain.init] = 1.0
+    residual = float(np.abs(e + PT @ x - x).max()) if n else 0.0
+    return x, residual, sweeps
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, float] | None = None,
+            policy: dict[str, Any] | None = None) -> PuntiResults:
+    """Every figure of the issue on one chain (see the module docstring)."""
+    timer = {} if timer is None else timer
+    t0 = time.perf_counter()
+    m, chain = pc.model, pc.chain
+    rules, N = m.rules, m.players
+    n = pc.n_states
+    valid = chain.next >= 0
+    prob = np.where(valid, chain.pnum, 0) / chain.denom
+    prob[n:] = 0.0
+    mover = chain.mover
+    ending = valid & (chain.next >= n)
+    ending[n:] = False
+
+    # Per-state expected rewards of one step.
+    values: dict[str, np.ndarray] = {
+        "turns": chain.state_rewards["turns"],
+        "throws": (prob * (pc.act == ACT_THROW)).sum(axis=1),
+        "bets": (prob * (pc.act == ACT_BET)).sum(axis=1),
+    }
+    points = np.zeros((chain.n, N))
+    aid = np.zeros((chain.n, N))
+    aid_ok = np.zeros((chain.n, N))
+    end_rows, end_cols = np.nonzero(ending)
+    block = 400_000
+    finals = np.zeros((end_rows.size, N), np.int64)
+    for lo in range(0, n, block):
+        rows = np.arange(lo, min(n, lo + block))
+        _bank, aidm, final = m.details(pc, rows)
+        p = prob[rows]
+        for i in range(N):
+            aid[rows, i] = (p * ((aidm.astype(np.int64) >> i) & 1)).sum(axis=1)
+            aid_ok[rows, i] = (p * ((aidm.astype(np.int64) >> (N + i)) & 1)).sum(axis=1)
+            points[rows, i] = (p * np.maximum(final[:, :, i], 0)).sum(axis=1)
+        sel = (end_rows >= lo) & (end_rows < lo + block)
+        finals[sel] = final[end_rows[sel] - lo, end_cols[sel]]
+    for i in range(N):
+        mine = mover == i
+        values[f"turns@{i}"] = chain.state_rewards["turns"] & mine
+        values[f"bets@{i}"] = np.where(mine, values["bets"], 0.0)
+        values[f"bankrupt@{i}"] = (prob * ((pc.broke.astype(np.int64) >> i) & 1)).sum(axis=1)
+        values[f"aid@{i}"] = aid[:, i]
+        values[f"aid_ok@{i}"] = aid_ok[:, i]
+        values[f"points@{i}"] = points[:, i]
+    timer["rewards"] = time.perf_counter() - t0
+
+    # One forward solve gives every figure: expected totals are visits times step rewards, and the
+    # chance of each way to end is visits times the branch into it.
+    t1 = time.perf_counter()
+    x, change, sweeps = visits(pc)
+    chain.reports.append(SolveReport("forward Gauss-Seidel sweeps (expected visits)", change, sweeps))
+    exp = {k: float(x @ np.asarray(v[:n], np.float64)) for k, v in values.items()}
+    w = x[end_rows] * prob[end_rows, end_cols]
+    out_k = chain.next[end_rows, end_cols] - n
+    mass = np.bincount(out_k, weights=w, minlength=len(pc.masks))
+    outcome_p = {name: float(mass[k]) for k, name in enumerate(chain.outcomes)}
+    timer["solve"] = time.perf_counter() - t1
+
+    seats = []
+    starts = rules.initial_balances(N)
+    for i in range(N):
+        win = tie = share = 0.0
+        for k, mask in enumerate(pc.masks):
+            if mask >> i & 1:
+                p = float(mass[k])
+                ties = bin(mask).count("1")
+                share += p / ties
+                if ties == 1:
+                    win += p
+                else:
+                    tie += p
+        pts, inv = np.unique(finals[:, i], return_inverse=True)
+        pmass = np.bincount(inv.ravel(), weights=w, minlength=pts.size)
+        pmf = {int(v): float(q) for v, q in zip(pts, pmass, strict=True) if q > 0}
+        seats.append(PuntiSeat(
+            seat=i + 1, start_points=starts[i], win=win, tie=tie, win_share=share,
+            bankrupt=exp[f"bankrupt@{i}"], points=exp[f"points@{i}"], points_pmf=pmf,
+            bets=exp[f"bets@{i}"], aid=exp[f"aid@{i}"], aid_success=exp[f"aid_ok@{i}"],
+            turns=exp[f"turns@{i}"],
+        ))
+
+    t2 = time.perf_counter()
+    length = length_summary(chain, exp["turns"], tail)
+    timer["length"] = time.perf_counter() - t2
+    return PuntiResults(
+        rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N, bet=bet,
+        options=dict(rules.options), unit=m.unit, total_points=rules.total_points(N),
+        bank_start=rules.initial_bank(N), states=chain.n, transitions=chain.n_transitions,
+        outcomes=outcome_p, seats=seats,
+        expected={k: exp[k] for k in ("turns", "throws", "bets")},
+        length=length, policy=policy,
+        solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations}
+                for r in chain.reports],
+        timings=timer,
+    )

@@ -1,0 +1,705 @@
+"""The points game as a Markov chain: balances in the state, a numba kernel, a hash-indexed space.
+
+A player's *local state* is a status (0 bankrupt, 1..G-1 the square of a player
+still racing, G arrived), whether mutual aid is used up, and the balance in
+*levels* of the points unit (the gcd of every amount and starting balance,
+:meth:`PuntiRules.unit`). The points in play are constant (every balance plus
+the bank), so a balance is at most that total and the bank's holding is the
+total minus the balances. A joint state is the phase of the turn, the seat to
+move and every player's local state, numbered in mixed radix::
+
+    id = phase + 3 * (seat + N * (l_1 + L * (l_2 + L * (...))))
+
+That space is far too large to index directly (10**13 ids for three players),
+so the reachable states are found breadth-first from the start and numbered
+through an open-addressing hash table; the number of states is only known once
+they are found, and the exploration stops with :class:`TooLargeError` as soon as
+it passes what the memory at hand can hold.
+
+A turn: at phase 0 a player standing on a Pulcinella square (with the stake in
+hand) may bet; a bet is a step of its own (the bank's die: a right call with
+chance 1/faces), after which the player may bet again on a square with two
+Pulcinellas (phase 1) or throws (phase 2). A throw moves the piece (bouncing back
+past the end square) and applies the landing square's money effect. A loss the
+player cannot cover calls for mutual aid (once per player; a chance branch):
+on success every other player gives the aid (or all they hold), then the loss is
+paid if it can be; otherwise the player is bankrupt: their points go to the bank
+and they leave. The game ends when at most one player is still racing.
+
+The kernel's ``mode``: 0 keeps both choices at a decision state (the decision
+process, branches tagged with the action), 1 never bets, 2 always bets.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..chain import Chain
+from ..errors import RulesError, TooLargeError
+from ..progress import progress_bar
+from ..solve import progress_order
+from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, PuntiRules
+
+MODE_DECIDE, MODE_NEVER, MODE_ALWAYS = 0, 1, 2
+MODES = {"never": MODE_NEVER, "always": MODE_ALWAYS}
+ACT_THROW, ACT_BET = 0, 1
+_EMPTY = -1
+#: The kernel's scalar parameters, in order (see :meth:`PuntiModel.params`).
+_P_N, _P_G, _P_F, _P_L, _P_NL, _P_BET, _P_PRIZE, _P_AID, _P_AIDN, _P_AIDD, _P_USES, _P_FINISH, _P_D = range(13)
+
+
+# ----------------------------------------------------------------------------- encoding
+
+
+@numba.njit(cache=True)
+def _decode(state, prm, st, au, bl):
+    N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
+    phase = state % 3
+    rest = state // 3
+    seat = rest % N
+    rest //= N
+    for i in range(N):
+        loc = rest % nl
+        rest //= nl
+        bl[i] = loc % L1
+        loc //= L1
+        au[i] = loc % 2
+        st[i] = loc // 2
+    return phase, seat
+
+
+@numba.njit(cache=True)
+def _encode(phase, seat, prm, st, au, bl):
+    N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
+    code = 0
+    for i in range(N - 1, -1, -1):
+        code = code * nl + (st[i] * 2 + au[i]) * L1 + bl[i]
+    return phase + 3 * (seat + N * code)
+
+
+# ----------------------------------------------------------------------------- kernel
+
+
+@numba.njit(cache=True)
+def _after_step(mover, prm, st, au, bl, final):
+    """The next state's id after a throw, or ``-mask`` of the leaders when the game is over."""
+    N, G = prm[_P_N], prm[_P_G]
+    racing = 0
+    for i in range(N):
+        if 1 <= st[i] < G:
+            racing += 1
+    if racing <= 1:
+        best = -1
+        for i in range(N):
+            if st[i] != 0 and bl[i] > best:
+                best = bl[i]
+        mask = 0
+        for i in range(N):
+            final[i] = bl[i]
+            if st[i] != 0 and bl[i] == best:
+                mask |= 1 << i
+        return -mask
+    for step in range(1, N + 1):
+        k = (mover + step) % N
+        if 1 <= st[k] < G:
+            return _encode(0, k, prm, st, au, bl)
+    return -1  # unreachable: at least two are racing
+
+
+@numba.njit(cache=True)
+def _bets_left(phase, square, prm, sq_pulc):
+    if phase == 0:
+        return sq_pulc[square]
+    if phase == 1:
+        return 1
+    return 0
+
+
+@numba.njit(cache=True)
+def _expand(state, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
+            out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final):
+    """Every branch of one step from ``state``; returns how many.
+
+    ``out_next`` holds ids, or ``-mask`` (the leaders) when the game ends with
+    ``out_final`` the final balances (levels); ``out_bank`` is the points (levels)
+    the bank gained; ``out_broke``/``out_aid`` are bitmasks of the players who went
+    bankrupt / asked for mutual aid (bit N + i: the aid of player i succeeded).
+    """
+    N, G, F = prm[_P_N], prm[_P_G], prm[_P_F]
+    bet, prize, aid = prm[_P_BET], prm[_P_PRIZE], prm[_P_AID]
+    aid_num, aid_den, uses, finish, D = prm[_P_AIDN], prm[_P_AIDD], prm[_P_USES], prm[_P_FINISH], prm[_P_D]
+    phase, m = _decode(state, prm, st0, au0, bl0)
+    sq = st0[m]
+    count = 0
+    left = _bets_left(phase, sq, prm, sq_pulc)
+    can_bet = left > 0 and bl0[m] >= bet
+    if can_bet and mode != 1:
+        nphase = 1 if left > 1 else 2
+        for win in range(2):
+            bank = total
+            for i in range(N):
+                st[i] = st0[i]
+                au[i] = au0[i]
+                bl[i] = bl0[i]
+                bank -= bl0[i]
+            bank0 = bank
+            bl[m] -= bet
+            bank += bet
+            if win == 1:
+                pay = prize if prize < bank else bank
+                bl[m] += pay
+                bank -= pay
+            out_next[count] = _encode(nphase, m, prm, st, au, bl)
+            out_p[count] = D // F if win == 1 else D // F * (F - 1)
+            out_act[count] = 1
+            out_bank[count] = bank - bank0
+            out_broke[count] = 0
+            out_aid[count] = 0
+            count += 1
+        if mode == 2:
+            return count
+    # The throw.
+    payer = np.empty(N, np.int64)
+    amt = np.empty(N, np.int64)
+    cred = np.empty(N, np.int64)
+    for d in range(1, F + 1):
+        t = sq + d
+        if t > G:
+            t = G if finish == 1 else 2 * G - t
+        kind = sq_kind[t]
+        a = sq_amt[t]
+        # The charges this landing makes: (payer, amount, creditor: -1 bank, -2 every other player).
+        nch = 0
+        if kind == 1:
+            payer[0], amt[0], cred[0] = m, a, -1
+            nch = 1
+        elif kind == 4:
+            others = 0
+            for i in range(N):
+                if i != m and st0[i] != 0:
+                    others += 1
+            if others > 0:
+                payer[0], amt[0], cred[0] = m, a * others, -2
+                nch = 1
+        elif kind == 3:
+            for step in range(1, N):
+                q = (m + step) % N
+                if st0[q] != 0:
+                    payer[nch], amt[nch], cred[nch] = q, a, m
+                    nch += 1
+        for code in range(1 << nch):
+            bank = total
+            for i in range(N):
+                st[i] = st0[i]
+                au[i] = au0[i]
+                bl[i] = bl0[i]
+                bank -= bl0[i]
+            bank0 = bank
+            st[m] = t
+            p = 1
+            broke = 0
+            aidm = 0
+            if kind == 2:
+                pay = a if a < bank else bank
+                bl[m] += pay
+                bank -= pay
+            for k in range(nch):
+                bit = (code >> k) & 1
+                who = payer[k]
+                need = amt[k]
+                if bl[who] < need and uses > 0 and au[who] == 0:
+                    au[who] = 1
+                    aidm |= 1 << who
+                    if bit == 1:
+                        p *= aid_num
+                        aidm |= 1 << (N + who)
+                        for q in range(N):
+                            if q != who and st[q] != 0:
+                                give = aid if aid < bl[q] else bl[q]
+                                bl[q] -= give
+                                bl[who] += give
+                    else:
+                        p *= aid_den - aid_num
+                elif bit == 1:
+                    p = 0
+                    break
+                else:
+                    p *= aid_den
+                if bl[who] >= need:
+                    bl[who] -= need
+                    if cred[k] == -1:
+                        bank += need
+                    elif cred[k] == -2:
+                        for q in range(N):
+                            if q != who and st[q] != 0:
+                                bl[q] += a
+                    else:
+                        bl[cred[k]] += need
+                else:
+                    broke |= 1 << who
+                    bank += bl[who]
+                    bl[who] = 0
+                    st[who] = 0
+                    au[who] = 0
+            if p == 0:
+                continue
+            for _k in range(nch, N - 1):
+                p *= aid_den
+            for i in range(N):
+                final[i] = 0
+            nxt = _after_step(m, prm, st, au, bl, final)
+            out_next[count] = nxt
+            out_p[count] = p
+            out_act[count] = 0
+            out_bank[count] = bank - bank0
+            out_broke[count] = broke
+            out_aid[count] = aidm
+            for i in range(N):
+                out_final[count, i] = final[i]
+            count += 1
+    return count
+
+
+# ----------------------------------------------------------------------------- hash table
+
+
+@numba.njit(cache=True)
+def _slot(key, mask):
+    h = np.uint64(key) * np.uint64(11400714819323198485)
+    return np.int64((h >> np.uint64(20)) & np.uint64(mask))
+
+
+@numba.njit(cache=True)
+def _lookup(keys, vals, key):
+    mask = keys.size - 1
+    i = _slot(key, mask)
+    while True:
+        k = keys[i]
+        if k == key:
+            return vals[i]
+        if k == _EMPTY:
+            return -1
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def _insert(keys, vals, key, value):
+    """Insert ``key`` unless present; returns its value (the new one when inserted)."""
+    mask = keys.size - 1
+    i = _slot(key, mask)
+    while True:
+        k = keys[i]
+        if k == key:
+            return vals[i]
+        if k == _EMPTY:
+            keys[i] = key
+            vals[i] = value
+            return value
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def _rehash(keys, vals, new_keys, new_vals):
+    for i in range(keys.size):
+        if keys[i] != _EMPTY:
+            _insert(new_keys, new_vals, keys[i], vals[i])
+
+
+# ----------------------------------------------------------------------------- exploration
+
+
+@numba.njit(cache=True)
+def _explore(mode, prm, total, sq_kind, sq_amt, sq_pulc, keys, vals, queue, head, tail, budget, J):
+    N = prm[_P_N]
+    st0 = np.empty(N, np.int64)
+    au0 = np.empty(N, np.int64)
+    bl0 = np.empty(N, np.int64)
+    st = np.empty(N, np.int64)
+    au = np.empty(N, np.int64)
+    bl = np.empty(N, np.int64)
+    final = np.empty(N, np.int64)
+    out_next = np.empty(J, np.int64)
+    out_p = np.empty(J, np.int64)
+    out_act = np.empty(J, np.int8)
+    out_bank = np.empty(J, np.int64)
+    out_broke = np.empty(J, np.int8)
+    out_aid = np.empty(J, np.int8)
+    out_final = np.empty((J, N), np.int64)
+    limit = keys.size // 2
+    done = 0
+    while head < tail and done < budget:
+        if tail + J >= queue.size or tail + J >= limit:
+            break
+        s = queue[head]
+        head += 1
+        done += 1
+        c = _expand(s, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
+                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        for j in range(c):
+            t = out_next[j]
+            if t >= 0 and _insert(keys, vals, t, tail) == tail:
+                queue[tail] = t
+                tail += 1
+    return head, tail
+
+
+@numba.njit(cache=True)
+def _write(ids, keys, vals, n_states, mode, prm, total, sq_kind, sq_amt, sq_pulc,
+           nxt, pnum, act, broke, lo, hi):
+    N = prm[_P_N]
+    J = nxt.shape[1]
+    st0 = np.empty(N, np.int64)
+    au0 = np.empty(N, np.int64)
+    bl0 = np.empty(N, np.int64)
+    st = np.empty(N, np.int64)
+    au = np.empty(N, np.int64)
+    bl = np.empty(N, np.int64)
+    final = np.empty(N, np.int64)
+    out_next = np.empty(J, np.int64)
+    out_p = np.empty(J, np.int64)
+    out_act = np.empty(J, np.int8)
+    out_bank = np.empty(J, np.int64)
+    out_broke = np.empty(J, np.int8)
+    out_aid = np.empty(J, np.int8)
+    out_final = np.empty((J, N), np.int64)
+    for r in range(lo, hi):
+        c = _expand(ids[r], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
+                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        for j in range(c):
+            t = out_next[j]
+            nxt[r, j] = _lookup(keys, vals, t) if t >= 0 else n_states + (-t) - 1
+            pnum[r, j] = out_p[j]
+            act[r, j] = out_act[j]
+            broke[r, j] = out_broke[j]
+
+
+@numba.njit(cache=True)
+def _details(ids, rows, mode, prm, total, sq_kind, sq_amt, sq_pulc, J, bank_out, aid_out, final_out):
+    """Per branch of the given states: the bank's gain, the aid mask and the final balances (levels)."""
+    N = prm[_P_N]
+    st0 = np.empty(N, np.int64)
+    au0 = np.empty(N, np.int64)
+    bl0 = np.empty(N, np.int64)
+    st = np.empty(N, np.int64)
+    au = np.empty(N, np.int64)
+    bl = np.empty(N, np.int64)
+    final = np.empty(N, np.int64)
+    out_next = np.empty(J, np.int64)
+    out_p = np.empty(J, np.int64)
+    out_act = np.empty(J, np.int8)
+    out_bank = np.empty(J, np.int64)
+    out_broke = np.empty(J, np.int8)
+    out_aid = np.empty(J, np.int8)
+    out_final = np.empty((J, N), np.int64)
+    for k in range(rows.size):
+        c = _expand(ids[rows[k]], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
+                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        for j in range(c):
+            bank_out[k, j] = out_bank[j]
+            aid_out[k, j] = out_aid[j]
+            for i in range(N):
+                final_out[k, j, i] = out_final[j, i] if out_next[j] < 0 else -1
+
+
+@numba.njit(cache=True)
+def _decode_many(ids, prm, phase, seat, st, au, bl):
+    N = prm[_P_N]
+    s1 = np.empty(N, np.int64)
+    a1 = np.empty(N, np.int64)
+    b1 = np.empty(N, np.int64)
+    for r in range(ids.size):
+        ph, se = _decode(ids[r], prm, s1, a1, b1)
+        phase[r] = ph
+        seat[r] = se
+        for i in range(N):
+            st[r, i] = s1[i]
+            au[r, i] = a1[i]
+            bl[r, i] = b1[i]
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+@dataclass
+class Decoded:
+    """Decoded states: phase, seat to move, and per player status, aid used, balance (points)."""
+
+    phase: np.ndarray
+    seat: np.ndarray
+    status: np.ndarray  # (n, N): 0 bankrupt, 1..G-1 square, G arrived
+    aid_used: np.ndarray
+    points: np.ndarray
+
+
+@dataclass
+class PuntiChain:
+    """A chain of the points game with what the analyses and tests need beside it."""
+
+    chain: Chain
+    model: PuntiModel
+    mode: int
+    act: np.ndarray  # (n, J) int8: 0 a throw's branch, 1 a bet's
+    broke: np.ndarray  # (n, J) int8: bitmask of the players who went bankrupt
+    masks: list[int]  # outcome k is won by the seats of masks[k] (several: a tie)
+    branch_col: np.ndarray | None = None  # (n, J): the kernel's branch of each column; None: the same
+
+    @property
+    def n_states(self) -> int:
+        return int(self.chain.state_ids.size)
+
+
+class PuntiModel:
+    """A points board for a number of players: encoding, kernel parameters, building."""
+
+    def __init__(self, rules: PuntiRules, players: int):
+        if isinstance(players, bool) or not isinstance(players, int) or players < 2:
+            raise RulesError(f"players must be a whole number of at least 2, got {players!r}")
+        if players > MAX_PLAYERS:
+            raise RulesError(f"players must be at most {MAX_PLAYERS}, got {players}")
+        self.rules = rules
+        self.players = players
+        self.unit = rules.unit(players)
+        self.total = rules.total_points(players) // self.unit  # levels in play
+        self.levels = self.total  # the highest balance, in levels
+        G = rules.goal
+        self.kind = np.zeros(G + 1, np.int64)
+        self.amount = np.zeros(G + 1, np.int64)
+        self.pulc = np.zeros(G + 1, np.int64)
+        for s, sq in rules.squares.items():
+            self.kind[s] = sq.code
+            self.amount[s] = sq.amount // self.unit
+            self.pulc[s] = sq.pulcinella
+        aid_num, aid_den = rules.aid_chance
+        self.aid_num, self.aid_den = aid_num, aid_den
+        self.denominator = rules.faces * aid_den ** (players - 1)
+        n_local = (G + 1) * 2 * (self.levels + 1)
+        if 3 * players * float(n_local) ** players >= 2.0**62:
+            raise TooLargeError(f"{rules.name} with {players} players: state ids overflow 64 bits "
+                                f"({self.levels + 1} balance levels; raise the points unit)")
+        self.n_local = n_local
+        self.params = np.array([
+            players, G, rules.faces, self.levels, n_local, rules.bet_cost // self.unit,
+            rules.bet_prize // self.unit, rules.aid // self.unit, aid_num, aid_den, rules.aid_uses,
+            1 if rules.overshoot == "finish" else 0, self.denominator,
+        ], np.int64)
+        self.width = 2 + rules.faces * 2 ** (players - 1)  # branches a state can have
+        assert PAY_BANK == 1 and COLLECT_BANK == 2 and COLLECT_EACH == 3 and PAY_EACH == 4
+
+    # -------------------------------------------------------------- states
+
+    def start_state(self) -> int:
+        N = self.players
+        st = np.ones(N, np.int64)
+        au = np.zeros(N, np.int64)
+        bl = np.array([b // self.unit for b in self.rules.initial_balances(N)], np.int64)
+        return int(_encode(0, 0, self.params, st, au, bl))
+
+    def decode(self, ids: np.ndarray) -> Decoded:
+        ids = np.asarray(ids, np.int64)
+        n, N = ids.size, self.players
+        phase = np.empty(n, np.int64)
+        seat = np.empty(n, np.int64)
+        st = np.empty((n, N), np.int64)
+        au = np.empty((n, N), np.int64)
+        bl = np.empty((n, N), np.int64)
+        _decode_many(ids, self.params, phase, seat, st, au, bl)
+        return Decoded(phase, seat, st, au.astype(bool), bl * self.unit)
+
+    def describe_state(self, state_id: int) -> dict:
+        d = self.decode(np.array([state_id]))
+        G = self.rules.goal
+        players = []
+        for i in range(self.players):
+            s = int(d.status[0, i])
+            where = "bankrupt" if s == 0 else ("arrived" if s == G else f"square {s}")
+            players.append({"seat": i + 1, "where": where, "points": int(d.points[0, i]),
+                            "aid_used": bool(d.aid_used[0, i])})
+        phase = ("turn start", "may bet again", "throws")[int(d.phase[0])]
+        return {"seat_to_move": int(d.seat[0]) + 1, "phase": phase, "players": players,
+                "bank": int(self.total * self.unit - d.points[0].sum())}
+
+    def outcome_masks(self) -> list[int]:
+        return list(range(1, 2**self.players))
+
+    def outcome_name(self, mask: int) -> str:
+        seats = [str(i + 1) for i in range(self.players) if mask >> i & 1]
+        if len(seats) == 1:
+            return f"seat {seats[0]} wins"
+        return "seats " + ", ".join(seats[:-1]) + " and " + seats[-1] + " tie"
+
+    # -------------------------------------------------------------- memory
+
+    def bytes_per_state(self) -> int:
+        """Memory a reachable state costs: hash slots and queue, branches (next, numerator,
+        action, bankruptcies), the solver's CSR copy and block work vectors."""
+        return 2 * 12 + 8 + self.width * (4 + 4 + 1 + 1 + 1 + 12) + 12 * 8 * 8 + 64
+
+    def state_budget(self) -> int:
+        return int(available_memory() * 0.8) // self.bytes_per_state()
+
+    def estimate_states(self) -> int:
+        """A rough count of the reachable states, to refuse hopeless builds before exploring.
+
+        Each player is taken to spread over its squares times at most ``4 (G - 1)`` balance
+        levels, and each extra player to add only a twentieth of that spread. Measured on the
+        shipped board (G = 37, 121 levels): 345,889 states for two players never betting and
+        3,858,403 always betting, against 5.7 million estimated; more than 100 million for three
+        players (exploration stopped), against 1.9 billion estimated. The exploration itself
+        stops at the memory budget whatever this says.
+        """
+        G = self.rules.goal
+        per_player = (G - 1) * min(self.levels + 1, 4 * (G - 1))
+        return int(3 * self.players * per_player ** self.players * 0.05 ** (self.players - 1))
+
+    def check_memory(self) -> None:
+        est = self.estimate_states()
+        budget = self.state_budget()
+        if est > 20 * budget:
+            raise TooLargeError(
+                f"{self.rules.name} with {self.players} players: about {est:,} states (a rough estimate), "
+                f"{est * self.bytes_per_state() / 2**30:.0f} GiB; "
+                f"{available_memory() / 2**30:.1f} GiB available")
+
+    # -------------------------------------------------------------- building
+
+    def _args(self) -> tuple:
+        return (self.params, self.total, self.kind, self.amount, self.pulc)
+
+    def explore(self, mode: int, progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The reachable state ids in discovery order, and the hash table that numbers them."""
+        budget = self.state_budget()
+        cap = 1 << 16
+        keys = np.full(2 * cap, _EMPTY, np.int64)
+        vals = np.full(2 * cap, -1, np.int32)
+        queue = np.empty(cap, np.int64)
+        start = self.start_state()
+        _insert(keys, vals, start, 0)
+        queue[0] = start
+        head, tail = 0, 1
+        with progress_bar(progress, "exploring states") as bar:
+            task = bar.add_task("exploring states", total=None)
+            while head < tail:
+                head, tail = _explore(mode, *self._args(), keys, vals, queue, head, tail, 500_000, self.width)
+                bar.update(task, completed=head, total=tail)
+                if tail > budget:
+                    raise TooLargeError(
+                        f"{self.rules.name} with {self.players} players: more than {tail:,} states "
+                        f"(about {tail * self.bytes_per_state() / 2**30:.1f} GiB and growing); "
+                        f"{available_memory() / 2**30:.1f} GiB available")
+                if head < tail and (tail + self.width >= queue.size or tail + self.width >= keys.size // 2):
+                    queue = np.concatenate([queue, np.empty(queue.size, np.int64)])
+                    new_keys = np.full(keys.size * 2, _EMPTY, np.int64)
+                    new_vals = np.full(keys.size * 2, -1, np.int32)
+                    _rehash(keys, vals, new_keys, new_vals)
+                    keys, vals = new_keys, new_vals
+        return queue[:tail].copy(), keys, vals
+
+    def build(self, mode: int, progress: bool = False) -> PuntiChain:
+        """Explore and compile: a chain for ``mode`` never/always, the decision process for 0."""
+        self.check_memory()
+        ids, keys, vals = self.explore(mode, progress)
+        n_states = ids.size
+        masks = self.outcome_masks()
+        n = n_states + len(masks)
+        J = self.width
+        nxt = np.full((n, J), -1, np.int32)
+        pnum = np.zeros((n, J), np.int32)
+        act = np.zeros((n, J), np.int8)
+        broke = np.zeros((n, J), np.int8)
+        block = 200_000
+        with progress_bar(progress, "writing transitions") as bar:
+            task = bar.add_task("writing transitions", total=n_states)
+            for lo in range(0, n_states, block):
+                hi = min(n_states, lo + block)
+                _write(ids, keys, vals, n_states, mode, *self._args(), nxt, pnum, act, broke, lo, hi)
+                bar.update(task, completed=hi)
+        del keys, vals
+        for k in range(len(masks)):
+            nxt[n_states + k, 0] = n_states + k
+            pnum[n_states + k, 0] = self.denominator
+        # Trim the unused branch columns.
+        used = int((nxt >= 0).sum(axis=1).max())
+        nxt, pnum, act, broke = (a[:, :used].copy() for a in (nxt, pnum, act, broke))
+        return self._chain(ids, nxt, pnum, act, broke, mode)
+
+    def _chain(self, ids: np.ndarray, nxt: np.ndarray, pnum: np.ndarray, act: np.ndarray, broke: np.ndarray,
+               mode: int) -> PuntiChain:
+        n_states = ids.size
+        masks = self.outcome_masks()
+        n = n_states + len(masks)
+        d = self.decode(ids)
+        mover = np.full(n, -1, np.int8)
+        mover[:n_states] = d.seat
+        turn_start = np.zeros(n, bool)
+        turn_start[:n_states] = d.phase == 0
+        valid = nxt >= 0
+        throws = valid & (act == ACT_THROW)
+        throws[n_states:] = False
+        chain = Chain(
+            next=nxt,
+            pnum=pnum,
+            denom=self.denominator,
+            init=0,
+            outcomes={self.outcome_name(m): n_states + k for k, m in enumerate(masks)},
+            players=self.players,
+            mover=mover,
+            state_rewards={"turns": turn_start},
+            branch_rewards={"throws": throws},
+            turn_start=turn_start,
+            state_ids=ids,
+            describe_state=self.describe_state,
+            sweep_order=progress_order(self.progress_key(ids, n)),
+        )
+        return PuntiChain(chain, self, mode, act, broke, masks)
+
+    def progress_key(self, ids: np.ndarray, n: int) -> np.ndarray:
+        """Grows along the game: every player's square (arrived and bankrupt count as the end), then phase."""
+        d = self.decode(ids)
+        G = self.rules.goal
+        where = np.where((d.status == 0) | (d.status == G), G, d.status).sum(axis=1)
+        key = np.full(n, np.iinfo(np.int64).max // 4, np.int64)
+        key[:ids.size] = where * 3 + d.phase
+        return key
+
+    def details(self, pc: PuntiChain, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Recompute, for the branches of ``rows`` (default all states): the bank's gain in points,
+        the mutual-aid masks, and the final balances in points (-1 where the game goes on).
+
+        The kernel is deterministic, so branch ``j`` here is branch ``j`` of the chain (for a chain
+        selected from the decision process, pass the decision process's mode and map the columns).
+        """
+        ids = pc.chain.state_ids
+        rows = np.arange(ids.size) if rows is None else np.asarray(rows, np.int64)
+        J = self.width
+        bank = np.zeros((rows.size, J), np.int64)
+        aid = np.zeros((rows.size, J), np.int8)
+        final = np.full((rows.size, J, self.players), -1, np.int64)
+        _details(ids, rows, pc.mode, *self._args(), J, bank, aid, final)
+        final = np.where(final >= 0, final * self.unit, -1)
+        width = pc.chain.next.shape[1]
+        if pc.branch_col is None:
+            return bank[:, :width] * self.unit, aid[:, :width], final[:, :width]
+        cols = np.maximum(pc.branch_col[rows], 0).astype(np.int64)
+        r = np.arange(rows.size)[:, None]
+        return bank[r, cols] * self.unit, aid[r, cols], final[r, cols]
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable``), or the free pages."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def punti_model(rules: PuntiRules, players: int | None = None) -> PuntiModel:
+    """The model of ``rules`` for ``players`` players (the board's default when None)."""
+    return PuntiModel(rules, rules.default_players if players is None else players)

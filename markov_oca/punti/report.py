@@ -1,0 +1,73 @@
+"""The text report of a solved points board (:class:`~markov_oca.punti.analysis.PuntiResults`)."""
+
+from __future__ import annotations
+
+import math
+
+from .analysis import PuntiResults
+
+_BETS = {
+    "never": "nobody bets on Pulcinella",
+    "always": "every seat bets whenever it can",
+    "optimal": "each seat bets to maximise its chance of winning",
+}
+
+
+def _q(x: float) -> str:
+    return "never" if math.isinf(x) else str(int(x))
+
+
+def _quantiles(pmf: dict[int, float], qs: tuple[float, ...]) -> list[int]:
+    keys = sorted(pmf)
+    out, acc, k = [], 0.0, 0
+    for q in qs:
+        while k < len(keys) and acc + pmf[keys[k]] < q - 1e-12:
+            acc += pmf[keys[k]]
+            k += 1
+        out.append(keys[min(k, len(keys) - 1)])
+    return out
+
+
+def punti_text(r: PuntiResults) -> str:
+    """The report for people: per seat the chance to win, to go bankrupt, the final points; the length."""
+    lines = [
+        f"{r.title} [{r.rules}{', seed ' + r.seed if r.seed else ''}] with {r.players} players",
+        f"bets: {r.bet} ({_BETS.get(r.bet, r.bet)})",
+        "options: " + ", ".join(f"{k}={v}" for k, v in r.options.items()),
+        f"points in play {r.total_points} (the bank starts with {r.bank_start}); balances in steps of {r.unit}",
+        f"chain: {r.states:,} states, {r.transitions:,} transitions; floating point",
+        "",
+        "per seat (win: the most points alone; tie: sharing the most; share: a tie of k seats counts 1/k):",
+        "  seat  start    win       tie       share     bankrupt  points   (median, 10%-90%)  bets    aid asked/ok",
+    ]
+    for s in r.seats:
+        med, lo, hi = _quantiles(s.points_pmf, (0.5, 0.1, 0.9))
+        lines.append(
+            f"  {s.seat:4d}  {s.start_points:5d}  {s.win:.6f}  {s.tie:.6f}  {s.win_share:.6f}  {s.bankrupt:.6f}  "
+            f"{s.points:7.2f}  ({med}, {lo}-{hi})  {s.bets:6.3f}  {s.aid:.4f}/{s.aid_success:.4f}")
+    lines.append("outcomes: " + ", ".join(f"{k} {v:.6f}" for k, v in r.outcomes.items()))
+    L = r.length
+    lines += [
+        "",
+        f"expected turns {r.expected['turns']:.4f} (all seats), throws {r.expected['throws']:.4f}, "
+        f"bets {r.expected['bets']:.4f}",
+        f"game length in turns: median {_q(L.median)}, 90th percentile {_q(L.p90)}, 99th percentile {_q(L.p99)} "
+        f"(distribution to a tail mass of {L.tail_mass:.1e})",
+    ]
+    if r.policy:
+        p = r.policy
+        lines += ["", f"optimal bets: {p.get('method', '')}"]
+        for k in ("rounds", "converged", "sweeps", "residual", "decision_states", "bet_states"):
+            if k in p:
+                lines.append(f"  {k.replace('_', ' ')}: {p[k]}")
+    if r.postcards:
+        pc = r.postcards
+        lines += ["", f"postcards (simulated, {pc['games']:,} games each, seed {pc['seed']}; "
+                      f"policy: {pc['policy']}):"]
+        lines.append("  seat  share without  share with  (simulated; the exact share without is above)")
+        for i, (a, b) in enumerate(zip(pc["without"]["win_share"], pc["with"]["win_share"], strict=True)):
+            lines.append(f"  {i + 1:4d}  {a:.4f}         {b:.4f}")
+        lines.append(f"  standard error of each share about {pc['stderr']:.4f}")
+    res = max((s["residual"] for s in r.solver), default=0.0)
+    lines += ["", f"largest residual of the {len(r.solver)} solves: {res:.2e}"]
+    return "\n".join(lines)
