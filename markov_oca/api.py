@@ -25,7 +25,7 @@ def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any)
     """
     source, raw, fam = _read(rules)
     if fam != "goose":
-        raise RulesError(f"rule sets of the '{fam}' family are loaded by their own loader (markov_oca.ur)",
+        raise RulesError(f"rule sets of the '{fam}' family are loaded by their own loader (markov_oca.{fam})",
                          source=source, key="game.family")
     return build_goose(raw, source, {**(options or {}), **kw})
 
@@ -95,7 +95,7 @@ def variants() -> list[dict[str, Any]]:
 
 
 def family(rules: str | Path) -> str:
-    """The family of a rule set (``goose`` or ``ur``), read from its ``[game]`` table."""
+    """The family of a rule set (``goose``, ``ur`` or ``punti``), read from its ``[game]`` table."""
     return _read(rules)[2]
 
 

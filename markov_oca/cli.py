@@ -66,11 +66,21 @@ def solve(
     pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
     light: str = typer.Option("optimal", "--light", help="Ur: light's policy (random, greedy, optimal)"),
     dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy (random, greedy, optimal)"),
+    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
+    postcards: int = typer.Option(0, "--postcards",
+                                  help="points game: also simulate this many games with and without postcards"),
 ) -> None:
     """Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings."""
     try:
         if not 0 < tail < 1:
             raise RulesError(f"--tail must be between 0 and 1, got {tail}")
+        if api.family(rules) == "punti":
+            from .punti import punti_text, solve_punti
+
+            pr = solve_punti(rules, players, bet=bet, options=_options(option), progress=True, tail=tail,
+                             postcards=postcards)
+            typer.echo(json.dumps(pr.to_dict(with_pmf=pmf), indent=1) if fmt is Format.json else punti_text(pr))
+            return
         if api.family(rules) == "ur":
             opts = _options(option)
             if pieces is not None:
@@ -98,6 +108,14 @@ def explain(
 ) -> None:
     """Show the board as the engine reads it, square by square, with the options in force."""
     try:
+        if api.family(rules) == "punti":
+            from .punti import load_punti
+            from .punti.report import punti_explain_dict, punti_explain_text
+
+            p = load_punti(rules, _options(option))
+            typer.echo(json.dumps(punti_explain_dict(p), indent=1, ensure_ascii=False) if fmt is Format.json
+                       else punti_explain_text(p))
+            return
         r = api.load(rules, _options(option))
     except RulesError as exc:
         _fail(str(exc), 2)
@@ -183,6 +201,7 @@ def export(
     pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
     light: str = typer.Option("optimal", "--light", help="Ur: light's policy"),
     dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy"),
+    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
 ) -> None:
     """Write the chain as a graph (GraphML, GEXF, DOT, node-link JSON) or as PRISM / Storm explicit files."""
     from .export import export as write
@@ -191,7 +210,7 @@ def export(
     if pieces is not None:
         opts["pieces"] = pieces
     try:
-        paths = write(rules, players, fmt, out, options=opts, light=light, dark=dark, progress=True)
+        paths = write(rules, players, fmt, out, options=opts, light=light, dark=dark, bet=bet, progress=True)
     except (RulesError, TooLargeError) as exc:
         _fail(str(exc), 2)
     except OSError as exc:

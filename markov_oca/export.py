@@ -872,7 +872,7 @@ def _write_labels(chain: Chain, path: Path, prism: bool) -> None:
 
 def export(rules: str | Path, players: int | None, fmt: str, out: str | Path, *,
            options: Mapping[str, Any] | None = None, light: str = "optimal", dark: str = "optimal",
-           max_states: int | None = FILE_LIMIT, progress: bool = False) -> list[Path]:
+           bet: str = "never", max_states: int | None = FILE_LIMIT, progress: bool = False) -> list[Path]:
     """Build a rule set's chain and write it: the command line's ``export``.
 
     Parameters
@@ -889,6 +889,8 @@ def export(rules: str | Path, players: int | None, fmt: str, out: str | Path, *,
         Rule options (Ur: ``pieces``, ``throw``, ``end``, ``total``).
     light, dark : str
         Ur only: the policies of the two sides (``random``, ``greedy``, ``optimal``).
+    bet : str
+        Points game only: the Pulcinella bets (``never``, ``always``, ``optimal``).
     max_states : int or None
         As for :func:`write_chain`.
     progress : bool
@@ -912,6 +914,12 @@ def export(rules: str | Path, players: int | None, fmt: str, out: str | Path, *,
     if fmt not in FORMATS:
         raise RulesError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
     source = rules if isinstance(rules, Path) else str(rules)
+    if api.family(source) == "punti":
+        from .punti import build_punti_chain, load_punti
+
+        p = load_punti(source, options or {})
+        chain = build_punti_chain(p, players, bet=bet, progress=progress).chain
+        return write_chain(chain, out, fmt, rules=p.name, max_states=max_states)
     if api.family(source) == "ur":
         from .ur.chain import ur_chain
         from .ur.rules import load_ur

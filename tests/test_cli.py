@@ -147,3 +147,15 @@ def test_report_command_writes_the_page(tmp_path):
     files = [Path(p).name for p in json.loads(r.stdout)["files"]]
     assert "index.html" in files and "report.md" in files
     assert "39.225122" in (tmp_path / "rep" / "index.html").read_text()
+
+
+def test_points_game_solve_explain_and_bad_bet():
+    r = run("solve", "gioco-oca-punti", "--players", "2", "--format", "json", "--no-pmf")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert sum(d["outcomes"].values()) == pytest.approx(1.0, abs=1e-9)
+    assert sum(s["win_share"] for s in d["seats"]) == pytest.approx(1.0, abs=1e-9)
+    r = run("explain", "gioco-oca-punti")
+    assert r.returncode == 0 and "13 (bank pays (example amount)): collect 20 from the bank" in r.stdout
+    r = run("solve", "gioco-oca-punti", "--bet", "sometimes")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--bet" in r.stderr

@@ -71,3 +71,38 @@ def punti_text(r: PuntiResults) -> str:
     res = max((s["residual"] for s in r.solver), default=0.0)
     lines += ["", f"largest residual of the {len(r.solver)} solves: {res:.2e}"]
     return "\n".join(lines)
+
+
+def punti_explain_text(rules) -> str:
+    """The points board as read: squares, the economy in force, the options with their docs."""
+    lines = [
+        f"{rules.title} [{rules.name}{', seed ' + rules.seed if rules.seed else ''}] from {rules.source}",
+        f"squares 1 (start) to {rules.goal} (the end square); one die of {rules.faces} faces",
+        f"each player: dowry {rules.dowry}, entry tax {rules.entry_tax} to the bank, head-of-game fee "
+        f"{rules.head_fee}; Pulcinella bet {rules.bet_cost} to win {rules.bet_prize}; mutual aid {rules.aid} "
+        f"from each other player, {rules.aid_uses} time(s), {rules.aid_throws} throws",
+        "",
+        "options in force:",
+    ]
+    for k, v in rules.options.items():
+        choices = rules.option_choices.get(k)
+        extra = f"  (choices: {', '.join(map(str, choices))})" if choices else ""
+        lines.append(f"  {k} = {v}{extra}  {rules.option_docs.get(k, '')}")
+    lines += ["", "squares with an effect:"]
+    for s, sq in sorted(rules.squares.items()):
+        name = f" ({sq.name})" if sq.name else ""
+        lines.append(f"  {s:3d}{name}: {sq.describe()}")
+    return "\n".join(lines)
+
+
+def punti_explain_dict(rules) -> dict:
+    """The points board as read, for ``explain --format json`` (schema ``markov_oca.explain-punti/1``)."""
+    return {
+        "schema": "markov_oca.explain-punti/1",
+        "rules": rules.name, "title": rules.title, "seed": rules.seed, "source": rules.source,
+        "goal": rules.goal, "faces": rules.faces,
+        "options": {k: {"value": v, "choices": list(rules.option_choices.get(k, ())) or None,
+                        "doc": rules.option_docs.get(k, "")} for k, v in rules.options.items()},
+        "squares": [{"square": q, "name": sq.name, "effect": sq.describe(), "kind": sq.kind or None,
+                     "amount": sq.amount, "pulcinella": sq.pulcinella} for q, sq in sorted(rules.squares.items())],
+    }
