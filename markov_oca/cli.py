@@ -173,6 +173,7 @@ def crosscheck(
     pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
     light: str = typer.Option("random", "--light", help="Ur: light's policy"),
     dark: str = typer.Option("random", "--dark", help="Ur: dark's policy"),
+    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Test simulated games (ours, or a results file) against the exact chain; exit 1 on failure."""
@@ -181,7 +182,7 @@ def crosscheck(
     try:
         r = run(rules, players, games=games, seed=seed, results=results, turn_limit=turn_limit,
                 options=_options(option), simulate_options=_options(simulate_option), pieces=pieces,
-                light=light, dark=dark, alpha=alpha, progress=True)
+                light=light, dark=dark, bet=bet, alpha=alpha, progress=True)
     except (RulesError, TooLargeError) as exc:
         _fail(str(exc), 2)
     except SolverError as exc:

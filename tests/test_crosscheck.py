@@ -155,3 +155,39 @@ def test_crosscheck_with_a_results_file_end_to_end(tmp_path):
     d = r.to_dict()
     assert d["schema"] == "markov_oca.crosscheck/1" and d["correction"] == "holm"
     assert {"quantity", "exact", "simulated", "low", "high", "p_value", "adjusted", "passed"} <= set(d["checks"][0])
+
+
+# ----------------------------------------------------------------------------- our simulators, end to end
+
+SHIPPED = [
+    ("oca-moderna", {"players": 2}),
+    ("oca-tradicional", {"players": 1}),
+    ("jeu-de-l-oie", {"players": 2}),
+    ("ur", {"pieces": 2, "light": "greedy", "dark": "random"}),
+    ("ur-simplificado", {"pieces": 1, "light": "optimal", "dark": "random"}),
+    ("ur-7-rescatados", {"pieces": 2}),
+    ("gioco-oca-punti", {"players": 2, "games": 4_000}),
+]
+
+
+def test_every_shipped_rule_set_is_listed_here():
+    assert {v["name"] for v in api.variants()} == {name for name, _ in SHIPPED}
+
+
+@pytest.mark.parametrize(("name", "kw"), SHIPPED, ids=[n for n, _ in SHIPPED])
+def test_crosscheck_passes_on_every_shipped_rule_set(name, kw):
+    kw = {"games": 100_000, "seed": 11, **kw}
+    r = crosscheck(name, **kw)
+    assert r.passed, [c for c in r.checks if not c.passed]
+    assert r.games == kw["games"] and len(r.checks) >= 8
+
+
+@pytest.mark.parametrize(("name", "kw", "changed"), [
+    ("oca-moderna", {"players": 1}, {"overshoot": "stay"}),
+    ("jeu-de-l-oie", {"players": 2}, {"waiting": "turns:2"}),
+    ("ur", {"pieces": 1}, {"throw": "die"}),
+])
+def test_crosscheck_fails_when_the_simulated_rules_differ(name, kw, changed):
+    r = crosscheck(name, games=100_000, seed=11, simulate_options=changed, **kw)
+    assert not r.passed
+    assert r.simulated_options == changed

@@ -27,6 +27,7 @@ cards each player still holds) would multiply the state space by thousands.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,8 +222,13 @@ class _Game:
 
 
 def simulate_punti(rules: PuntiRules, players: int | None = None, *, bet: str = "never", games: int = 10_000,
-                   seed: int = 1, postcards: bool = False, policy: dict[int, bool] | None = None) -> SimResult:
+                   seed: int = 1, postcards: bool = False, policy: dict[int, bool] | None = None,
+                   on_game: Callable[[int, int], None] | None = None) -> SimResult:
     """Play ``games`` games of ``rules`` (see the module docstring for the postcard policies).
+
+    ``on_game(leaders, turns)``, when given, is told each game's result as it ends: the
+    bit mask of the seats with the most points and the game's length in turns (the
+    cross-check's sample).
 
     ``bet`` is ``never``, ``always`` or ``optimal`` (then ``policy`` maps the chain's state ids of
     the deciding states to whether they bet; states it does not know, such as those only the
@@ -243,6 +249,8 @@ def simulate_punti(rules: PuntiRules, players: int | None = None, *, bet: str = 
         leaders = [i for i in alive if g.bal[i] == best]
         mask = sum(1 << i for i in leaders)
         res.outcomes[mask] = res.outcomes.get(mask, 0) + 1
+        if on_game is not None:
+            on_game(mask, turns)
         for i in leaders:
             res.share[i] += 1.0 / len(leaders)
             if len(leaders) == 1:

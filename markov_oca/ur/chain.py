@@ -115,7 +115,8 @@ def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Calla
     avail = available_memory()
     if need > avail:
         raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: a policy chain over {4 * space.size:,} "
-                            f"states needs about {need / 2**30:.1f} GiB; {avail / 2**30:.1f} GiB available")
+                            f"states needs about {need / 2**30:.1f} GiB; {avail / 2**30:.1f} GiB available "
+                            "(try --pieces 4 or fewer)")
     mv = moves(space, None, rules)
     if any(isinstance(p, str) and p == "optimal" for p in (light, dark)) and values is None:
         from .optimal import solve_optimal
