@@ -229,6 +229,7 @@ def report(
     pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
     light: str = typer.Option("optimal", "--light", help="Ur: light's policy"),
     dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy"),
+    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
     fmt: Format = typer.Option(Format.text, "--format", help="text (the files written) or json"),
 ) -> None:
     """Write a self-contained HTML page and its markdown twin: rules, chances, length plot, the board."""
@@ -238,7 +239,7 @@ def report(
 
     try:
         paths = write_report(rules, Path(out), players=players, options=_options(option), pieces=pieces,
-                             light=light, dark=dark, progress=True)
+                             light=light, dark=dark, bet=bet, progress=True)
     except (RulesError, TooLargeError) as exc:
         _fail(str(exc), 2)
     except SolverError as exc:

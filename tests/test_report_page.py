@@ -1,7 +1,7 @@
 """The report page: files written, HTML that parses and stands alone, the numbers of the solve.
 
-Each report is written once per module; a real browser (headless chromium) renders one goose and
-one Ur page when it is installed.
+Each report is written once per module; a real browser (headless chromium) renders one goose, one Ur
+and one points page when it is installed.
 """
 
 from __future__ import annotations
@@ -88,9 +88,10 @@ def parse(path: Path) -> Page:
     return page
 
 
-def check_page(out: Path, paths: list[Path]) -> tuple[Page, str]:
+def check_page(out: Path, paths: list[Path], pictures: tuple[str, ...] = ("length.png", "board.png")
+               ) -> tuple[Page, str]:
     """Everything every report must satisfy; returns the parsed page and the markdown."""
-    assert [p.name for p in paths] == ["index.html", "report.md", "length.png", "board.png"]
+    assert [p.name for p in paths] == ["index.html", "report.md", *pictures]
     for p in paths:
         assert p.is_file() and p.stat().st_size > 0 and p.parent == out
     page = parse(out / "index.html")
@@ -107,7 +108,7 @@ def check_page(out: Path, paths: list[Path]) -> tuple[Page, str]:
             url = (attrs.get(key) or "").strip().lower()
             assert not url.startswith(("http:", "https:", "//", "ftp:", "file:")), (tag, url)
     images = [a for t, a in page.tags if t == "img"]
-    assert len(images) == 2
+    assert len(images) == len(pictures)
     for a in images:
         assert a.get("alt", "").strip()
         src = a["src"]
@@ -117,7 +118,7 @@ def check_page(out: Path, paths: list[Path]) -> tuple[Page, str]:
         assert int(a["width"]) == int.from_bytes(png[16:20], "big") > 300
     md = (out / "report.md").read_text(encoding="utf-8")
     refs = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", md)
-    assert refs == ["length.png", "board.png"]
+    assert refs == list(pictures)
     for ref in refs:
         data = (out / ref).read_bytes()
         assert data[:8] == PNG_MAGIC and len(data) > 10_000
@@ -179,6 +180,19 @@ def snakes(out_dir):
 def ur2(out_dir):
     out = out_dir / "ur2"
     return out, write_report("ur", out, options={"pieces": 2})
+
+
+@pytest.fixture(scope="module")
+def punti2(out_dir):
+    out = out_dir / "punti2"
+    return out, write_report("gioco-oca-punti", out, players=2, bet="never")
+
+
+@pytest.fixture(scope="module")
+def punti2_res():
+    from markov_oca.punti import solve_punti
+
+    return solve_punti("gioco-oca-punti", 2, bet="never")
 
 
 # ----------------------------------------------------------------------------- goose
@@ -249,6 +263,21 @@ def test_bad_requests(tmp_path):
         write_report("oca-moderna", tmp_path, pieces=2)
     with pytest.raises(RulesError):
         write_report("ur", tmp_path, players=3)
+    # bet is for points boards; other families take only the default
+    for rules in ("oca-moderna", "ur"):
+        with pytest.raises(RulesError, match="bet applies to points boards"):
+            write_report(rules, tmp_path, bet="always")
+    with pytest.raises(RulesError):
+        write_report("gioco-oca-punti", tmp_path, pieces=2)
+    assert not any(tmp_path.iterdir())  # refused before anything is solved or written
+
+
+def test_punti_bad_bet(tmp_path):
+    with pytest.raises(RulesError) as err:
+        write_report("gioco-oca-punti", tmp_path / "out", bet="sometimes")
+    msg = str(err.value)
+    assert "\n" not in msg and "sometimes" in msg and "never, always, optimal" in msg
+    assert not (tmp_path / "out").exists()
 
 
 # ----------------------------------------------------------------------------- Ur
@@ -290,6 +319,45 @@ def test_ur_occupancy_counts_every_piece():
     assert (occ >= 0).all() and occ[:, 1:15].max() < 1
 
 
+# ----------------------------------------------------------------------------- points (punti)
+
+
+def test_punti_two_players(punti2, punti2_res):
+    out, paths = punti2
+    page, md = check_page(out, paths, ("points.png", "length.png", "board.png"))
+    res = punti2_res
+    assert page.title == f"{res.title} with 2 players · markov_oca"
+    rows = page.table("Seat", "Starts with", "Chance to win")
+    assert [r[0] for r in rows] == ["seat 1", "seat 2"]
+    for row, s in zip(rows, res.seats, strict=True):
+        # the win share (a tie of k seats counts 1/k), then alone, ties, bankrupt, expected points
+        assert row[1:7] == [str(s.start_points), fmt(s.win_share), fmt(s.win), fmt(s.tie), fmt(s.bankrupt),
+                            fmt(s.points, 4)]
+        assert float(row[2]) == pytest.approx(s.win_share, abs=5e-7)
+        assert md_row(md, f"seat {s.seat}")[2] == fmt(s.win_share)
+    assert sum(float(r[2]) for r in rows) == pytest.approx(1.0, abs=2e-6)
+    assert rows[0][1:3] == ["155", "0.624173"]  # docs/punti.md, the shipped board
+    text = "".join(page.text)
+    assert "a tie of k seats as 1/k of a win" in text and "a tie of k seats as 1/k of a win" in md
+    outcomes = dict(page.table("Outcome", "Chance"))
+    assert outcomes == {k: fmt(v) for k, v in res.outcomes.items()}
+    assert page.table("Expected", "Whole game")[0] == ["turns", fmt(res.expected["turns"], 4)]
+    assert f"median {int(res.length.median)}, 90th percentile {int(res.length.p90)}" in text
+    # the rules as read: every square with its effect, the economy options with their docs, the bet policy
+    squares = {r[0]: r for r in page.table("Square", "Name", "Effect")}
+    assert squares["2"][1:] == ["tax (example amount)", "pay 10 to the bank"]
+    assert squares["35"][2] == "2 Pulcinella bets at the next turn"
+    assert squares["37"][2].startswith("collect 20 from the bank")
+    options = {r[0]: r for r in page.table("Option", "Value")}
+    assert options["dowry"][1] == "200" and options["dowry"][3].startswith("points each player is given")
+    assert options["head_fee_to"][2] == "seat-1, bank"
+    assert "Example amounts: the rule file says so" in text
+    assert "nobody ever bets on Pulcinella" in text
+    assert "seat 1 starts with 155 points, seat 2 with 145" in text
+    alts = [a["alt"] for t, a in page.tags if t == "img"]
+    assert "final points" in alts[0] and "kind of effect" in alts[2]
+
+
 # ----------------------------------------------------------------------------- a real browser
 
 CHROMIUM = shutil.which("chromium")
@@ -304,7 +372,7 @@ def chromium(tmp_path: Path, page: Path, *args: str) -> subprocess.CompletedProc
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-@pytest.mark.parametrize("report", ["oca2", "ur2"])
+@pytest.mark.parametrize("report", ["oca2", "ur2", "punti2"])
 def test_in_a_browser(report, request, tmp_path):
     from PIL import Image
 
@@ -317,6 +385,10 @@ def test_in_a_browser(report, request, tmp_path):
         numbers = [r[1] for r in page.table("Seat", "Chance to win")]
         res = api.solve("oca-moderna", 2, landings=False)
         assert numbers == [fmt(s.win) for s in res.seats]
+    elif report == "punti2":
+        numbers = [r[2] for r in page.table("Seat", "Starts with", "Chance to win")]
+        res = request.getfixturevalue("punti2_res")
+        assert numbers == [fmt(s.win_share) for s in res.seats]
     else:
         numbers = [r[2] for r in page.table("Side", "Plays", "Chance to win")]
         res = api.solve_ur("ur", options={"pieces": 2})
