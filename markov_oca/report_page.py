@@ -770,9 +770,9 @@ _PUNTI_SEAT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#
 
 def _punti_quantiles(pmf: Mapping[int, float], qs: Sequence[float]) -> list[int]:
     """The smallest values whose cumulative chance reaches each of ``qs`` (as ``punti_text`` prints them)."""
-    from .punti.report import _quantiles
+    from .punti.report import quantiles
 
-    return _quantiles(dict(pmf), tuple(qs))
+    return quantiles(dict(pmf), tuple(qs))
 
 
 def _punti_examples(r: PuntiRules) -> Para | None:

@@ -389,3 +389,12 @@ def test_three_players_on_the_shipped_board_is_refused_up_front():
     m = punti_model(load_punti("gioco-oca-punti"), 3)
     with pytest.raises(TooLargeError, match="states"):
         m.check_memory()
+
+
+def test_points_quantiles_in_any_order():
+    # The report asks for the median before the 10% and 90% points.
+    from markov_oca.punti.report import quantiles
+
+    pmf = {100: 0.1, 120: 0.3, 150: 0.4, 180: 0.2}
+    assert quantiles(pmf, (0.5, 0.1, 0.9)) == [150, 100, 180]
+    assert quantiles(pmf, (0.4, 0.8, 0.81)) == [120, 150, 180]

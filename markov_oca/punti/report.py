@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .analysis import PuntiResults
 
 _BETS = {
@@ -17,15 +19,11 @@ def _q(x: float) -> str:
     return "never" if math.isinf(x) else str(int(x))
 
 
-def _quantiles(pmf: dict[int, float], qs: tuple[float, ...]) -> list[int]:
+def quantiles(pmf: dict[int, float], qs: tuple[float, ...]) -> list[int]:
+    """The smallest value whose cumulative chance reaches each ``q`` (any order of ``qs``)."""
     keys = sorted(pmf)
-    out, acc, k = [], 0.0, 0
-    for q in qs:
-        while k < len(keys) and acc + pmf[keys[k]] < q - 1e-12:
-            acc += pmf[keys[k]]
-            k += 1
-        out.append(keys[min(k, len(keys) - 1)])
-    return out
+    cdf = np.cumsum([pmf[k] for k in keys])
+    return [keys[min(int(np.searchsorted(cdf, q - 1e-12)), len(keys) - 1)] for q in qs]
 
 
 def punti_text(r: PuntiResults) -> str:
@@ -41,7 +39,7 @@ def punti_text(r: PuntiResults) -> str:
         "  seat  start    win       tie       share     bankrupt  points   (median, 10%-90%)  bets    aid asked/ok",
     ]
     for s in r.seats:
-        med, lo, hi = _quantiles(s.points_pmf, (0.5, 0.1, 0.9))
+        med, lo, hi = quantiles(s.points_pmf, (0.5, 0.1, 0.9))
         lines.append(
             f"  {s.seat:4d}  {s.start_points:5d}  {s.win:.6f}  {s.tie:.6f}  {s.win_share:.6f}  {s.bankrupt:.6f}  "
             f"{s.points:7.2f}  ({med}, {lo}-{hi})  {s.bets:6.3f}  {s.aid:.4f}/{s.aid_success:.4f}")
