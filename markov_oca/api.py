@@ -151,7 +151,7 @@ def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *
 
 def simulate(rules: str | Path, players: int | None = None, games: int = 100_000, *, seed: int = 0,
              turn_limit: int | None = None, options: Mapping[str, Any] | None = None,
-             pieces: int | None = None, light: str = "random", dark: str = "random",
+             pieces: int | None = None, light: str = "random", dark: str = "random", bet: str = "never",
              out: str | Path | None = None, progress: bool = False):
     """Play ``games`` games by sampling (goose rule sets, or an Ur policy pair) and count them.
 
@@ -170,6 +170,17 @@ def simulate(rules: str | Path, players: int | None = None, games: int = 100_000
     opts = dict(options or {})
     writer = _GameWriter(Path(out)) if out is not None else None
     try:
+        if family(rules) == "punti":
+            from .punti import load_punti, punti_model
+            from .punti.simulate import simulate_summary
+
+            p = load_punti(rules, opts)
+            if writer is not None:
+                m = punti_model(p, players)
+                names = [m.outcome_name(k) for k in m.outcome_masks()]
+                writer.start([str(i + 1) if n.endswith(" wins") else n for i, n in enumerate(names)], throws=False)
+            return simulate_summary(p, players, games, bet=bet, seed=seed,
+                                    turn_limit=turn_limit or 10_000, on_batch=writer, progress=progress)
         if family(rules) == "ur":
             from .simulate.ur import simulate_ur
             from .ur.rules import load_ur
@@ -190,31 +201,50 @@ def simulate(rules: str | Path, players: int | None = None, games: int = 100_000
 
 
 class _GameWriter:
-    """Writes simulated games, one row each, as they stream out of the simulator."""
+    """Writes simulated games, one row each, as they stream out of the simulator.
+
+    ``winner`` is the outcome's number (1, 2, ...: the seat, or with ``until = "last"`` the
+    seat that came last), or its name where it is not one seat (``seats 1 and 2 tie``), or
+    empty / null for a game not over at the turn limit. ``throws`` is left out where the
+    simulator does not count them (the points game).
+    """
 
     def __init__(self, path: Path):
+        self.path = path
+        self.labels: list[str] | None = None
+        self.throws = True
+        self.file = None
+
+    def start(self, labels: list[str] | None = None, throws: bool = True) -> None:
         try:
-            self.file = path.open("w", encoding="utf-8", newline="")
+            self.file = self.path.open("w", encoding="utf-8", newline="")
         except OSError as exc:
-            raise RulesError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
-        self.jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+            raise RulesError(f"cannot write: {exc.strerror or exc}", source=str(self.path)) from None
+        self.labels, self.throws = labels, throws
+        self.jsonl = self.path.suffix.lower() in (".jsonl", ".ndjson")
         if not self.jsonl:
-            self.file.write("winner,turns,throws\n")
+            self.file.write("winner,turns,throws\n" if throws else "winner,turns\n")
 
     def __call__(self, winner, turns, throws) -> None:
-        import numpy as np
+        import json
 
-        w = np.asarray(winner)
-        seat = np.where(w >= 0, (w + 1).astype(str), "")
-        if self.jsonl:
-            rows = (f'{{"winner": {s or "null"}, "turns": {t}, "throws": {th}}}\n'
-                    for s, t, th in zip(seat, turns, throws, strict=True))
-        else:
-            rows = (f"{s},{t},{th}\n" for s, t, th in zip(seat, turns, throws, strict=True))
-        self.file.writelines(rows)
+        if self.file is None:
+            self.start()
+        out = []
+        for w, t, th in zip(winner.tolist(), turns.tolist(), throws.tolist(), strict=True):
+            label = "" if w < 0 else (self.labels[w] if self.labels else str(w + 1))
+            if self.jsonl:
+                row = {"winner": (int(label) if label.isdigit() else label) if label else None, "turns": t}
+                if self.throws:
+                    row["throws"] = th
+                out.append(json.dumps(row) + "\n")
+            else:
+                out.append(f"{label},{t},{th}\n" if self.throws else f"{label},{t}\n")
+        self.file.writelines(out)
 
     def close(self) -> None:
-        self.file.close()
+        if self.file is not None:
+            self.file.close()
 
 
 __all__ = ["build", "family", "load", "model", "read_toml", "resolve_source", "simulate", "solve", "solve_ur",

@@ -134,12 +134,13 @@ def simulate(
     pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
     light: str = typer.Option("random", "--light", help="Ur: light's policy"),
     dark: str = typer.Option("random", "--dark", help="Ur: dark's policy"),
+    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Play games by sampling the rules move by move; count outcomes and lengths (and write them)."""
     try:
         s = api.simulate(rules, players, games, seed=seed, turn_limit=turn_limit, options=_options(option),
-                         pieces=pieces, light=light, dark=dark, out=out, progress=True)
+                         pieces=pieces, light=light, dark=dark, bet=bet, out=out, progress=True)
     except (RulesError, TooLargeError) as exc:
         _fail(str(exc), 2)
     d = s.to_dict()
@@ -151,7 +152,8 @@ def simulate(
     for name, k in d["outcomes"].items():
         typer.echo(f"  {name:16s} {k:>10,}  {k / s.games:.6f}")
     typer.echo(f"  {'unfinished':16s} {s.unfinished:>10,}  {s.unfinished / s.games:.6f}")
-    typer.echo(f"mean turns {d['mean_turns']:.4f}, mean throws {d['mean_throws']:.4f} (finished games)")
+    throws = f", mean throws {d['mean_throws']:.4f}" if s.throws_sum else ""
+    typer.echo(f"mean turns {d['mean_turns']:.4f}{throws} (finished games)")
     if out:
         typer.echo(f"games written to {out}")
 

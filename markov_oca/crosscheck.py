@@ -339,42 +339,6 @@ def _exact_punti(rules: Any, players: int | None, bet: str, tail: float, progres
                        outcome_names=list(chain.outcomes), length=dist, deadlock=dist.never_ends), policy
 
 
-def _sample_punti(rules: Any, players: int, bet: str, policy: Any, games: int, seed: int, limit: int,
-                  exact: ExactAnswer, progress: bool) -> SimSummary:
-    """Games of the points game from its own simulator (plain Python), as a :class:`SimSummary`."""
-    import time
-
-    from .progress import progress_bar
-    from .punti import punti_model
-    from .punti.simulate import simulate_punti
-
-    names = punti_model(rules, players)
-    index = {m: exact.outcome_names.index(names.outcome_name(m)) for m in names.outcome_masks()}
-    s = SimSummary(exact.rules, exact.seats, exact.outcome_names, limit, seed)
-    t0 = time.perf_counter()
-    with progress_bar(progress) as bar:
-        task = bar.add_task(f"simulating {games:,} games", total=games)
-        done = 0
-        rows: list[tuple[int, int]] = []
-
-        def record(mask: int, turns: int) -> None:
-            rows.append((index[mask], turns))
-
-        while done < games:
-            n = min(10_000, games - done)
-            rows.clear()
-            simulate_punti(rules, players, bet=bet, games=n, seed=seed * 1_000_003 + done, policy=policy,
-                           on_game=record)
-            w, t = (np.array(x, np.int64) for x in zip(*rows, strict=True))
-            over = t > limit
-            w[over], t[over] = -1, limit
-            s.add_batch(w, t, np.zeros_like(t))
-            done += n
-            bar.update(task, completed=done)
-    s.elapsed = time.perf_counter() - t0
-    return s
-
-
 def _exact_ur(rules: Any, light: str, dark: str, tail: float, progress: bool) -> ExactAnswer:
     from .progress import progress_bar
     from .ur.chain import ur_chain
@@ -592,7 +556,10 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
         if limit < 1:
             raise RulesError(f"--turn-limit must be at least 1, got {limit}")
         if fam == "punti":
-            sample = _sample_punti(sim_rules, n_players, bet, policy, games, seed, limit, exact, progress)
+            from .punti.simulate import simulate_summary
+
+            sample = simulate_summary(sim_rules, n_players, games, bet=bet, policy=policy, seed=seed,
+                                      turn_limit=limit, progress=progress)
         elif fam == "ur":
             from .simulate.ur import simulate_ur
 

@@ -191,3 +191,18 @@ def test_crosscheck_fails_when_the_simulated_rules_differ(name, kw, changed):
     r = crosscheck(name, games=100_000, seed=11, simulate_options=changed, **kw)
     assert not r.passed
     assert r.simulated_options == changed
+
+
+@pytest.mark.parametrize(("name", "kw", "suffix"), [
+    ("oca-moderna", {"players": 2, "games": 20_000}, ".csv"),
+    ("ur", {"pieces": 1, "games": 20_000}, ".jsonl"),
+    ("gioco-oca-punti", {"players": 2, "games": 2_000}, ".csv"),
+])
+def test_simulated_games_written_to_a_file_read_back_and_pass(tmp_path, name, kw, suffix):
+    out = tmp_path / f"games{suffix}"
+    s = api.simulate(name, seed=4, out=out, **kw)
+    lines = [l for l in out.read_text().splitlines() if l.strip()]
+    assert len(lines) == s.games + (suffix == ".csv")
+    r = crosscheck(name, results=out, **{k: v for k, v in kw.items() if k != "games"})
+    assert r.passed, [c for c in r.checks if not c.passed]
+    assert r.games == s.games and int(sum(c for c in s.outcomes)) + s.unfinished == s.games

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..simulate.summary import SimSummary
 from .rules import PuntiRules
 
 
@@ -267,6 +268,55 @@ def simulate_punti(rules: PuntiRules, players: int | None = None, *, bet: str = 
         res.games += 1
         assert sum(g.bal) + g.bank == rules.total_points(N), "points are conserved"
     return res
+
+
+def simulate_summary(rules: PuntiRules, players: int | None = None, games: int = 10_000, *, bet: str = "never",
+                     policy: dict[int, bool] | None = None, seed: int = 0, turn_limit: int = 10_000,
+                     on_batch: Callable | None = None, progress: bool = False) -> SimSummary:
+    """Games streamed into a :class:`~markov_oca.simulate.summary.SimSummary` (for ``simulate`` and ``crosscheck``).
+
+    Outcomes are named as the chain names them (``seat k wins``, ``seats 1 and 2 tie``); a
+    game longer than ``turn_limit`` turns counts as unfinished. ``bet = "optimal"`` needs the
+    policy of :func:`~markov_oca.punti.optimal.optimal_chain`; it is computed when not given.
+    """
+    import time
+
+    from ..progress import progress_bar
+    from .model import punti_model
+
+    model = punti_model(rules, players)
+    N = model.players
+    if bet == "optimal" and policy is None:
+        from .optimal import optimal_chain
+
+        policy = optimal_chain(model, progress=progress)[2]
+    masks = model.outcome_masks()
+    index = {m: k for k, m in enumerate(masks)}
+    s = SimSummary(rules.name, [f"seat {k + 1}" for k in range(N)], [model.outcome_name(m) for m in masks],
+                   turn_limit, seed)
+    rows: list[tuple[int, int]] = []
+
+    def record(mask: int, turns: int) -> None:
+        rows.append((index[mask], turns))
+
+    t0 = time.perf_counter()
+    with progress_bar(progress) as bar:
+        task = bar.add_task(f"simulating {games:,} games", total=games)
+        done = 0
+        while done < games:
+            n = min(10_000, games - done)
+            rows.clear()
+            simulate_punti(rules, N, bet=bet, games=n, seed=seed * 1_000_003 + done, policy=policy, on_game=record)
+            w, t = (np.array(x, np.int64) for x in zip(*rows, strict=True))
+            over = t > turn_limit
+            w[over], t[over] = -1, turn_limit
+            s.add_batch(w, t, np.zeros_like(t))
+            if on_batch is not None:
+                on_batch(w, t, np.zeros_like(t))
+            done += n
+            bar.update(task, completed=done)
+    s.elapsed = time.perf_counter() - t0
+    return s
 
 
 def postcard_effect(rules: PuntiRules, players: int, bet: str, games: int, seed: int = 1,
