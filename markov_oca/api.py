@@ -153,7 +153,7 @@ def simulate(rules: str | Path, players: int | None = None, games: int = 100_000
              turn_limit: int | None = None, options: Mapping[str, Any] | None = None,
              pieces: int | None = None, light: str = "random", dark: str = "random", bet: str = "never",
              out: str | Path | None = None, progress: bool = False):
-    """Play ``games`` games by sampling (goose rule sets, or an Ur policy pair) and count them.
+    """Play ``games`` games by sampling (goose rule sets, an Ur policy pair, a points board) and count them.
 
     With ``out``, every game is also written as a row ``winner,turns,throws`` (a
     ``.jsonl`` name writes JSON lines): the format ``crosscheck --results`` reads.
@@ -167,6 +167,8 @@ def simulate(rules: str | Path, players: int | None = None, games: int = 100_000
     """
     if games < 1:
         raise RulesError(f"--games must be at least 1, got {games}")
+    if turn_limit is not None and turn_limit < 1:
+        raise RulesError(f"--turn-limit must be at least 1, got {turn_limit}")
     opts = dict(options or {})
     writer = _GameWriter(Path(out)) if out is not None else None
     try:
@@ -178,9 +180,10 @@ def simulate(rules: str | Path, players: int | None = None, games: int = 100_000
             if writer is not None:
                 m = punti_model(p, players)
                 names = [m.outcome_name(k) for k in m.outcome_masks()]
-                writer.start([str(i + 1) if n.endswith(" wins") else n for i, n in enumerate(names)], throws=False)
+                writer.start([_seat_number(n) for n in names], throws=False)
             return simulate_summary(p, players, games, bet=bet, seed=seed,
-                                    turn_limit=turn_limit or 10_000, on_batch=writer, progress=progress)
+                                    turn_limit=10_000 if turn_limit is None else turn_limit, on_batch=writer,
+                                    progress=progress)
         if family(rules) == "ur":
             from .simulate.ur import simulate_ur
             from .ur.rules import load_ur
@@ -198,6 +201,14 @@ def simulate(rules: str | Path, players: int | None = None, games: int = 100_000
     finally:
         if writer is not None:
             writer.close()
+
+
+def _seat_number(outcome: str) -> str:
+    """``seat 3 wins`` -> ``3``; an outcome of several seats keeps its name (``seats 1 and 2 tie``)."""
+    import re
+
+    m = re.fullmatch(r"seat (\d+) (wins|last)", outcome)
+    return m.group(1) if m else outcome
 
 
 class _GameWriter:
@@ -223,7 +234,10 @@ class _GameWriter:
         self.labels, self.throws = labels, throws
         self.jsonl = self.path.suffix.lower() in (".jsonl", ".ndjson")
         if not self.jsonl:
-            self.file.write("winner,turns,throws\n" if throws else "winner,turns\n")
+            import csv
+
+            self.csv = csv.writer(self.file, lineterminator="\n")
+            self.csv.writerow(["winner", "turns", "throws"] if throws else ["winner", "turns"])
 
     def __call__(self, winner, turns, throws) -> None:
         import json
@@ -239,8 +253,11 @@ class _GameWriter:
                     row["throws"] = th
                 out.append(json.dumps(row) + "\n")
             else:
-                out.append(f"{label},{t},{th}\n" if self.throws else f"{label},{t}\n")
-        self.file.writelines(out)
+                out.append([label, t, th] if self.throws else [label, t])
+        if self.jsonl:
+            self.file.writelines(out)
+        else:
+            self.csv.writerows(out)
 
     def close(self) -> None:
         if self.file is not None:

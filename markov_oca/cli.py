@@ -149,9 +149,10 @@ def simulate(
         return
     typer.echo(f"{s.games:,} simulated games of {s.rules} (seed {s.seed}, cut at {s.turn_limit} turns), "
                f"{d['games_per_second'] or 0:,.0f} games/s")
+    width = max(len(n) for n in [*d["outcomes"], "unfinished"])
     for name, k in d["outcomes"].items():
-        typer.echo(f"  {name:16s} {k:>10,}  {k / s.games:.6f}")
-    typer.echo(f"  {'unfinished':16s} {s.unfinished:>10,}  {s.unfinished / s.games:.6f}")
+        typer.echo(f"  {name:{width}s} {k:>10,}  {k / s.games:.6f}")
+    typer.echo(f"  {'unfinished':{width}s} {s.unfinished:>10,}  {s.unfinished / s.games:.6f}")
     throws = f", mean throws {d['mean_throws']:.4f}" if s.throws_sum else ""
     typer.echo(f"mean turns {d['mean_turns']:.4f}{throws} (finished games)")
     if out:

@@ -246,24 +246,30 @@ def compare(exact: ExactAnswer, sample: SimSummary, *, alpha: float = 0.01,
         cdf = np.cumsum(cond)
         for q in QUANTILES:
             checks.append(_quantile_check(q, hist, cdf, nf))
-        if exact.throws_given_end is not None and sample.throws_sum > 0:
+        # Throws and landings are exact over whole games; below the horizon, games still
+        # running at the limit would bias them, so they are tested only from the horizon on.
+        whole_games = T >= exact.horizon
+        if exact.throws_given_end is not None and sample.throws_sum > 0 and whole_games:
             th_mean = sample.throws_sum / nf
             th_sd = math.sqrt(max(sample.throws_sumsq / nf - th_mean * th_mean, 0.0) * nf / max(nf - 1, 1))
             checks.append(_z("mean throws of finished games", exact.throws_given_end, th_mean, th_sd, nf,
                              "z, sample variance"))
-            if dist.tail + p_unfinished > 1e-9 and T < exact.horizon:
-                notes.append("the exact mean throws is given that the game ends, not within the turn limit")
+        elif exact.throws_given_end is not None and sample.throws_sum > 0:
+            notes.append(f"mean throws not tested: the turn limit {T} is below {exact.horizon}, where the "
+                         "games that end are all over")
         chi_info, chi = _chi_square(hist, cond, nf)
         if chi is not None:
             checks.append(chi)
     else:
         chi_info = {"note": "no finished games"}
-    if sample.landings is not None and exact.landings:
+    if sample.landings is not None and exact.landings and T >= exact.horizon:
         for (seat, square), chance in sorted(exact.landings.items()):
             if square < sample.landings.shape[1]:
                 checks.append(_binomial(f"{exact.seats[seat]} lands on {square}",
                                         int(sample.landings[seat, square]), n, chance))
-        notes.append("landing chances are over the whole game; games cut at the turn limit count as they stand")
+    elif sample.landings is not None and exact.landings:
+        notes.append(f"landing chances not tested: the turn limit {T} is below {exact.horizon}, where the "
+                     "games that end are all over")
     elif sample.landings is None and exact.landings:
         notes.append("no landings in the sample: landing chances not tested")
 
@@ -370,7 +376,7 @@ def read_results(path: str | Path, exact: ExactAnswer, turn_limit: int | None = 
     path = Path(path)
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is not a column
     except OSError as exc:
         raise RulesError(f"cannot read results: {exc.strerror or exc}", source=name) from None
     rows = _jsonl_rows(name, text) if path.suffix.lower() in (".jsonl", ".ndjson") else _csv_rows(name, text)
@@ -410,14 +416,17 @@ def read_results(path: str | Path, exact: ExactAnswer, turn_limit: int | None = 
 
 
 def _csv_rows(name: str, text: str) -> list[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(text.splitlines())
+    # Lines of spaces count as blank (the csv module skips only empty ones); row numbers are file lines.
+    lines = ["" if not line.strip() else line for line in text.splitlines()]
+    reader = csv.DictReader(lines)
     fields = [f.strip().lower() for f in reader.fieldnames or []]
     missing = {"winner", "turns"} - set(fields)
     if missing:
         raise RulesError(f"the header must name the columns winner and turns (missing: {', '.join(sorted(missing))})",
-                         source=name, key="row 1")
+                         source=name, key=f"row {max(reader.line_num, 1)}")
     out = []
-    for i, raw in enumerate(reader, start=2):
+    for raw in reader:
+        i = reader.line_num
         if None in raw:
             raise RulesError("more fields than the header names", source=name, key=f"row {i}")
         row = {k.strip().lower(): v for k, v in raw.items()}
@@ -443,18 +452,33 @@ def _jsonl_rows(name: str, text: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _winner_names(exact: ExactAnswer) -> dict[str, int]:
+    """Every way a results file may name an outcome: its name, and for one seat's outcome the
+    seat's number and name (``1``, ``seat 1``, ``light``)."""
     names: dict[str, int] = {"": -1, "none": -1, "-": -1, "unfinished": -1}
     for k, outcome in enumerate(exact.outcome_names):
         names[outcome.lower()] = k
-        names[str(k + 1)] = k
-        if k < len(exact.seats):
-            names[exact.seats[k].lower()] = k
+    for i, seat in enumerate(exact.seats):
+        k = _seat_outcome(exact, i)
+        if k is not None:
+            names[str(i + 1)] = k
+            names[seat.lower()] = k
     return names
 
 
+def _seat_outcome(exact: ExactAnswer, seat: int) -> int | None:
+    """The index of the outcome that belongs to one seat alone (``seat 2 wins``, ``dark wins``)."""
+    for k, outcome in enumerate(exact.outcome_names):
+        if outcome.lower() in (f"{exact.seats[seat].lower()} wins", f"{exact.seats[seat].lower()} last"):
+            return k
+    return None
+
+
 def _choices(exact: ExactAnswer) -> str:
-    seats = ", ".join(str(k + 1) for k in range(len(exact.outcome_names)))
-    return f"{seats} (or {', '.join(exact.seats)}), or empty for unfinished"
+    seats = ", ".join(str(i + 1) for i in range(len(exact.seats)) if _seat_outcome(exact, i) is not None)
+    others = [o for k, o in enumerate(exact.outcome_names)
+              if k not in {_seat_outcome(exact, i) for i in range(len(exact.seats))}]
+    extra = f", {', '.join(others)}" if others else ""
+    return f"{seats} (or {', '.join(exact.seats)}{extra}), or empty for unfinished"
 
 
 def _count(name: str, where: str, key: str, value: Any) -> int:
@@ -540,6 +564,8 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
         n_players = exact_rules.default_players if players is None else players
     else:
         raise RulesError(f"cross-checks cover the goose, ur and punti families, not '{fam}'", key="game.family")
+    if turn_limit is not None and turn_limit < 1:
+        raise RulesError(f"--turn-limit must be at least 1, got {turn_limit}")
     t0 = time.perf_counter()
     policy = None
     if fam == "punti":
@@ -553,8 +579,6 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
         source = str(results)
     else:
         limit = exact.horizon if turn_limit is None else turn_limit
-        if limit < 1:
-            raise RulesError(f"--turn-limit must be at least 1, got {limit}")
         if fam == "punti":
             from .punti.simulate import simulate_summary
 
@@ -571,7 +595,7 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
         source = f"markov_oca simulator, seed {seed}"
     timer["sample"] = time.perf_counter() - t1
     out = compare(exact, sample, alpha=alpha, source=source, players=n_players)
-    out.simulated_options = {k: v for k, v in sim_opts.items() if opts.get(k) != v}
+    out.simulated_options = {} if results is not None else {k: v for k, v in sim_opts.items() if opts.get(k) != v}
     if fam == "punti":
         out.setting = f"{n_players} players, bets {bet}"
     elif fam == "ur":

@@ -66,8 +66,8 @@ __all__ = [
 FORMATS = ("graphml", "gexf", "dot", "json", "prism", "storm")
 #: The graph formats and their file suffixes.
 GRAPH_SUFFIX = {"graphml": ".graphml", "gexf": ".gexf", "dot": ".dot", "json": ".json"}
-#: Above this many states the graph formats are refused: a NetworkX graph needs about
-#: 1 KB an edge, and GEXF takes minutes to write (use ``prism`` or ``storm``).
+#: Above this many states ``to_networkx`` refuses: a NetworkX graph needs about 1 KB an edge
+#: (the graph files stop earlier, at :data:`FILE_LIMIT`; use ``prism`` or ``storm``).
 GRAPH_LIMIT = 200_000
 #: States above which the graph file formats are refused (NetworkX writes about 1,000 edges a second).
 FILE_LIMIT = 50_000
