@@ -36,6 +36,18 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
+def _check_family(rules: str, *, pieces: int | None = None, policies: bool = False, bet: str = "never") -> str:
+    """The rule set's family, refusing options that belong to another game (they would do nothing)."""
+    fam = api.family(rules)
+    if pieces is not None and fam != "ur":
+        raise RulesError(f"--pieces applies to Ur rule sets, not to the {fam} family")
+    if policies and fam != "ur":
+        raise RulesError(f"--light and --dark apply to Ur rule sets, not to the {fam} family")
+    if bet != "never" and fam != "punti":
+        raise RulesError(f"--bet applies to the points game (punti family), not to the {fam} family")
+    return fam
+
+
 def _fail(message: str, code: int) -> None:
     typer.echo(f"markov-oca: error: {message}", err=True)
     raise typer.Exit(code)
@@ -74,6 +86,7 @@ def solve(
     try:
         if not 0 < tail < 1:
             raise RulesError(f"--tail must be between 0 and 1, got {tail}")
+        _check_family(rules, pieces=pieces, policies=(light, dark) != ("optimal", "optimal"), bet=bet)
         if api.family(rules) == "punti":
             from .punti import punti_text, solve_punti
 
@@ -139,6 +152,7 @@ def simulate(
 ) -> None:
     """Play games by sampling the rules move by move; count outcomes and lengths (and write them)."""
     try:
+        _check_family(rules, pieces=pieces, policies=(light, dark) != ("random", "random"), bet=bet)
         s = api.simulate(rules, players, games, seed=seed, turn_limit=turn_limit, options=_options(option),
                          pieces=pieces, light=light, dark=dark, bet=bet, out=out, progress=True)
     except (RulesError, TooLargeError) as exc:
@@ -183,6 +197,7 @@ def crosscheck(
     from .crosscheck import crosscheck as run
 
     try:
+        _check_family(rules, pieces=pieces, policies=(light, dark) != ("random", "random"), bet=bet)
         r = run(rules, players, games=games, seed=seed, results=results, turn_limit=turn_limit,
                 options=_options(option), simulate_options=_options(simulate_option), pieces=pieces,
                 light=light, dark=dark, bet=bet, alpha=alpha, progress=True)
@@ -214,6 +229,7 @@ def export(
     if pieces is not None:
         opts["pieces"] = pieces
     try:
+        _check_family(rules, pieces=pieces, policies=(light, dark) != ("optimal", "optimal"), bet=bet)
         paths = write(rules, players, fmt, out, options=opts, light=light, dark=dark, bet=bet, progress=True)
     except (RulesError, TooLargeError) as exc:
         _fail(str(exc), 2)

@@ -159,3 +159,15 @@ def test_points_game_solve_explain_and_bad_bet():
     assert r.returncode == 0 and "13 (bank pays (example amount)): collect 20 from the bank" in r.stdout
     r = run("solve", "gioco-oca-punti", "--bet", "sometimes")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--bet" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["solve", "oca-moderna", "--bet", "always"],
+    ["simulate", "oca-moderna", "--light", "greedy"],
+    ["crosscheck", "gioco-oca-punti", "--pieces", "2"],
+    ["export", "oca-moderna", "--out", "x", "--dark", "random"],
+])
+def test_options_of_another_game_are_refused(args):
+    r = run(*args)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "apply to" in r.stderr or "applies to" in r.stderr
