@@ -8,6 +8,10 @@ Goose part: oca-moderna (or ``--rules``) with 1 and 2 players, the numba
 simulator (``simulate_goose``, all numba threads) against ``play_goose_python``
 (one core, ``random.Random`` dice). A warm-up run first loads the kernels from
 numba's cache (or compiles them), so the figures are the steady state.
+Ur part: random against random with seven pieces (the shipped ``ur``), the numba
+simulator (``simulate_ur``) against ``play_ur_python``; a fifth of the goose games
+(Ur games are about seven times longer).
+
 Each part is a function returning rows ``(label, games, seconds)``; ``main``
 prints them and the speedups.
 """
@@ -22,6 +26,8 @@ import numba
 
 from markov_oca import api
 from markov_oca.simulate.goose import flatten_goose, play_goose_python, simulate_goose
+from markov_oca.simulate.ur import play_ur_python, simulate_ur
+from markov_oca.ur.rules import load_ur
 
 Row = tuple[str, int, float]  # label, games, seconds
 
@@ -49,9 +55,22 @@ def bench_goose(rules: str = "oca-moderna", players: tuple[int, ...] = (1, 2), g
 
 
 # ----------------------------------------------------------------------------- ur
-#
-# The Ur part goes here: a ``bench_ur(...) -> list[tuple[Row, Row]]`` in the same
-# shape as ``bench_goose``, and a branch in ``main``.
+
+
+def bench_ur(rules: str = "ur", games: int = 400_000, python_games: int = 2_000,
+             seed: int = 1) -> list[tuple[Row, Row]]:
+    """Random against random, seven pieces: (numba row, plain-Python row)."""
+    r = load_ur(rules)
+    simulate_ur(r, games=1_000, seed=seed)  # warm-up: load or compile the kernels
+    s = simulate_ur(r, games=games, seed=seed)
+    fast = (f"{rules} {r.pieces} pieces random/random numba", games, s.elapsed)
+    rng = random.Random(seed)
+    t0 = time.perf_counter()
+    for _ in range(python_games):
+        play_ur_python(r, rng=rng)
+    slow = (f"{rules} {r.pieces} pieces random/random python", python_games, time.perf_counter() - t0)
+    return [(fast, slow)]
+
 
 
 # ----------------------------------------------------------------------------- report
@@ -66,7 +85,7 @@ def report(pairs: list[tuple[Row, Row]]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", nargs="?", default="all", choices=["all", "goose"])
+    ap.add_argument("part", nargs="?", default="all", choices=["all", "goose", "ur"])
     ap.add_argument("--rules", default="oca-moderna", help="goose rule set")
     ap.add_argument("--games", type=int, default=2_000_000, help="games for the numba simulator")
     ap.add_argument("--python-games", type=int, default=20_000, help="games for the plain-Python loop")
@@ -77,6 +96,8 @@ def main() -> None:
     print(f"numba threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER} layer requested)")
     if args.part in ("all", "goose"):
         report(bench_goose(args.rules, (1, 2), args.games, args.python_games))
+    if args.part in ("all", "ur"):
+        report(bench_ur("ur", max(args.games // 5, 1_000), max(args.python_games // 10, 100)))
 
 
 if __name__ == "__main__":

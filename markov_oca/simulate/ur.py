@@ -30,7 +30,7 @@ Games are played in batches by a jitted kernel (``prange`` over the games of a
 batch). Game ``i`` of a run draws from its own splitmix64 stream, seeded from
 ``seed`` and ``i`` alone, so a run is reproducible whatever the batch size or
 the number of threads. :func:`play_ur_python` is the same game in plain Python
-(pieces as a list of squares), the baseline of :func:`bench_ur`.
+(pieces as a list of squares), the baseline of ``benchmarks/bench_simulate.py``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from numba import prange
 
 from ..errors import RulesError
 from ..progress import progress_bar
-from ..ur.rules import UrRules, load_ur
+from ..ur.rules import UrRules
 from ..ur.state import Position, UrSpace, rank
 from .summary import SimSummary
 
@@ -55,7 +55,6 @@ __all__ = [
     "OUTCOMES",
     "POLICY_CODES",
     "SEATS",
-    "bench_ur",
     "play_ur_python",
     "simulate_ur",
     "ur_decisions",
@@ -462,7 +461,7 @@ def play_ur_python(rules: UrRules, light: str = "random", dark: str = "random",
     """One game in plain Python: (outcome 0 light won / 1 dark won, turns, throws).
 
     The same rules, policies and counting as :func:`simulate_ur`, with each side's pieces
-    as a list of path squares; the baseline of :func:`bench_ur` and a second, independent
+    as a list of path squares; the baseline of ``benchmarks/bench_simulate.py`` and a second, independent
     reading of the rules. ``values`` are needed for ``optimal`` (not solved here).
     """
     rng = rng if rng is not None else random.Random()
@@ -551,27 +550,3 @@ def _encode(mine: list[int], theirs: list[int]) -> tuple[int, ...]:
         fields += [mask, side.count(0), side.count(_OFF)]
     return tuple(fields)
 
-
-def bench_ur(games: int = 200_000, python_games: int = 2_000, seed: int = 0) -> dict:
-    """Games per second of random against random, seven pieces, the shipped ``ur`` rules.
-
-    The numba simulator plays ``games`` games (after a warm-up that compiles or loads it),
-    the plain-Python loop ``python_games``. Returns both rates, their ratio and the
-    numba threads used.
-    """
-    rules = load_ur("ur")
-    simulate_ur(rules, games=100, seed=seed)  # compile, or load the cache
-    t0 = time.perf_counter()
-    s = simulate_ur(rules, games=games, seed=seed)
-    numba_rate = games / (time.perf_counter() - t0)
-    rng = random.Random(seed)
-    t0 = time.perf_counter()
-    for _ in range(python_games):
-        play_ur_python(rules, rng=rng)
-    python_rate = python_games / (time.perf_counter() - t0)
-    return {
-        "rules": rules.name, "pieces": rules.pieces, "games": games, "python_games": python_games,
-        "threads": numba.get_num_threads(), "numba_games_per_second": numba_rate,
-        "python_games_per_second": python_rate, "speedup": numba_rate / python_rate,
-        "mean_throws": s.throws_sum / max(s.finished, 1),
-    }
