@@ -110,12 +110,13 @@ def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *
     >>> round(float(r.wins["light"]), 4)
     0.755
     """
-    from .ur.chain import ur_chain
+    from .ur.chain import check_chain_memory, ur_chain
     from .ur.optimal import solve_optimal
     from .ur.rules import load_ur
     from .ur.state import UrSpace
 
     r = load_ur(rules, options or {})
+    check_chain_memory(r)  # before the value iteration, which would be wasted on a refused chain
     timer: dict[str, float] = {}
     with progress_bar(progress) as bar:
         bar.add_task(f"solving {r.name} with {r.pieces} pieces", total=None)

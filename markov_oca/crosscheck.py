@@ -347,9 +347,10 @@ def _exact_punti(rules: Any, players: int | None, bet: str, tail: float, progres
 
 def _exact_ur(rules: Any, light: str, dark: str, tail: float, progress: bool) -> ExactAnswer:
     from .progress import progress_bar
-    from .ur.chain import ur_chain
+    from .ur.chain import check_chain_memory, ur_chain
     from .ur.optimal import solve_optimal
 
+    check_chain_memory(rules)  # before the value iteration, which would be wasted on a refused chain
     with progress_bar(progress) as bar:
         bar.add_task(f"solving {rules.name} with {rules.pieces} pieces", total=None)
         values = solve_optimal(rules).values if "optimal" in (light, dark) else None

@@ -171,3 +171,10 @@ def test_options_of_another_game_are_refused(args):
     r = run(*args)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "apply to" in r.stderr or "applies to" in r.stderr
+
+
+def test_seven_piece_ur_chain_is_refused_up_front():
+    # The default Ur game: its policy chain (about 170 GiB) is refused before any value iteration.
+    r = run("solve", "ur")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "ur with 7 pieces: a policy chain over 551,655,744 states" in r.stderr

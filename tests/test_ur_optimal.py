@@ -68,3 +68,16 @@ def test_values_save_and_memory_map(tmp_path, one_piece):
     back = load_values(path)
     assert isinstance(back, np.memmap)
     assert np.array_equal(back, one_piece.values)
+
+
+def test_value_iteration_too_large_for_memory_is_refused_up_front(monkeypatch):
+    # The move table is held whole; a solve that cannot fit must stop before building it.
+    import markov_oca.goose.model as gm
+    from markov_oca.errors import TooLargeError
+    from markov_oca.ur.optimal import estimated_bytes, solve_optimal
+
+    rules = load_ur("ur", {"pieces": 5})
+    monkeypatch.setattr(gm, "available_memory", lambda: estimated_bytes(load_ur("ur", {"pieces": 3})) + 1)
+    with pytest.raises(TooLargeError, match=r"ur with 5 pieces: optimal values over 14,680,840 positions .* "
+                                            r"\(try --pieces 3 or fewer\)"):
+        solve_optimal(rules)

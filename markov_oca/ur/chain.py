@@ -99,6 +99,18 @@ def _callable_weights(mv: UrMoves, policy: Callable, live: np.ndarray, space: Ur
     return w
 
 
+def check_chain_memory(rules: UrRules) -> None:
+    """Refuse up front a policy chain that cannot fit: its branch tables over every state, and the moves."""
+    space = UrSpace(rules.pieces)
+    width = len(rules.throws) * MAX_MOVES
+    need = space.size * (4 * width * 8 + 200)
+    avail = available_memory()
+    if need > avail:
+        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: a policy chain over {4 * space.size:,} "
+                            f"states needs about {need / 2**30:.1f} GiB; {avail / 2**30:.1f} GiB available "
+                            "(try --pieces 4 or fewer)")
+
+
 def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Callable = "random",
              values: np.ndarray | None = None,
              start: tuple[list[int], list[int], str] | None = None) -> Chain:
@@ -109,14 +121,9 @@ def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Calla
     (light's and dark's path squares, and ``"light"`` or ``"dark"`` to move)
     starts the game from another position than all pieces in hand.
     """
+    check_chain_memory(rules)
     space = UrSpace(rules.pieces)
     width = len(rules.throws) * MAX_MOVES
-    need = space.size * (4 * width * 8 + 200)  # the branch tables of every state, and the moves
-    avail = available_memory()
-    if need > avail:
-        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: a policy chain over {4 * space.size:,} "
-                            f"states needs about {need / 2**30:.1f} GiB; {avail / 2**30:.1f} GiB available "
-                            "(try --pieces 4 or fewer)")
     mv = moves(space, None, rules)
     if any(isinstance(p, str) and p == "optimal" for p in (light, dark)) and values is None:
         from .optimal import solve_optimal
