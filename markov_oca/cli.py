@@ -249,6 +249,8 @@ def report(
     light: str = typer.Option("optimal", "--light", help="Ur: light's policy"),
     dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy"),
     bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
+    landings: bool | None = typer.Option(None, "--landings/--no-landings",
+                                            help="colour the board by landing chance (default: on for small chains)"),
     fmt: Format = typer.Option(Format.text, "--format", help="text (the files written) or json"),
 ) -> None:
     """Write a self-contained HTML page and its markdown twin: rules, chances, length plot, the board."""
@@ -258,7 +260,7 @@ def report(
 
     try:
         paths = write_report(rules, Path(out), players=players, options=_options(option), pieces=pieces,
-                             light=light, dark=dark, bet=bet, progress=True)
+                             light=light, dark=dark, bet=bet, landings=landings, progress=True)
     except (RulesError, TooLargeError) as exc:
         _fail(str(exc), 2)
     except SolverError as exc:

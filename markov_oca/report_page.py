@@ -125,7 +125,7 @@ def _p(*parts: Inline, small: bool = False) -> Para:
 def write_report(rules: str | Path | GooseRules | PuntiRules, out: Path, *, players: int | None = None,
                  options: Mapping[str, Any] | None = None, pieces: int | None = None,
                  light: str = "optimal", dark: str = "optimal", bet: str = "never",
-                 progress: bool = False) -> list[Path]:
+                 landings: bool | None = None, progress: bool = False) -> list[Path]:
     """Solve a rule set and write its report page into the directory ``out``.
 
     Parameters
@@ -148,6 +148,10 @@ def write_report(rules: str | Path | GooseRules | PuntiRules, out: Path, *, play
     bet:
         Points boards only: the Pulcinella bet policy (``never``, ``always``,
         ``optimal``); other families accept only the default ``never``.
+    landings:
+        Goose boards: compute the landing chances that colour the board (``None``:
+        for chains of up to 20,000 states, as ``solve`` does; above, the board is
+        drawn uncoloured with a note).
     progress:
         Show progress bars on stderr while solving.
 
@@ -196,7 +200,8 @@ def write_report(rules: str | Path | GooseRules | PuntiRules, out: Path, *, play
             loaded = rules
         else:
             loaded = api.load(rules, options)
-        res = api.solve(loaded, players, landings=True, progress=progress)
+        # Landing chances colour the board; as in ``solve``, big chains skip them unless asked.
+        res = api.solve(loaded, players, landings=landings, progress=progress)
         with progress_bar(progress) as bar:
             bar.add_task("drawing the report", total=None)
             title, blocks = _goose_page(loaded, res)
