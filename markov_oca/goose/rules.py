@@ -258,6 +258,21 @@ def game_table(source: str, raw: dict[str, Any], top_keys: set[str], game_keys: 
     return game
 
 
+def square_entries(source: str, raw: dict[str, Any]) -> list[tuple[str, int, Any]]:
+    """The ``[squares]`` table of a rule file as ``(key, square number, effect)``, keys checked."""
+    sq_raw = raw.get("squares", {})
+    if not isinstance(sq_raw, dict):
+        raise RulesError("must be a table of square = { effect }", source=source, key="squares")
+    out = []
+    for key, eff in sq_raw.items():
+        where = f"squares.{key}"
+        try:
+            out.append((where, int(key), eff))
+        except ValueError:
+            raise RulesError("a square is a whole number", source=source, key=where) from None
+    return out
+
+
 def _apply_patch(raw: dict[str, Any], patch: Mapping[str, Any]) -> None:
     """Squares are replaced one by one; every other top-level key is replaced whole."""
     for key, value in patch.items():
@@ -433,15 +448,7 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         first.append((faces, _int(source, where, target, lo=0, hi=goal)))
 
     squares: dict[int, Square] = {}
-    sq_raw = raw.get("squares", {})
-    if not isinstance(sq_raw, dict):
-        raise RulesError("must be a table of square = { effect }", source=source, key="squares")
-    for key, eff in sq_raw.items():
-        where = f"squares.{key}"
-        try:
-            s = int(key)
-        except ValueError:
-            raise RulesError("a square is a whole number", source=source, key=where) from None
+    for where, s, eff in square_entries(source, raw):
         if not 1 <= s <= goal - 1:
             raise RulesError(f"square {s} is off the board (1..{goal - 1} may have effects)", source=source, key=where)
         _check_keys(source, where, eff, _SQUARE_KEYS)

@@ -32,7 +32,6 @@ process, branches tagged with the action), 1 never bets, 2 always bets.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numba
@@ -40,6 +39,7 @@ import numpy as np
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
+from ..goose.model import available_memory
 from ..progress import progress_bar
 from ..solve import progress_order
 from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, PuntiRules
@@ -686,18 +686,6 @@ class PuntiModel:
         cols = np.maximum(pc.branch_col[rows], 0).astype(np.int64)
         r = np.arange(rows.size)[:, None]
         return bank[r, cols] * self.unit, aid[r, cols], final[r, cols]
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (``MemAvailable``), or the free pages."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
 
 
 def punti_model(rules: PuntiRules, players: int | None = None) -> PuntiModel:

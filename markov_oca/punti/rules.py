@@ -35,7 +35,16 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import RulesError
-from ..goose.rules import _check_keys, _int, _str, game_table, parse_option_value, read_toml, resolve_source
+from ..goose.rules import (
+    _check_keys,
+    _int,
+    _str,
+    game_table,
+    parse_option_value,
+    read_toml,
+    resolve_source,
+    square_entries,
+)
 
 __all__ = ["PUNTI_OPTIONS", "PuntiRules", "PuntiSquare", "build_punti", "load_punti"]
 
@@ -269,15 +278,7 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
                          "board", source=source, key="game.goal")
 
     squares: dict[int, PuntiSquare] = {}
-    sq_raw = raw.get("squares", {})
-    if not isinstance(sq_raw, dict):
-        raise RulesError("must be a table of square = { effect }", source=source, key="squares")
-    for key, eff in sq_raw.items():
-        where = f"squares.{key}"
-        try:
-            s = int(key)
-        except ValueError:
-            raise RulesError("a square is a whole number", source=source, key=where) from None
+    for where, s, eff in square_entries(source, raw):
         if s == 1:
             raise RulesError("square 1 is the start: no throw ever lands there, so it has no effect",
                              source=source, key=where)
