@@ -121,6 +121,14 @@ def explain(
 ) -> None:
     """Show the board as the engine reads it, square by square, with the options in force."""
     try:
+        if api.family(rules) == "ur":
+            from .report import ur_explain_dict, ur_explain_text
+            from .ur.rules import load_ur
+
+            u = load_ur(rules, _options(option))
+            typer.echo(json.dumps(ur_explain_dict(u), indent=1, ensure_ascii=False) if fmt is Format.json
+                       else ur_explain_text(u))
+            return
         if api.family(rules) == "punti":
             from .punti import load_punti
             from .punti.report import punti_explain_dict, punti_explain_text

@@ -205,3 +205,40 @@ def _cell(x: float) -> str:
     if math.isnan(x):
         return "n/a"
     return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 2 else f"{x:.6f}"
+
+
+def ur_explain_dict(rules) -> dict:
+    """An Ur rule set as read, for ``explain --format json`` (schema ``markov_oca.explain-ur/1``)."""
+    return {
+        "schema": "markov_oca.explain-ur/1",
+        "rules": rules.name, "title": rules.title, "seed": rules.seed, "source": rules.source,
+        "pieces": rules.pieces, "path_length": rules.path_length, "shared": list(rules.shared),
+        "rosettes": list(rules.rosettes), "throw": rules.describe_throw(),
+        "throws": [{"move": v, "probability": str(p)} for v, p in rules.throws],
+        "end": rules.describe_end(),
+        "options": {k: {"value": v, "choices": list(rules.option_choices.get(k, ())) or None,
+                        "doc": rules.option_docs.get(k, "")} for k, v in rules.options.items()},
+    }
+
+
+def ur_explain_text(rules) -> str:
+    """An Ur rule set as the engine reads it: path, rosettes, the throw, the end, the options."""
+    lo, hi = rules.shared
+    lines = [
+        f"{rules.title} [{rules.name}{', seed ' + rules.seed if rules.seed else ''}] from {rules.source}",
+        f"{rules.pieces} piece{'s' if rules.pieces > 1 else ''} a side; each walks path squares 1..{rules.path_length}"
+        f" (0 is the hand, {rules.path_length + 1} off the board); squares {lo}..{hi} are shared, where a piece "
+        "landing on an opponent's sends it back to the hand",
+        "rosettes (another throw; the shared one cannot be taken while held): "
+        + ", ".join(map(str, rules.rosettes)),
+        f"throw: {rules.describe_throw()}: "
+        + ", ".join(f"{v} with {p}" for v, p in rules.throws),
+        f"end: {rules.describe_end()}",
+        "",
+        "options in force:",
+    ]
+    for k, v in rules.options.items():
+        choices = rules.option_choices.get(k)
+        extra = f"  (choices: {', '.join(map(str, choices))})" if choices else ""
+        lines.append(f"  {k} = {_opt(v)}{extra}  {rules.option_docs.get(k, '')}")
+    return "\n".join(lines)

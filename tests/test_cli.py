@@ -178,3 +178,15 @@ def test_seven_piece_ur_chain_is_refused_up_front():
     r = run("solve", "ur")
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "ur with 7 pieces: a policy chain over 551,655,744 states" in r.stderr
+
+
+def test_explain_covers_every_family():
+    r = run("explain", "ur-simplificado")
+    assert r.returncode == 0, r.stderr
+    assert "a 4-sided die (1..4): 1 with 1/4, 2 with 1/4, 3 with 1/4, 4 with 1/4" in r.stdout
+    d = json.loads(run("explain", "ur", "--format", "json").stdout)
+    assert d["schema"] == "markov_oca.explain-ur/1" and d["rosettes"] == [4, 8, 14]
+    from fractions import Fraction
+    assert [Fraction(t["probability"]) for t in d["throws"]] == [Fraction(k, 16) for k in (1, 4, 6, 4, 1)]
+    d = json.loads(run("explain", "gioco-oca-punti", "--format", "json").stdout)
+    assert d["schema"] == "markov_oca.explain-punti/1" and d["goal"] == 37
