@@ -99,10 +99,15 @@ def family(rules: str | Path) -> str:
     return _read(rules)[2]
 
 
-def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *,
-             options: Mapping[str, Any] | None = None, tail: float = 1e-10,
-             progress: bool = False) -> UrResults:
+def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
+             options: Mapping[str, Any] | None = None, tail: float = 1e-10, progress: bool = False,
+             optimal: Any = None, chain: Chain | None = None) -> UrResults:
     """A pair of Ur policies as a chain: each side's chance to win, turns, throws, length.
+
+    ``rules`` is a rule set's name or path, or loaded :class:`~markov_oca.ur.rules.UrRules`.
+    A caller that already holds the optimal values (an
+    :class:`~markov_oca.ur.optimal.OptimalSolution`) or this policy pair's chain passes them
+    as ``optimal`` and ``chain``, so they are not computed a second time.
 
     Example
     -------
@@ -112,24 +117,23 @@ def solve_ur(rules: str | Path, light: str = "optimal", dark: str = "optimal", *
     """
     from .ur.chain import check_chain_memory, ur_chain
     from .ur.optimal import solve_optimal
-    from .ur.rules import load_ur
+    from .ur.rules import UrRules, load_ur
     from .ur.state import UrSpace
 
-    r = load_ur(rules, options or {})
+    r = rules if isinstance(rules, UrRules) else load_ur(rules, options or {})
     check_chain_memory(r)  # before the value iteration, which would be wasted on a refused chain
     timer: dict[str, float] = {}
     with progress_bar(progress) as bar:
         bar.add_task(f"solving {r.name} with {r.pieces} pieces", total=None)
         t0 = time.perf_counter()
-        values = None
-        residual = None
-        if "optimal" in (light, dark):
-            sol = solve_optimal(r)
-            values, residual = sol.values, sol.residual
+        if optimal is None and "optimal" in (light, dark):
+            optimal = solve_optimal(r)
             timer["optimal"] = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        chain = ur_chain(r, light, dark, values)
-        timer["build"] = time.perf_counter() - t1
+        values, residual = (optimal.values, optimal.residual) if optimal is not None else (None, None)
+        if chain is None:
+            t1 = time.perf_counter()
+            chain = ur_chain(r, light, dark, values)
+            timer["build"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         exp = chain.expected({"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]})
         wins = chain.outcome_probabilities()

@@ -21,6 +21,7 @@ import html
 import io
 import math
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -34,11 +35,12 @@ from .errors import RulesError
 from .goose.rules import GooseRules
 from .progress import progress_bar
 from .report import fmt
-from .results import LengthSummary, SolveResults, UrResults
+from .results import LengthSummary, SolveResults
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from .chain import Chain
     from .punti.analysis import PuntiResults
     from .punti.rules import PuntiRules
     from .ur.rules import UrRules
@@ -211,8 +213,7 @@ def write_report(rules: str | Path | GooseRules | PuntiRules, out: Path, *, play
         opts = dict(options or {})
         if pieces is not None:
             opts["pieces"] = pieces
-        ur = api.solve_ur(rules, light, dark, options=opts, progress=progress)
-        title, blocks = _ur_page(rules, opts, ur, light, dark, progress)
+        title, blocks = _ur_page(rules, opts, light, dark, progress)
     return _write(out, title, blocks)
 
 
@@ -1037,22 +1038,33 @@ def _punti_board_png(r: PuntiRules) -> bytes:
 # ----------------------------------------------------------------------------- Ur pages
 
 
-def _ur_page(rules: str | Path, opts: Mapping[str, Any], res: UrResults, light: str, dark: str,
+def _ur_page(rules: str | Path, opts: Mapping[str, Any], light: str, dark: str,
              progress: bool) -> tuple[str, list[Block]]:
+    from .ur.chain import check_chain_memory, ur_chain
     from .ur.optimal import solve_optimal
     from .ur.rules import load_ur
     from .ur.state import UrSpace
 
     r = load_ur(rules, opts)
+    check_chain_memory(r)
+    # The optimal values serve the move tables whatever the policies; the policy chain serves
+    # both the results and the occupancy. Each is computed once.
     with progress_bar(progress) as bar:
         bar.add_task("optimal values for the move table", total=None)
+        t0 = time.perf_counter()
         sol = solve_optimal(r)
         values = sol.values
+        t1 = time.perf_counter()
+        chain = ur_chain(r, light, dark, values)
+        t2 = time.perf_counter()
+    res = api.solve_ur(r, light, dark, progress=progress, chain=chain,
+                       optimal=sol if "optimal" in (light, dark) else None)
+    res.timings = {"optimal": t1 - t0, "build": t2 - t1, **res.timings}
     occ = None
     if 4 * res.positions <= _UR_OCCUPANCY_LIMIT:
         with progress_bar(progress) as bar:
             bar.add_task("where the pieces stand", total=None)
-            occ = _ur_occupancy(r, light, dark, values)
+            occ = _ur_occupancy(chain, r.pieces)
 
     head = f"{res.title} with {_plural(res.pieces, 'piece')} a side"
     blocks: list[Block] = [
@@ -1139,7 +1151,7 @@ def _rosettes_text(r: UrRules) -> str:
     return text + "."
 
 
-def _ur_occupancy(r: UrRules, light: str, dark: str, values: np.ndarray) -> np.ndarray:
+def _ur_occupancy(chain: Chain, pieces: int) -> np.ndarray:
     """``occ[side, q]``: the expected number of pieces of ``side`` (0 light, 1 dark) on path square ``q``
     at the start of a turn, averaged over the turns of a game.
 
@@ -1147,10 +1159,8 @@ def _ur_occupancy(r: UrRules, light: str, dark: str, values: np.ndarray) -> np.n
     number of visits (one forward pass, carried until 1e-10 of the mass is still in play, as the length
     distribution is).
     """
-    from .ur.chain import ur_chain
     from .ur.state import LANE_SQUARES, PRIVATE_SQUARES, UrSpace
 
-    chain = ur_chain(r, light, dark, values)
     pt = chain.P.T.tocsr()
     outcome = np.array(list(chain.outcomes.values()))
     v = np.zeros(chain.n)
@@ -1165,7 +1175,7 @@ def _ur_occupancy(r: UrRules, light: str, dark: str, values: np.ndarray) -> np.n
     live = chain.mover >= 0
     weight = np.where(chain.turn_start, visits, 0.0)[live]
     ids = np.asarray(chain.state_ids)[live]
-    pos = UrSpace(r.pieces).unrank_many(ids // 4)
+    pos = UrSpace(pieces).unrank_many(ids // 4)
     light_moves = (ids // 2) % 2 == 0
     occ = np.zeros((2, 16))
     for side in (0, 1):

@@ -309,11 +309,12 @@ def test_ur_two_pieces(ur2):
 
 def test_ur_occupancy_counts_every_piece():
     from markov_oca.report_page import _ur_occupancy
+    from markov_oca.ur.chain import ur_chain
     from markov_oca.ur.optimal import solve_optimal
     from markov_oca.ur.rules import load_ur
 
     r = load_ur("ur", {"pieces": 1})
-    occ = _ur_occupancy(r, "optimal", "random", solve_optimal(r).values)
+    occ = _ur_occupancy(ur_chain(r, "optimal", "random", solve_optimal(r).values), r.pieces)
     # at the start of every turn each side's one piece is in hand, on a square or off
     np.testing.assert_allclose(occ.sum(axis=1), [1.0, 1.0], atol=1e-9)
     assert (occ >= 0).all() and occ[:, 1:15].max() < 1
