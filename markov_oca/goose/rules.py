@@ -207,6 +207,17 @@ def parse_option_value(source: str, key: str, value: Any, like: Any) -> Any:
     return value
 
 
+def parse_options(source: str, options: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The options asked for, each converted to the type of its default; an unknown one is an error."""
+    chosen: dict[str, Any] = {}
+    for key, value in options.items():
+        if key not in defaults:
+            known = ", ".join(sorted(defaults))
+            raise RulesError(f"unknown option '{key}' (options of this rule set: {known})", source=source)
+        chosen[key] = parse_option_value(source, key, value, defaults[key])
+    return chosen
+
+
 def _check_keys(source: str, where: str, table: Any, allowed: set[str]) -> None:
     if not isinstance(table, dict):
         raise RulesError("must be a table", source=source, key=where)
@@ -342,15 +353,8 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     # Which option values are asked for.
     rules_table = raw.get("rules", {})
     _check_keys(source, "rules", rules_table, set(ENGINE_OPTIONS))
-    chosen: dict[str, Any] = {}
-    for key, value in options.items():
-        if key in ENGINE_OPTIONS:
-            chosen[key] = parse_option_value(source, key, value, ENGINE_OPTIONS[key][0])
-        elif key in declared:
-            chosen[key] = parse_option_value(source, key, value, declared[key].default)
-        else:
-            known = ", ".join(sorted(set(ENGINE_OPTIONS) | set(declared)))
-            raise RulesError(f"unknown option '{key}' (options of this rule set: {known})", source=source)
+    chosen = parse_options(source, options, {**{k: v[0] for k, v in ENGINE_OPTIONS.items()},
+                                             **{k: spec.default for k, spec in declared.items()}})
 
     raw = copy.deepcopy(raw)
     own_values: dict[str, Any] = {}

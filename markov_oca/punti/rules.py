@@ -40,7 +40,7 @@ from ..goose.rules import (
     _int,
     _str,
     game_table,
-    parse_option_value,
+    parse_options,
     read_toml,
     resolve_source,
     square_entries,
@@ -225,12 +225,7 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     """Validate a parsed points board with options in force."""
     game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "punti")
 
-    chosen: dict[str, Any] = {}
-    for key, value in options.items():
-        if key not in PUNTI_OPTIONS:
-            known = ", ".join(sorted(PUNTI_OPTIONS))
-            raise RulesError(f"unknown option '{key}' (options of this rule set: {known})", source=source)
-        chosen[key] = parse_option_value(source, key, value, PUNTI_OPTIONS[key][0])
+    chosen = parse_options(source, options, {k: v[0] for k, v in PUNTI_OPTIONS.items()})
 
     name = _str(source, "game.name", game.get("name", Path(source).stem))
     goal = _int(source, "game.goal", game.get("goal", 37), lo=2, hi=200)

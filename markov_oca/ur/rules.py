@@ -35,7 +35,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import RulesError
-from ..goose.rules import _check_keys, _int, _str, game_table, parse_option_value, read_toml, resolve_source
+from ..goose.rules import (
+    _check_keys,
+    _int,
+    _str,
+    game_table,
+    parse_options,
+    read_toml,
+    resolve_source,
+)
 
 __all__ = ["UR_OPTIONS", "UrRules", "build_ur", "load_ur"]
 
@@ -154,12 +162,7 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
     game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "ur")
 
     # Options asked for.
-    chosen: dict[str, Any] = {}
-    for key, value in options.items():
-        if key not in UR_OPTIONS:
-            known = ", ".join(sorted(UR_OPTIONS))
-            raise RulesError(f"unknown option '{key}' (options of this rule set: {known})", source=source)
-        chosen[key] = parse_option_value(source, key, value, UR_OPTIONS[key][0])
+    chosen = parse_options(source, options, {k: v[0] for k, v in UR_OPTIONS.items()})
     for key, choices in _CHOICES.items():
         if key in chosen and chosen[key] not in choices:
             raise RulesError(f"{chosen[key]!r} is not one of {', '.join(choices)}", source=source,
