@@ -44,25 +44,31 @@ _EPS = 1e-12
 
 
 @numba.njit(cache=True)
+def _gains(s, nxt, pnum, act, inv_d, n_states, term, v):
+    """State ``s``'s expected value without the bet (``g0``) and with it (``g1``), and whether it may bet."""
+    g0 = 0.0
+    g1 = 0.0
+    has1 = False
+    for j in range(nxt.shape[1]):
+        t = nxt[s, j]
+        if t < 0:
+            break
+        val = v[t] if t < n_states else term[t - n_states]
+        if act[s, j] == 1:
+            g1 += pnum[s, j] * inv_d * val
+            has1 = True
+        else:
+            g0 += pnum[s, j] * inv_d * val
+    return g0, g1, has1
+
+
+@numba.njit(cache=True)
 def _sweep(order, nxt, pnum, act, inv_d, n_states, term, side, fixed, v):
     """One sweep; ``side[s]``: +1 maximise, -1 minimise, 0 follow ``fixed[s]`` (bet or not)."""
     worst = 0.0
-    J = nxt.shape[1]
     for k in range(order.size):
         s = order[k]
-        g0 = 0.0
-        g1 = 0.0
-        has1 = False
-        for j in range(J):
-            t = nxt[s, j]
-            if t < 0:
-                break
-            val = v[t] if t < n_states else term[t - n_states]
-            if act[s, j] == 1:
-                g1 += pnum[s, j] * inv_d * val
-                has1 = True
-            else:
-                g0 += pnum[s, j] * inv_d * val
+        g0, g1, has1 = _gains(s, nxt, pnum, act, inv_d, n_states, term, v)
         if not has1:
             new = g0
         elif side[s] == 1:
@@ -81,23 +87,10 @@ def _sweep(order, nxt, pnum, act, inv_d, n_states, term, side, fixed, v):
 @numba.njit(cache=True)
 def _choices(nxt, pnum, act, inv_d, n_states, term, side, v, bet):
     """The choice each deciding state makes under ``v`` (writes ``bet`` where ``side`` is not 0)."""
-    J = nxt.shape[1]
     for s in range(n_states):
         if side[s] == 0:
             continue
-        g0 = 0.0
-        g1 = 0.0
-        has1 = False
-        for j in range(J):
-            t = nxt[s, j]
-            if t < 0:
-                break
-            val = v[t] if t < n_states else term[t - n_states]
-            if act[s, j] == 1:
-                g1 += pnum[s, j] * inv_d * val
-                has1 = True
-            else:
-                g0 += pnum[s, j] * inv_d * val
+        g0, g1, has1 = _gains(s, nxt, pnum, act, inv_d, n_states, term, v)
         if has1:
             bet[s] = g1 > g0 + 1e-12 if side[s] == 1 else g1 < g0 - 1e-12
 
