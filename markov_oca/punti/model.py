@@ -313,22 +313,20 @@ def _rehash(keys, vals, new_keys, new_vals):
 
 
 @numba.njit(cache=True)
+def _scratch(N, J):
+    """The work arrays of :func:`_expand` for N players and J branches: the state decoded and
+    changed (status, aid used, balance; final balances) and one entry per branch of the output."""
+    return (np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
+            np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
+            np.empty(J, np.int64), np.empty(J, np.int64), np.empty(J, np.int8), np.empty(J, np.int64),
+            np.empty(J, np.int8), np.empty(J, np.int8), np.empty((J, N), np.int64))
+
+
+@numba.njit(cache=True)
 def _explore(mode, prm, total, sq_kind, sq_amt, sq_pulc, keys, vals, queue, head, tail, budget, J):
     N = prm[_P_N]
-    st0 = np.empty(N, np.int64)
-    au0 = np.empty(N, np.int64)
-    bl0 = np.empty(N, np.int64)
-    st = np.empty(N, np.int64)
-    au = np.empty(N, np.int64)
-    bl = np.empty(N, np.int64)
-    final = np.empty(N, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_act = np.empty(J, np.int8)
-    out_bank = np.empty(J, np.int64)
-    out_broke = np.empty(J, np.int8)
-    out_aid = np.empty(J, np.int8)
-    out_final = np.empty((J, N), np.int64)
+    (st0, au0, bl0, st, au, bl, final,
+     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
     limit = keys.size // 2
     done = 0
     while head < tail and done < budget:
@@ -352,20 +350,8 @@ def _write(ids, keys, vals, n_states, mode, prm, total, sq_kind, sq_amt, sq_pulc
            nxt, pnum, act, broke, lo, hi):
     N = prm[_P_N]
     J = nxt.shape[1]
-    st0 = np.empty(N, np.int64)
-    au0 = np.empty(N, np.int64)
-    bl0 = np.empty(N, np.int64)
-    st = np.empty(N, np.int64)
-    au = np.empty(N, np.int64)
-    bl = np.empty(N, np.int64)
-    final = np.empty(N, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_act = np.empty(J, np.int8)
-    out_bank = np.empty(J, np.int64)
-    out_broke = np.empty(J, np.int8)
-    out_aid = np.empty(J, np.int8)
-    out_final = np.empty((J, N), np.int64)
+    (st0, au0, bl0, st, au, bl, final,
+     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
     for r in range(lo, hi):
         c = _expand(ids[r], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
                     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
@@ -381,20 +367,8 @@ def _write(ids, keys, vals, n_states, mode, prm, total, sq_kind, sq_amt, sq_pulc
 def _details(ids, rows, mode, prm, total, sq_kind, sq_amt, sq_pulc, J, bank_out, aid_out, final_out):
     """Per branch of the given states: the bank's gain, the aid mask and the final balances (levels)."""
     N = prm[_P_N]
-    st0 = np.empty(N, np.int64)
-    au0 = np.empty(N, np.int64)
-    bl0 = np.empty(N, np.int64)
-    st = np.empty(N, np.int64)
-    au = np.empty(N, np.int64)
-    bl = np.empty(N, np.int64)
-    final = np.empty(N, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_act = np.empty(J, np.int8)
-    out_bank = np.empty(J, np.int64)
-    out_broke = np.empty(J, np.int8)
-    out_aid = np.empty(J, np.int8)
-    out_final = np.empty((J, N), np.int64)
+    (st0, au0, bl0, st, au, bl, final,
+     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
     for k in range(rows.size):
         c = _expand(ids[rows[k]], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
                     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
