@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import RulesError
+from ..errors import RulesError, TooLargeError
 from ..progress import progress_bar
 from .analysis import PuntiResults, PuntiSeat, analyse
 from .model import MODES, PuntiChain, PuntiModel, punti_model
@@ -26,6 +26,7 @@ from .report import punti_text
 from .rules import PUNTI_OPTIONS, PuntiRules, build_punti, load_punti
 
 BETS = ("never", "always", "optimal")
+METHODS = ("auto", "chain", "layered")
 
 
 def build_punti_chain(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
@@ -45,7 +46,7 @@ def build_punti_chain(rules: PuntiRules | str | Path, players: int | None = None
 
 def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
                 options: Mapping[str, Any] | None = None, progress: bool = False, tail: float = 1e-10,
-                postcards: int = 0, seed: int = 1) -> PuntiResults:
+                postcards: int = 0, seed: int = 1, method: str = "auto") -> PuntiResults:
     """Build and solve a points board: per seat the chance to win, to tie, to go bankrupt, the final points.
 
     Parameters
@@ -57,6 +58,11 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         :class:`~markov_oca.errors.TooLargeError` when it cannot fit in memory.
     bet:
         ``never``, ``always`` or ``optimal`` (see :mod:`markov_oca.punti.optimal`).
+    method:
+        ``chain`` builds the whole chain (needed for exports, reports and optimal bets);
+        ``layered`` solves it layer by layer without holding it (:mod:`markov_oca.punti.layered`:
+        three players on the shipped board); ``auto`` (default) takes the chain when its
+        estimated size fits in memory, else the layered solve.
     postcards:
         When positive, also simulate that many games with and without the postcards
         (:mod:`markov_oca.punti.simulate`) and report their effect on the winning shares.
@@ -65,21 +71,45 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         rules = load_punti(rules, options)
     if bet not in BETS:
         raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
+    if method not in METHODS:
+        raise RulesError(f"--method is one of {', '.join(METHODS)}, not {method!r}")
     m = punti_model(rules, players)
     timer: dict[str, float] = {}
     t0 = time.perf_counter()
     policy_info = None
     policy = None
-    if bet == "optimal":
+    res = None
+    auto = method == "auto"
+    if auto:
+        method = "chain" if m.fits_chain() else "layered"
+    if method == "layered" and bet == "optimal":
+        raise TooLargeError(f"{rules.name} with {m.players} players: optimal bets need the whole decision process "
+                            "(--method chain), which the layered solve does not build; "
+                            "--bet never and --bet always are solved layer by layer")
+    if method == "layered":
+        from .layered import layered_results, solve_layered
+
+        ls = solve_layered(m, MODES[bet], progress=progress)
+        res = layered_results(m, ls, bet=bet, tail=tail, timer=timer)
+    elif bet == "optimal":
         from .optimal import optimal_chain
 
         pc, policy_info, policy = optimal_chain(m, progress=progress)
     else:
-        pc = m.build(MODES[bet], progress=progress)
-    timer["build"] = time.perf_counter() - t0
-    with progress_bar(progress) as bar:
-        bar.add_task(f"solving {pc.chain.n:,} states", total=None)
-        res = analyse(pc, bet=bet, tail=tail, timer=timer, policy=policy_info)
+        try:
+            pc = m.build(MODES[bet], progress=progress)
+        except TooLargeError:
+            if not auto:
+                raise
+            from .layered import layered_results, solve_layered
+
+            ls = solve_layered(m, MODES[bet], progress=progress)  # the estimate let it through; it did not fit
+            res = layered_results(m, ls, bet=bet, tail=tail, timer=timer)
+    if res is None:
+        timer["build"] = time.perf_counter() - t0
+        with progress_bar(progress) as bar:
+            bar.add_task(f"solving {pc.chain.n:,} states", total=None)
+            res = analyse(pc, bet=bet, tail=tail, timer=timer, policy=policy_info)
     if postcards > 0:
         from .simulate import postcard_effect
 
@@ -91,6 +121,7 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
 
 __all__ = [
     "BETS",
+    "METHODS",
     "PUNTI_OPTIONS",
     "PuntiChain",
     "PuntiModel",

@@ -76,11 +76,13 @@ class PuntiResults:
     outcomes: dict[str, float]
     seats: list[PuntiSeat]
     expected: dict[str, float]  # turns, throws, bets of the whole game
-    length: LengthSummary
+    length: LengthSummary | None  # None: not computed (see notes)
     policy: dict[str, Any] | None = None  # the optimal bet policy: how it was found
     postcards: dict[str, Any] | None = None  # simulated effect of the postcards
     solver: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    method: str = "chain"  # chain: the whole chain built and solved; layered: solved layer by layer
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self, with_pmf: bool = True) -> dict:
         return {
@@ -95,10 +97,12 @@ class PuntiResults:
                     "seats as 1/k",
             "seats": [s.to_dict() for s in self.seats],
             "expected": {k: number(v) for k, v in self.expected.items()},
-            "length": self.length.to_dict(with_pmf),
+            "length": None if self.length is None else self.length.to_dict(with_pmf),
             "policy": self.policy,
             "postcards": self.postcards,
             "solver": self.solver,
+            "method": self.method,
+            "notes": list(self.notes),
             "timings": self.timings,
         }
 

@@ -529,14 +529,18 @@ class PuntiModel:
         per_player = (G - 1) * min(self.levels + 1, 4 * (G - 1))
         return int(3 * self.players * per_player ** self.players * 0.05 ** (self.players - 1))
 
+    def fits_chain(self) -> bool:
+        """Whether the whole chain may fit in memory, by :meth:`estimate_states` (rough, generous)."""
+        return self.estimate_states() <= 20 * self.state_budget()
+
     def check_memory(self) -> None:
-        est = self.estimate_states()
-        budget = self.state_budget()
-        if est > 20 * budget:
+        if not self.fits_chain():
+            est = self.estimate_states()
             raise TooLargeError(
                 f"{self.rules.name} with {self.players} players: about {est:,} states (a rough estimate), "
                 f"{est * self.bytes_per_state() / 2**30:.0f} GiB; "
-                f"{available_memory() / 2**30:.1f} GiB available")
+                f"{available_memory() / 2**30:.1f} GiB available (a solve without the whole chain: "
+                f"--method layered)")
 
     # -------------------------------------------------------------- building
 

@@ -49,9 +49,11 @@ def punti_text(r: PuntiResults) -> str:
         "",
         f"expected turns {r.expected['turns']:.4f} (all seats), throws {r.expected['throws']:.4f}, "
         f"bets {r.expected['bets']:.4f}",
-        f"game length in turns: median {_q(L.median)}, 90th percentile {_q(L.p90)}, 99th percentile {_q(L.p99)} "
-        f"(distribution to a tail mass of {L.tail_mass:.1e})",
     ]
+    if L is not None:
+        lines.append(f"game length in turns: median {_q(L.median)}, 90th percentile {_q(L.p90)}, 99th percentile "
+                     f"{_q(L.p99)} (distribution to a tail mass of {L.tail_mass:.1e})")
+    lines += [f"note: {n}" for n in r.notes]
     if r.policy:
         p = r.policy
         lines += ["", f"optimal bets: {p.get('method', '')}"]

@@ -1,0 +1,101 @@
+"""The points game solved layer by layer agrees with the whole chain, figure by figure."""
+
+from __future__ import annotations
+
+import pytest
+from test_punti import TINY3, small, write
+
+from markov_oca.errors import RulesError, TooLargeError
+from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
+from markov_oca.punti.layered import bounce_start, solve_layered
+from markov_oca.punti.model import MODE_ALWAYS, MODE_NEVER
+
+
+def _same(a, b, tol: float = 1e-11) -> None:
+    """Every figure of two PuntiResults (the chain's and the layered solve's) agrees."""
+    assert a.states == b.states
+    assert a.transitions == b.transitions
+    assert a.outcomes.keys() == b.outcomes.keys()
+    for k in a.outcomes:
+        assert a.outcomes[k] == pytest.approx(b.outcomes[k], abs=tol), k
+    for k in ("turns", "throws", "bets"):
+        assert a.expected[k] == pytest.approx(b.expected[k], rel=tol, abs=tol), k
+    for s, t in zip(a.seats, b.seats, strict=True):
+        for f in ("win", "tie", "win_share", "bankrupt", "bets", "aid", "aid_success", "turns"):
+            assert getattr(s, f) == pytest.approx(getattr(t, f), abs=tol), (s.seat, f)
+        assert s.points == pytest.approx(t.points, rel=tol)
+        assert s.points_pmf.keys() == t.points_pmf.keys()
+        for v in s.points_pmf:
+            assert s.points_pmf[v] == pytest.approx(t.points_pmf[v], abs=tol), (s.seat, v)
+
+
+@pytest.mark.parametrize("players,bet,goal", [(2, "never", 7), (2, "always", 7), (2, "always", 9),
+                                               (3, "never", None), (3, "always", None)])
+def test_layered_equals_chain_with_bankruptcy(tmp_path, players, bet, goal):
+    # Boards where bets, bankruptcy and mutual aid are common, and bounces cycle at the end.
+    path = small(tmp_path, goal=goal) if goal else write(tmp_path, "tiny3", TINY3)
+    chain = solve_punti(path, players, bet=bet, method="chain")
+    lay = solve_punti(path, players, bet=bet, method="layered")
+    assert chain.method == "chain" and lay.method == "layered"
+    assert sum(s.bankrupt for s in chain.seats) > 0.001  # the boards do exercise bankruptcy
+    _same(chain, lay)
+    assert lay.length is None and any("bankruptcy is reachable" in n for n in lay.notes)
+    assert "length distribution not computed" in punti_text(lay)
+
+
+def test_layered_overshoot_finish(tmp_path):
+    path = write(tmp_path, "finish", TINY3.replace("[squares]", '[rules]\novershoot = "finish"\n[squares]'))
+    assert bounce_start(punti_model(load_punti(path), 3)) == 7
+    _same(solve_punti(path, 3, method="chain"), solve_punti(path, 3, method="layered"))
+
+
+def test_layered_shipped_two_players_with_length_from_the_race():
+    # No bankruptcy is reachable on the example board with two players: the length distribution
+    # comes from the race alone and must equal the whole chain's.
+    chain = solve_punti("gioco-oca-punti", 2, method="chain")
+    lay = solve_punti("gioco-oca-punti", 2, method="layered")
+    _same(chain, lay)
+    assert lay.length is not None
+    assert lay.length.pmf == pytest.approx(chain.length.pmf, abs=1e-12)
+    assert (lay.length.median, lay.length.p90, lay.length.p99) == (chain.length.median, chain.length.p90,
+                                                                   chain.length.p99)
+    d = lay.to_dict()
+    assert d["method"] == "layered" and d["length"]["pmf"]
+
+
+def test_layered_kernel_invariants():
+    # Every layer's system is solved to a tiny true residual, no mass is lost, and the layers
+    # never go backwards (an inflow left over would raise).
+    m = punti_model(load_punti("gioco-oca-punti"), 2)
+    ls = solve_layered(m, MODE_ALWAYS)
+    assert ls.residual < 1e-13
+    assert ls.outcome.sum() == pytest.approx(1.0, abs=1e-10)
+    assert ls.bankruptcy_reachable  # betting down to the last points, then a loss
+    assert ls.layers > 30 and ls.largest_layer < ls.states
+
+
+def test_method_errors(tmp_path):
+    path = small(tmp_path)
+    with pytest.raises(RulesError, match="--method"):
+        solve_punti(path, 2, method="fast")
+    with pytest.raises(TooLargeError, match="optimal"):
+        solve_punti(path, 2, bet="optimal", method="layered")
+
+
+def test_auto_takes_the_layered_solve_for_three_players_on_the_shipped_board(monkeypatch):
+    # The whole chain does not fit; auto must not try to build it (solving it takes minutes, so
+    # the layered solve itself is stubbed here; benchmarks/bench_punti.py runs it).
+    import markov_oca.punti.layered as layered
+
+    m = punti_model(load_punti("gioco-oca-punti"), 3)
+    assert not m.fits_chain()
+    called = {}
+
+    def fake(model, mode, progress=False):
+        called["mode"] = mode
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(layered, "solve_layered", fake)
+    with pytest.raises(RuntimeError, match="stop here"):
+        solve_punti("gioco-oca-punti", 3)
+    assert called["mode"] == MODE_NEVER
