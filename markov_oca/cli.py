@@ -81,17 +81,22 @@ def solve(
     bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
     postcards: int = typer.Option(0, "--postcards",
                                   help="points game: also simulate this many games with and without postcards"),
+    method: str = typer.Option("auto", "--method",
+                               help="points game: auto, chain, independent (paths) or layered; see docs/punti.md"),
 ) -> None:
     """Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings."""
     try:
         if not 0 < tail < 1:
             raise RulesError(f"--tail must be between 0 and 1, got {tail}")
         _check_family(rules, pieces=pieces, policies=(light, dark) != ("optimal", "optimal"), bet=bet)
+        if method != "auto" and api.family(rules) != "punti":
+            raise RulesError(f"--method applies to the points game (punti family), not to the {api.family(rules)} "
+                             "family")
         if api.family(rules) == "punti":
             from .punti import punti_text, solve_punti
 
             pr = solve_punti(rules, players, bet=bet, options=_options(option), progress=True, tail=tail,
-                             postcards=postcards)
+                             postcards=postcards, method=method)
             typer.echo(json.dumps(pr.to_dict(with_pmf=pmf), indent=1) if fmt is Format.json else punti_text(pr))
             return
         if api.family(rules) == "ur":

@@ -811,8 +811,11 @@ def _punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
     note = _punti_examples(r)
     if note is not None:
         blocks.append(note)
-    blocks.append(_p(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
-                     "transitions (floating point) by markov_oca.", small=True))
+    if res.states is not None:
+        blocks.append(_p(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
+                         f"transitions (floating point; {res.method} solve) by markov_oca.", small=True))
+    for text in res.notes:
+        blocks.append(_p(f"Note: {text}.", small=True))
 
     # The rules as read.
     blocks.append(Heading(2, "The rules as read"))
@@ -925,7 +928,8 @@ def _punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
                      "does not start a new turn); a throw is one movement throw of the die."))
     blocks.append(Table(["Expected", "Whole game"],
                         [[k, Num(fmt(v, 4))] for k, v in res.expected.items()]))
-    blocks += _length_blocks(res.length, "all seats' turns")
+    if res.length is not None:
+        blocks += _length_blocks(res.length, "all seats' turns")
 
     # The board.
     blocks.append(Heading(2, "The board"))

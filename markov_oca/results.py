@@ -309,7 +309,11 @@ class UrResults:
 
 def length_summary(chain: Chain, turns_given_end: Number, tail: float) -> LengthSummary:
     """The length distribution of a chain, summarised."""
-    dist = chain.length_distribution(tail=tail)
+    return summarise_length(chain.length_distribution(tail=tail), turns_given_end)
+
+
+def summarise_length(dist, turns_given_end: Number) -> LengthSummary:
+    """A :class:`~markov_oca.chain.LengthDistribution`, summarised."""
     return LengthSummary(
         pmf=[float(x) for x in dist.pmf],
         mean_given_end=turns_given_end,

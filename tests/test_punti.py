@@ -383,7 +383,7 @@ def test_bad_options_and_players(tmp_path):
         solve_punti(path, 2, bet="sometimes")
 
 
-def test_three_players_on_the_shipped_board_is_refused_up_front():
+def test_three_player_chain_on_the_shipped_board_is_refused_up_front():
     from markov_oca.errors import TooLargeError
 
     m = punti_model(load_punti("gioco-oca-punti"), 3)

@@ -8,7 +8,7 @@ from test_punti import TINY3, small, write
 from markov_oca.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.layered import bounce_start, solve_layered
-from markov_oca.punti.model import MODE_ALWAYS, MODE_NEVER
+from markov_oca.punti.model import MODE_ALWAYS
 
 
 def _same(a, b, tol: float = 1e-11) -> None:
@@ -82,20 +82,10 @@ def test_method_errors(tmp_path):
         solve_punti(path, 2, bet="optimal", method="layered")
 
 
-def test_auto_takes_the_layered_solve_for_three_players_on_the_shipped_board(monkeypatch):
-    # The whole chain does not fit; auto must not try to build it (solving it takes minutes, so
-    # the layered solve itself is stubbed here; benchmarks/bench_punti.py runs it).
-    import markov_oca.punti.layered as layered
-
+def test_auto_refuses_what_neither_the_chain_nor_independent_paths_can_do():
+    # Three players betting on the shipped board: the chain does not fit and bets couple the
+    # balances; auto refuses at once, with the estimate, naming the layered solve (hours).
     m = punti_model(load_punti("gioco-oca-punti"), 3)
     assert not m.fits_chain()
-    called = {}
-
-    def fake(model, mode, progress=False):
-        called["mode"] = mode
-        raise RuntimeError("stop here")
-
-    monkeypatch.setattr(layered, "solve_layered", fake)
-    with pytest.raises(RuntimeError, match="stop here"):
-        solve_punti("gioco-oca-punti", 3)
-    assert called["mode"] == MODE_NEVER
+    with pytest.raises(TooLargeError, match=r"states.*--method layered"):
+        solve_punti("gioco-oca-punti", 3, bet="always")

@@ -21,12 +21,13 @@ from typing import Any
 from ..errors import RulesError, TooLargeError
 from ..progress import progress_bar
 from .analysis import PuntiResults, PuntiSeat, analyse
-from .model import MODES, PuntiChain, PuntiModel, punti_model
+from .independent import applies, independent_results, solve_independent
+from .model import MODE_DECIDE, MODES, PuntiChain, PuntiModel, punti_model
 from .report import punti_text
 from .rules import PUNTI_OPTIONS, PuntiRules, build_punti, load_punti
 
 BETS = ("never", "always", "optimal")
-METHODS = ("auto", "chain", "layered")
+METHODS = ("auto", "chain", "independent", "layered")
 
 
 def build_punti_chain(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
@@ -60,9 +61,12 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         ``never``, ``always`` or ``optimal`` (see :mod:`markov_oca.punti.optimal`).
     method:
         ``chain`` builds the whole chain (needed for exports, reports and optimal bets);
-        ``layered`` solves it layer by layer without holding it (:mod:`markov_oca.punti.layered`:
-        three players on the shipped board); ``auto`` (default) takes the chain when its
-        estimated size fits in memory, else the layered solve.
+        ``independent`` sums over independent paths, exact when no balance can change a move
+        (:mod:`markov_oca.punti.independent`: seconds for three players on the shipped board);
+        ``layered`` solves the chain layer by layer without holding it
+        (:mod:`markov_oca.punti.layered`: any board, but hours for hundreds of millions of
+        states, so only on request); ``auto`` (default) takes the chain when its estimated size
+        fits in memory, else independent paths where they apply, else refuses with the estimate.
     postcards:
         When positive, also simulate that many games with and without the postcards
         (:mod:`markov_oca.punti.simulate`) and report their effect on the winning shares.
@@ -79,32 +83,25 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
     policy_info = None
     policy = None
     res = None
-    auto = method == "auto"
-    if auto:
-        method = "chain" if m.fits_chain() else "layered"
-    if method == "layered" and bet == "optimal":
+    mode = MODES.get(bet, MODE_DECIDE)
+    if method == "auto":
+        method = "chain" if m.fits_chain() else ("independent" if applies(m, mode)[0] else "chain")
+    if method != "chain" and bet == "optimal":
         raise TooLargeError(f"{rules.name} with {m.players} players: optimal bets need the whole decision process "
-                            "(--method chain), which the layered solve does not build; "
-                            "--bet never and --bet always are solved layer by layer")
-    if method == "layered":
-        from .layered import layered_results, solve_layered
-
-        ls = solve_layered(m, MODES[bet], progress=progress)
-        res = layered_results(m, ls, bet=bet, tail=tail, timer=timer)
+                            f"(--method chain), which the {method} solve does not build")
+    if method == "independent":
+        ok, why = applies(m, mode)
+        if not ok:
+            raise RulesError(f"--method independent does not apply to {rules.name} with {m.players} players: {why}")
+        res = independent_results(m, solve_independent(m), bet=bet, why=why, timer=timer)
+    elif method == "layered":
+        res = _layered(m, mode, bet, tail, timer, progress)
     elif bet == "optimal":
         from .optimal import optimal_chain
 
         pc, policy_info, policy = optimal_chain(m, progress=progress)
     else:
-        try:
-            pc = m.build(MODES[bet], progress=progress)
-        except TooLargeError:
-            if not auto:
-                raise
-            from .layered import layered_results, solve_layered
-
-            ls = solve_layered(m, MODES[bet], progress=progress)  # the estimate let it through; it did not fit
-            res = layered_results(m, ls, bet=bet, tail=tail, timer=timer)
+        pc = m.build(mode, progress=progress)  # refused up front (TooLargeError) when it cannot fit
     if res is None:
         timer["build"] = time.perf_counter() - t0
         with progress_bar(progress) as bar:
@@ -117,6 +114,12 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         res.postcards = postcard_effect(rules, m.players, bet, postcards, seed=seed, policy=policy)
         timer["postcards"] = time.perf_counter() - t1
     return res
+
+
+def _layered(m: PuntiModel, mode: int, bet: str, tail: float, timer: dict, progress: bool) -> PuntiResults:
+    from .layered import layered_results, solve_layered
+
+    return layered_results(m, solve_layered(m, mode, progress=progress), bet=bet, tail=tail, timer=timer)
 
 
 __all__ = [

@@ -71,8 +71,8 @@ class PuntiResults:
     unit: int  # points per balance level
     total_points: int  # every balance plus the bank, constant
     bank_start: int
-    states: int
-    transitions: int
+    states: int | None  # None: no chain was built (independent paths)
+    transitions: int | None
     outcomes: dict[str, float]
     seats: list[PuntiSeat]
     expected: dict[str, float]  # turns, throws, bets of the whole game
@@ -105,6 +105,21 @@ class PuntiResults:
             "notes": list(self.notes),
             "timings": self.timings,
         }
+
+
+def win_tie_share(masks: list[int], probs, seat: int) -> tuple[float, float, float]:
+    """A seat's chance to lead alone, to share the lead, and its win share (a tie of k counts 1/k),
+    from the chance ``probs[k]`` of each set of leaders ``masks[k]``."""
+    win = tie = share = 0.0
+    for mask, p in zip(masks, probs, strict=True):
+        if mask >> seat & 1:
+            k = bin(mask).count("1")
+            share += float(p) / k
+            if k == 1:
+                win += float(p)
+            else:
+                tie += float(p)
+    return win, tie, share
 
 
 # ----------------------------------------------------------------------------- visits
@@ -217,16 +232,7 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     seats = []
     starts = rules.initial_balances(N)
     for i in range(N):
-        win = tie = share = 0.0
-        for k, mask in enumerate(pc.masks):
-            if mask >> i & 1:
-                p = float(mass[k])
-                ties = bin(mask).count("1")
-                share += p / ties
-                if ties == 1:
-                    win += p
-                else:
-                    tie += p
+        win, tie, share = win_tie_share(pc.masks, mass, i)
         pts, inv = np.unique(finals[:, i], return_inverse=True)
         pmass = np.bincount(inv.ravel(), weights=w, minlength=pts.size)
         pmf = {int(v): float(q) for v, q in zip(pts, pmass, strict=True) if q > 0}

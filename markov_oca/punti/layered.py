@@ -560,7 +560,7 @@ def layered_results(model: PuntiModel, ls: LayeredSolve, *, bet: str, tail: floa
                     timer: dict[str, float] | None = None, policy: dict | None = None):
     """:class:`~markov_oca.punti.analysis.PuntiResults` from a layered solve."""
     from ..results import length_summary
-    from .analysis import PuntiResults, PuntiSeat
+    from .analysis import PuntiResults, PuntiSeat, win_tie_share
 
     timer = {} if timer is None else timer
     timer.update(ls.timings)
@@ -570,16 +570,7 @@ def layered_results(model: PuntiModel, ls: LayeredSolve, *, bet: str, tail: floa
     starts = rules.initial_balances(N)
     seats = []
     for i in range(N):
-        win = tie = share = 0.0
-        for mask in masks:
-            if mask >> i & 1:
-                p = float(ls.outcome[mask])
-                k = bin(mask).count("1")
-                share += p / k
-                if k == 1:
-                    win += p
-                else:
-                    tie += p
+        win, tie, share = win_tie_share(masks, ls.outcome[masks], i)
         pmf = {int(v) * m.unit: float(q) for v, q in enumerate(ls.points_pmf[i]) if q > 0}
         s = ls.seat[i]
         seats.append(PuntiSeat(

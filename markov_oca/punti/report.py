@@ -33,7 +33,8 @@ def punti_text(r: PuntiResults) -> str:
         f"bets: {r.bet} ({_BETS.get(r.bet, r.bet)})",
         "options: " + ", ".join(f"{k}={v}" for k, v in r.options.items()),
         f"points in play {r.total_points} (the bank starts with {r.bank_start}); balances in steps of {r.unit}",
-        f"chain: {r.states:,} states, {r.transitions:,} transitions; floating point",
+        (f"chain: {r.states:,} states, {r.transitions:,} transitions; floating point" if r.states is not None
+         else "chain: not built (independent paths, see the notes); floating point"),
         "",
         "per seat (win: the most points alone; tie: sharing the most; share: a tie of k seats counts 1/k):",
         "  seat  start    win       tie       share     bankrupt  points   (median, 10%-90%)  bets    aid asked/ok",

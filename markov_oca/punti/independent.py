@@ -1,0 +1,273 @@
+"""The points game as independent paths: exact, in seconds, when no balance can change a move.
+
+In the points game the players never touch each other's pieces: a player's path
+(the squares landed on, turn after turn) depends only on their own throws. The
+balances couple the players only through bankruptcy, mutual aid (asked only when
+a loss cannot be covered), the bank running dry, and the stake a bet needs. When
+none of these can happen, every balance is a sum of contributions of the paths:
+
+    b_j = s_j + u_j + sum over i != j of v_i,
+
+where ``u_i`` is what player i's own landings did to their balance and ``v_i``
+what they did to *each* other player's (collect from everyone: u += a (N-1),
+v -= a; pay everyone: u -= a (N-1), v += a; the bank: u only). The leaders are
+those with the largest ``s_j + u_j - v_j`` (the sum of all v is common to all).
+
+The game ends at the (N-1)-th arrival. So every way the game can end is a choice
+of the player e whose arrival ends it, on their own turn k, and the player r
+still racing (who took k turns if seated before e, k - 1 after), every other
+player having arrived before (own turn a < k, or a = k seated before e). Given
+that choice the players' paths are independent, so the chance of every
+outcome, each seat's final points and the length of the game are sums, over
+(e, r, k), of products and convolutions of one player's distributions: the
+joint law of (u, v) after k turns without arriving, and on arriving at turn k,
+computed once from a chain of one piece (a few thousand states).
+
+:func:`applies` checks the conditions on the exact set of reachable (square, u, v)
+of one player: bets never taken (``--bet never``); no money effect in the bounce
+zone (it could be landed on again and again); every balance stays non-negative
+(``s_j + min u + (N-1) min v >= 0``: no loss is ever left uncovered, so no
+mutual aid and no bankruptcy); the bank always pays in full
+(``bank_0 - N max(u + (N-1) v) >= 0``). These are sums of per-player extremes,
+so they bound every reachable joint state. When they fail the layered or the
+whole-chain solve is used.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..chain import LengthDistribution
+from ..errors import SolverError
+from .model import MODE_NEVER, PuntiModel
+from .rules import COLLECT_BANK, COLLECT_EACH, PAY_BANK, PAY_EACH
+
+
+def _effects(m: PuntiModel) -> tuple[np.ndarray, np.ndarray]:
+    """(du, dv) of landing on each square, in levels, for m.players players."""
+    G, N = m.rules.goal, m.players
+    du = np.zeros(G + 1, np.int64)
+    dv = np.zeros(G + 1, np.int64)
+    for s, sq in m.rules.squares.items():
+        a = sq.amount // m.unit
+        if sq.code == PAY_BANK:
+            du[s] = -a
+        elif sq.code == COLLECT_BANK:
+            du[s] = a
+        elif sq.code == COLLECT_EACH:
+            du[s], dv[s] = a * (N - 1), -a
+        elif sq.code == PAY_EACH:
+            du[s], dv[s] = -a * (N - 1), a
+    return du, dv
+
+
+def _target(m: PuntiModel, s: int, d: int) -> int:
+    G = m.rules.goal
+    t = s + d
+    if t > G:
+        t = G if m.rules.overshoot == "finish" else 2 * G - t
+    return t
+
+
+def _support(m: PuntiModel, du: np.ndarray, dv: np.ndarray) -> set[tuple[int, int, int]]:
+    """Every (square, u, v) one player can reach (square G: arrived), by breadth-first search."""
+    G, F = m.rules.goal, m.rules.faces
+    seen = {(1, 0, 0)}
+    todo = [(1, 0, 0)]
+    while todo:
+        s, u, v = todo.pop()
+        if s == G:
+            continue
+        for d in range(1, F + 1):
+            t = _target(m, s, d)
+            nxt = (t, u + int(du[t]), v + int(dv[t]))
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def applies(m: PuntiModel, mode: int) -> tuple[bool, str]:
+    """Whether the independent-paths solve is exact for this board, players and bet policy; why not."""
+    r, N = m.rules, m.players
+    if mode != MODE_NEVER:
+        return False, "bets are taken: a bet needs the stake in hand, which couples the balances"
+    du, dv = _effects(m)
+    G = r.goal
+    if r.overshoot == "bounce":
+        for s in range(max(1, G + 1 - r.faces), G):
+            if du[s] or dv[s]:
+                return False, f"square {s} has a money effect in the bounce zone (it can be landed on again and again)"
+    sup = _support(m, du, dv)
+    u = np.array([x[1] for x in sup])
+    v = np.array([x[2] for x in sup])
+    starts = [b // m.unit for b in r.initial_balances(N)]
+    for j, s_j in enumerate(starts):
+        low = s_j + int(u.min()) + (N - 1) * int(v.min())
+        if low < 0:
+            return False, f"seat {j + 1} may face a loss it cannot cover (mutual aid and bankruptcy reachable)"
+    if r.initial_bank(N) // m.unit - N * int((u + (N - 1) * v).max()) < 0:
+        return False, "the bank may run short of a payment"
+    return True, "no balance can change a move: no bets, no uncovered loss, the bank always pays"
+
+
+def _player_laws(m: PuntiModel, eps: float, max_turns: int):
+    """One player's law turn by turn: R[k] (not arrived after k turns) and A[k] (arrived at turn k),
+    each over (u, v) levels; with the offsets of u and v."""
+    G, F = m.rules.goal, m.rules.faces
+    du, dv = _effects(m)
+    sup = _support(m, du, dv)
+    umin = min(x[1] for x in sup)
+    vmin = min(x[2] for x in sup)
+    U = max(x[1] for x in sup) - umin + 1
+    V = max(x[2] for x in sup) - vmin + 1
+    P = np.zeros((G, U, V))
+    P[1, -umin, -vmin] = 1.0
+    R = [P.sum(axis=0)]
+    A = [np.zeros((U, V))]
+    moves = [[(_target(m, s, d), int(du[_target(m, s, d)]), int(dv[_target(m, s, d)])) for d in range(1, F + 1)]
+             for s in range(G)]
+    k = 0
+    while P.sum() > eps:
+        k += 1
+        if k > max_turns:
+            raise SolverError(f"one player's path still runs after {max_turns} turns (mass {P.sum():.1e})")
+        new = np.zeros_like(P)
+        arr = np.zeros((U, V))
+        for s in range(1, G):
+            if not P[s].any():
+                continue
+            src = P[s] / F
+            for t, a, b in moves[s]:
+                dst = arr if t == G else new[t]
+                # u + a, v + b stays inside the support's box (the support is exact).
+                dst[max(a, 0):U + min(a, 0), max(b, 0):V + min(b, 0)] += src[max(-a, 0):U - max(a, 0),
+                                                                             max(-b, 0):V - max(b, 0)]
+        P = new
+        R.append(P.sum(axis=0))
+        A.append(arr)
+    return np.array(R), np.array(A), umin, vmin
+
+
+def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100_000) -> dict:
+    """Every figure of the points game by independent paths (see the module docstring).
+
+    Returns a dict: ``outcome`` by leaders' mask, ``points_pmf`` (N, levels + 1), ``turns`` per
+    seat, ``length`` (a :class:`~markov_oca.chain.LengthDistribution` in turns of all seats),
+    ``player_turns`` (the longest path followed) and ``timings``.
+    """
+    t0 = time.perf_counter()
+    N = m.players
+    R, A, umin, vmin = _player_laws(m, eps, max_turns)
+    K = A.shape[0] - 1
+    U, V = R.shape[1], R.shape[2]
+    CA = np.cumsum(A, axis=0)  # CA[k]: arrived within k turns
+    alpha = A.sum(axis=(1, 2))  # arrival turn law
+    starts = np.array([b // m.unit for b in m.rules.initial_balances(N)])
+    # w = s + u - v on one axis for every seat; wi[u, v] = u - v + offset.
+    uu, vv = np.meshgrid(np.arange(U) + umin, np.arange(V) + vmin, indexing="ij")
+    w_lo = int(starts.min()) + umin - (V - 1 + vmin)
+    W = int(starts.max()) + (U - 1 + umin) - vmin - w_lo + 1
+    w_of = [(s_j + uu - vv - w_lo).ravel() for s_j in starts]
+    masks = m.outcome_masks()
+    levels = m.levels
+    outcome = np.zeros(2**N)
+    pad = N * (U + V)  # the (u, v) box may reach past the points in play where no path goes
+    pmf = np.zeros((N, levels + 1 + pad))
+    turns = np.zeros(N)
+    length = np.zeros(N * (K + 1) + 1)
+    for e in range(N):
+        for r in range(N):
+            if r == e:
+                continue
+            others = [i for i in range(N) if i not in (e, r)]
+            for k in range(1, K + 1):
+                kr = k if r < e else k - 1
+                kmax = {i: (k if i < e else k - 1) for i in others}
+                f = {e: A[k], r: R[kr]}
+                for i in others:
+                    f[i] = CA[kmax[i]]
+                tot = {j: float(f[j].sum()) for j in range(N)}
+                mass = float(np.prod(list(tot.values())))
+                if mass == 0.0:
+                    continue
+                # Leaders: P(set M leads at value x) = prod_{j in M} P(w_j = x) prod_{j not in M} P(w_j < x).
+                pw = [np.bincount(w_of[j], weights=f[j].ravel(), minlength=W) for j in range(N)]
+                lt = [np.concatenate([[0.0], np.cumsum(p)[:-1]]) for p in pw]
+                for mask in masks:
+                    prod = np.ones(W)
+                    for j in range(N):
+                        prod *= pw[j] if mask >> j & 1 else lt[j]
+                    outcome[mask] += prod.sum()
+                # Points of seat j: s_j + u_j + sum over i != j of v_i (a convolution).
+                um = [f[j].sum(axis=1) for j in range(N)]
+                vm = [f[j].sum(axis=0) for j in range(N)]
+                for j in range(N):
+                    law = um[j]
+                    for i in range(N):
+                        if i != j:
+                            law = np.convolve(law, vm[i])
+                    lo = starts[j] + umin + (N - 1) * vmin
+                    pmf[j, lo:lo + law.size] += law
+                # Turns: e took k, r took kr, each other i its arrival turn a <= kmax[i].
+                turns[e] += k * mass
+                turns[r] += kr * mass
+                tl = np.zeros(1)
+                tl[0] = tot[e] * tot[r]
+                for i in others:
+                    a_law = alpha[: kmax[i] + 1]
+                    turns[i] += float((np.arange(a_law.size) * a_law).sum()) * mass / tot[i]
+                    tl = np.convolve(tl, a_law)
+                length[k + kr: k + kr + tl.size] += tl
+    if pmf[:, levels + 1:].any():
+        raise SolverError("independent paths: a final balance beyond the points in play")
+    pmf = pmf[:, : levels + 1]
+    lost = 1.0 - float(outcome.sum())
+    return {
+        "outcome": outcome, "points_pmf": pmf, "turns": turns,
+        "length": LengthDistribution(pmf=length, never_ends=0.0, tail=max(lost, 0.0)),
+        "player_turns": K, "player_support": (U, V), "lost": lost,
+        "timings": {"independent paths": time.perf_counter() - t0},
+    }
+
+
+def independent_results(m: PuntiModel, out: dict, *, bet: str, why: str, timer: dict[str, float] | None = None):
+    """:class:`~markov_oca.punti.analysis.PuntiResults` from :func:`solve_independent`."""
+    from ..results import summarise_length
+    from .analysis import PuntiResults, PuntiSeat, win_tie_share
+
+    timer = {} if timer is None else timer
+    timer.update(out["timings"])
+    rules, N = m.rules, m.players
+    masks = m.outcome_masks()
+    starts = rules.initial_balances(N)
+    seats = []
+    for i in range(N):
+        win, tie, share = win_tie_share(masks, out["outcome"][masks], i)
+        law = out["points_pmf"][i]
+        pmf = {int(v) * m.unit: float(q) for v, q in enumerate(law) if q > 0}
+        turns = float(out["turns"][i])
+        seats.append(PuntiSeat(
+            seat=i + 1, start_points=starts[i], win=win, tie=tie, win_share=share, bankrupt=0.0,
+            points=float((law * np.arange(law.size)).sum()) * m.unit, points_pmf=pmf, bets=0.0, aid=0.0,
+            aid_success=0.0, turns=turns,
+        ))
+    total_turns = float(out["turns"].sum())
+    U, V = out["player_support"]
+    lost = out["lost"]
+    return PuntiResults(
+        rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N, bet=bet,
+        options=dict(rules.options), unit=m.unit, total_points=rules.total_points(N),
+        bank_start=rules.initial_bank(N), states=None, transitions=None,
+        outcomes={m.outcome_name(k): float(out["outcome"][k]) for k in masks}, seats=seats,
+        expected={"turns": total_turns, "throws": total_turns, "bets": 0.0},
+        length=summarise_length(out["length"], total_turns),
+        solver=[{"method": f"independent paths (one player's law over {out['player_turns']} turns, "
+                           f"{U} x {V} contribution levels)", "residual": abs(lost),
+                 "iterations": out["player_turns"]}],
+        timings=timer, method="independent",
+        notes=[f"solved as independent paths: {why}; the joint chain is never built (its states are not counted)",
+               f"probability not accounted for: {lost:.1e}"],
+    )
