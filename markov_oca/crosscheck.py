@@ -330,10 +330,21 @@ def _exact_punti(rules: Any, players: int | None, bet: str, tail: float, progres
     from .punti import build_punti_chain, punti_model
 
     policy = None
+    m = punti_model(rules, players)
+    if bet != "optimal" and not m.fits_chain() and m.players <= 3:
+        from .punti.independent import applies, solve_independent
+        from .punti.model import MODES
+
+        ok, why = applies(m, MODES[bet])
+        if ok:  # the chain is out of reach; independent paths give the same law, turn by turn
+            dist = solve_independent(m)["length"]
+            return ExactAnswer(rules=rules.name, seats=[f"seat {k + 1}" for k in range(m.players)],
+                               outcome_names=[m.outcome_name(k) for k in m.outcome_masks()], length=dist,
+                               notes=[f"exact side by independent paths: {why}"]), None
     if bet == "optimal":
         from .punti.optimal import optimal_chain
 
-        pc, _info, policy = optimal_chain(punti_model(rules, players), progress=progress)
+        pc, _info, policy = optimal_chain(m, progress=progress)
     else:
         pc = build_punti_chain(rules, players, bet=bet, progress=progress)
     chain = pc.chain

@@ -125,3 +125,29 @@ def test_player_law_is_a_distribution():
     assert out["lost"] < 1e-14
     assert out["length"].pmf.sum() == pytest.approx(1.0, abs=1e-14)
     assert out["points_pmf"].sum(axis=1) == pytest.approx(np.ones(3), abs=1e-14)
+
+
+def test_outcome_turn_by_turn_equals_chain(tmp_path):
+    # The crosscheck compares each outcome within a turn limit: the law of (outcome, length).
+    path = write(tmp_path, "calm", CALM)
+    for players in (2, 3):
+        m = punti_model(load_punti(path), players)
+        dist = solve_independent(m)["length"]
+        from markov_oca.punti import build_punti_chain
+
+        ref = build_punti_chain(path, players).chain.length_distribution(tail=1e-14)
+        n = min(dist.by_outcome.shape[0], ref.by_outcome.shape[0])
+        assert np.abs(dist.by_outcome[:n] - ref.by_outcome[:n]).max() < 1e-13
+        assert dist.by_outcome.sum(axis=1) == pytest.approx(dist.pmf, abs=1e-15)
+
+
+def test_crosscheck_three_players_on_the_shipped_board():
+    # The chain is out of reach; the exact side comes from independent paths. A correct
+    # simulation passes; one where the head-of-game fee goes to the bank (equal dowries) fails.
+    from markov_oca.crosscheck import crosscheck
+
+    ok = crosscheck("gioco-oca-punti", players=3, games=20_000, seed=5)
+    assert ok.passed and any("independent paths" in n for n in ok.notes)
+    bad = crosscheck("gioco-oca-punti", players=3, games=20_000, seed=5,
+                     simulate_options={"head_fee_to": "bank"})
+    assert not bad.passed

@@ -155,8 +155,10 @@ def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100
     """Every figure of the points game by independent paths (see the module docstring).
 
     Returns a dict: ``outcome`` by leaders' mask, ``points_pmf`` (N, levels + 1), ``turns`` per
-    seat, ``length`` (a :class:`~markov_oca.chain.LengthDistribution` in turns of all seats),
-    ``player_turns`` (the longest path followed) and ``timings``.
+    seat, ``length`` (a :class:`~markov_oca.chain.LengthDistribution` in turns of all seats; for
+    up to three players with ``by_outcome``, the chance of each outcome on each turn, in the
+    order of :meth:`PuntiModel.outcome_masks`), ``player_turns`` (the longest path followed),
+    ``lost`` and ``timings``.
     """
     t0 = time.perf_counter()
     N = m.players
@@ -166,18 +168,33 @@ def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100
     CA = np.cumsum(A, axis=0)  # CA[k]: arrived within k turns
     alpha = A.sum(axis=(1, 2))  # arrival turn law
     starts = np.array([b // m.unit for b in m.rules.initial_balances(N)])
-    # w = s + u - v on one axis for every seat; wi[u, v] = u - v + offset.
+    # Each seat's w = s + u - v on one common axis: the projection of a (u, v) law onto it.
     uu, vv = np.meshgrid(np.arange(U) + umin, np.arange(V) + vmin, indexing="ij")
     w_lo = int(starts.min()) + umin - (V - 1 + vmin)
     W = int(starts.max()) + (U - 1 + umin) - vmin - w_lo + 1
-    w_of = [(s_j + uu - vv - w_lo).ravel() for s_j in starts]
+
+    def on_w(laws: np.ndarray, seat: int) -> np.ndarray:
+        proj = np.zeros((U * V, W))
+        proj[np.arange(U * V), (starts[seat] + uu - vv - w_lo).ravel()] = 1.0
+        return laws.reshape(laws.shape[0], U * V) @ proj
+
+    def below(pw: np.ndarray) -> np.ndarray:  # P(w < x) along the last axis
+        c = np.cumsum(pw, axis=-1)
+        return np.concatenate([np.zeros((*c.shape[:-1], 1)), c[..., :-1]], axis=-1)
+
+    PW = {name: [on_w(law, j) for j in range(N)] for name, law in (("A", A), ("R", R), ("CA", CA))}
+    um = {"A": A.sum(axis=2), "R": R.sum(axis=2), "CA": CA.sum(axis=2)}  # u marginals (turn, U)
+    vm = {"A": A.sum(axis=1), "R": R.sum(axis=1), "CA": CA.sum(axis=1)}  # v marginals (turn, V)
     masks = m.outcome_masks()
+    timed = N <= 3  # the outcome turn by turn (the crosscheck's by_outcome)
     levels = m.levels
     outcome = np.zeros(2**N)
     pad = N * (U + V)  # the (u, v) box may reach past the points in play where no path goes
     pmf = np.zeros((N, levels + 1 + pad))
     turns = np.zeros(N)
-    length = np.zeros(N * (K + 1) + 1)
+    T = N * (K + 1) + 1
+    length = np.zeros(T)
+    by_outcome = np.zeros((T, len(masks))) if timed else None
     for e in range(N):
         for r in range(N):
             if r == e:
@@ -186,36 +203,42 @@ def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100
             for k in range(1, K + 1):
                 kr = k if r < e else k - 1
                 kmax = {i: (k if i < e else k - 1) for i in others}
-                f = {e: A[k], r: R[kr]}
-                for i in others:
-                    f[i] = CA[kmax[i]]
-                tot = {j: float(f[j].sum()) for j in range(N)}
+                pick = {e: ("A", k), r: ("R", kr)} | {i: ("CA", kmax[i]) for i in others}
+                tot = {j: float(um[name][t].sum()) for j, (name, t) in pick.items()}
                 mass = float(np.prod(list(tot.values())))
                 if mass == 0.0:
                     continue
-                # Leaders: P(set M leads at value x) = prod_{j in M} P(w_j = x) prod_{j not in M} P(w_j < x).
-                pw = [np.bincount(w_of[j], weights=f[j].ravel(), minlength=W) for j in range(N)]
-                lt = [np.concatenate([[0.0], np.cumsum(p)[:-1]]) for p in pw]
-                for mask in masks:
+                pw = {j: PW[name][j][t] for j, (name, t) in pick.items()}
+                lt = {j: below(pw[j]) for j in range(N)}
+                # Leaders: P(set M leads at x) = prod_{j in M} P(w_j = x) prod_{j not in M} P(w_j < x).
+                for c, mask in enumerate(masks):
+                    if timed and others:  # one other player, resolved by its arrival turn
+                        (i,) = others
+                        fixed = (pw[e] if mask >> e & 1 else lt[e]) * (pw[r] if mask >> r & 1 else lt[r])
+                        rows = PW["A"][i][1:kmax[i] + 1]
+                        fac = rows if mask >> i & 1 else below(rows)
+                        per_turn = fac @ fixed
+                        by_outcome[k + kr + 1:k + kr + 1 + per_turn.size, c] += per_turn
+                        outcome[mask] += per_turn.sum()
+                        continue
                     prod = np.ones(W)
                     for j in range(N):
                         prod *= pw[j] if mask >> j & 1 else lt[j]
                     outcome[mask] += prod.sum()
+                    if timed:
+                        by_outcome[k + kr, c] += prod.sum()
                 # Points of seat j: s_j + u_j + sum over i != j of v_i (a convolution).
-                um = [f[j].sum(axis=1) for j in range(N)]
-                vm = [f[j].sum(axis=0) for j in range(N)]
                 for j in range(N):
-                    law = um[j]
+                    law = um[pick[j][0]][pick[j][1]]
                     for i in range(N):
                         if i != j:
-                            law = np.convolve(law, vm[i])
+                            law = np.convolve(law, vm[pick[i][0]][pick[i][1]])
                     lo = starts[j] + umin + (N - 1) * vmin
                     pmf[j, lo:lo + law.size] += law
                 # Turns: e took k, r took kr, each other i its arrival turn a <= kmax[i].
                 turns[e] += k * mass
                 turns[r] += kr * mass
-                tl = np.zeros(1)
-                tl[0] = tot[e] * tot[r]
+                tl = np.array([tot[e] * tot[r]])
                 for i in others:
                     a_law = alpha[: kmax[i] + 1]
                     turns[i] += float((np.arange(a_law.size) * a_law).sum()) * mass / tot[i]
@@ -225,9 +248,17 @@ def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100
         raise SolverError("independent paths: a final balance beyond the points in play")
     pmf = pmf[:, : levels + 1]
     lost = 1.0 - float(outcome.sum())
+    # Drop the turns past the last with any mass worth keeping (the tail is reported).
+    rest = np.cumsum(length[::-1])[::-1]
+    keep = max(int(np.flatnonzero(rest > 1e-17)[-1]) + 1 if (rest > 1e-17).any() else 1, 1)
+    dropped = float(length[keep:].sum())
+    length = length[:keep]
+    if by_outcome is not None:
+        by_outcome = by_outcome[:keep]
     return {
         "outcome": outcome, "points_pmf": pmf, "turns": turns,
-        "length": LengthDistribution(pmf=length, never_ends=0.0, tail=max(lost, 0.0)),
+        "length": LengthDistribution(pmf=length, never_ends=0.0, tail=max(lost, 0.0) + dropped,
+                                     by_outcome=by_outcome),
         "player_turns": K, "player_support": (U, V), "lost": lost,
         "timings": {"independent paths": time.perf_counter() - t0},
     }
