@@ -101,7 +101,11 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
 
         pc, policy_info, policy = optimal_chain(m, progress=progress)
     else:
-        pc = m.build(mode, progress=progress)  # refused up front (TooLargeError) when it cannot fit
+        try:
+            pc = m.build(mode, progress=progress)  # refused up front when it cannot fit
+        except TooLargeError as exc:
+            raise TooLargeError(f"{exc}; --method layered solves it without holding the chain (about 150,000 "
+                                "states a second: hours for hundreds of millions)") from None
     if res is None:
         timer["build"] = time.perf_counter() - t0
         with progress_bar(progress) as bar:

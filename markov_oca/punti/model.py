@@ -47,8 +47,6 @@ from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, 
 MODE_DECIDE, MODE_NEVER, MODE_ALWAYS = 0, 1, 2
 MODES = {"never": MODE_NEVER, "always": MODE_ALWAYS}
 ACT_THROW, ACT_BET = 0, 1
-LAYERED_HINT = ("--method layered solves it without holding the chain (about 150,000 states a second: "
-                "hours for hundreds of millions)")
 _EMPTY = -1
 #: The kernel's scalar parameters, in order (see :meth:`PuntiModel.params`).
 _P_N, _P_G, _P_F, _P_L, _P_NL, _P_BET, _P_PRIZE, _P_AID, _P_AIDN, _P_AIDD, _P_USES, _P_FINISH, _P_D = range(13)
@@ -541,7 +539,7 @@ class PuntiModel:
             raise TooLargeError(
                 f"{self.rules.name} with {self.players} players: about {est:,} states (a rough estimate), "
                 f"{est * self.bytes_per_state() / 2**30:.0f} GiB; "
-                f"{available_memory() / 2**30:.1f} GiB available; {LAYERED_HINT}")
+                f"{available_memory() / 2**30:.1f} GiB available")
 
     # -------------------------------------------------------------- building
 
@@ -568,7 +566,7 @@ class PuntiModel:
                     raise TooLargeError(
                         f"{self.rules.name} with {self.players} players: more than {tail:,} states "
                         f"(about {tail * self.bytes_per_state() / 2**30:.1f} GiB and growing); "
-                        f"{available_memory() / 2**30:.1f} GiB available; {LAYERED_HINT}")
+                        f"{available_memory() / 2**30:.1f} GiB available")
                 if head < tail and (tail + self.width >= queue.size or tail + self.width >= keys.size // 2):
                     queue = np.concatenate([queue, np.empty(queue.size, np.int64)])
                     new_keys = np.full(keys.size * 2, _EMPTY, np.int64)
