@@ -7,7 +7,7 @@ import pytest
 from test_punti import TINY3, _against, write
 from test_punti_layered import _same
 
-from markov_oca.errors import RulesError, TooLargeError
+from markov_oca.errors import RulesError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.independent import applies, solve_independent
 from markov_oca.punti.model import MODE_ALWAYS, MODE_NEVER
@@ -106,7 +106,7 @@ def test_conditions_refused_with_a_reason(tmp_path):
     assert not ok and "bank" in why
     with pytest.raises(RulesError, match=r"does not apply.*bounce zone"):
         solve_punti(zone, 3, method="independent")
-    with pytest.raises(TooLargeError, match="optimal"):
+    with pytest.raises(RulesError, match="optimal"):
         solve_punti(calm, 3, bet="optimal", method="independent")
 
 

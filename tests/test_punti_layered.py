@@ -78,7 +78,7 @@ def test_method_errors(tmp_path):
     path = small(tmp_path)
     with pytest.raises(RulesError, match="--method"):
         solve_punti(path, 2, method="fast")
-    with pytest.raises(TooLargeError, match="optimal"):
+    with pytest.raises(RulesError, match="optimal"):
         solve_punti(path, 2, bet="optimal", method="layered")
 
 

@@ -87,8 +87,8 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
     if method == "auto":
         method = "chain" if m.fits_chain() else ("independent" if applies(m, mode)[0] else "chain")
     if method != "chain" and bet == "optimal":
-        raise TooLargeError(f"{rules.name} with {m.players} players: optimal bets need the whole decision process "
-                            f"(--method chain), which the {method} solve does not build")
+        raise RulesError(f"{rules.name} with {m.players} players: optimal bets need the whole decision process "
+                         f"(--method chain), which the {method} solve does not build")
     if method == "independent":
         ok, why = applies(m, mode)
         if not ok:
