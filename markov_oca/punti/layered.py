@@ -116,9 +116,10 @@ def _gather(keys, vals, in_ids, in_mass, ids, inflow, n):
 
 
 @numba.njit(cache=True)
-def _may_stay(state, prm, B, sq_pulc):
+def _may_stay(state, mode, prm, B, sq_pulc):
     """Whether a step from ``state`` can stay in its layer: a bet (a Pulcinella at the turn's start,
-    or a second bet), or a throw from the bounce zone. Any other throw moves the layer on."""
+    or a second bet; not when nobody bets), or a throw from the bounce zone. Any other throw moves
+    the layer on."""
     N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
     phase = state % 3
     rest = state // 3
@@ -127,7 +128,7 @@ def _may_stay(state, prm, B, sq_pulc):
     for _i in range(m):
         rest //= nl
     s = (rest % nl) // L1 // 2
-    return phase == 1 or (phase == 0 and sq_pulc[s] > 0) or s >= B
+    return s >= B or (mode != MODE_NEVER and (phase == 1 or (phase == 0 and sq_pulc[s] > 0)))
 
 
 @numba.njit(cache=True)
@@ -142,7 +143,7 @@ def _close(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, keys, vals, ids, in
     while head < n:
         if n + J >= ids.size or n + J >= limit or ne + J >= e_src.size:
             break
-        if not _may_stay(ids[head], prm, B, sq_pulc):
+        if not _may_stay(ids[head], mode, prm, B, sq_pulc):
             head += 1
             continue
         c = _expand(ids[head], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
