@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
+from typing import Any
 
 import typer
 
@@ -48,6 +49,23 @@ def _check_family(rules: str, *, pieces: int | None = None, policies: bool = Fal
     return fam
 
 
+# The options several commands share (a fresh typer.Option for each command).
+def _option_opt(what: str = "") -> Any:
+    return typer.Option(None, "--option", "-o", help=f"KEY=VALUE{what}, repeatable")
+
+
+def _pieces_opt() -> Any:
+    return typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)")
+
+
+def _side_opt(side: str, default: str) -> Any:
+    return typer.Option(default, f"--{side}", help=f"Ur: {side}'s policy (random, greedy, optimal)")
+
+
+def _bet_opt() -> Any:
+    return typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal")
+
+
 def _fail(message: str, code: int) -> None:
     typer.echo(f"markov-oca: error: {message}", err=True)
     raise typer.Exit(code)
@@ -68,17 +86,17 @@ def variants(fmt: Format = typer.Option(Format.text, "--format", help="text or j
 def solve(
     rules: str = typer.Argument(..., help="a shipped rule set (see 'variants') or a path to a TOML file"),
     players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    option: list[str] | None = _option_opt(),
     exact: bool = typer.Option(False, "--exact", help="exact fractions (chains of up to a few thousand states)"),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
     landings: bool | None = typer.Option(None, "--landings/--no-landings",
                                             help="landing chances per square (default: on for small chains)"),
     tail: float = typer.Option(1e-10, "--tail", help="carry the length distribution until this mass is left"),
     pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
-    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
-    light: str = typer.Option("optimal", "--light", help="Ur: light's policy (random, greedy, optimal)"),
-    dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy (random, greedy, optimal)"),
-    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
+    pieces: int | None = _pieces_opt(),
+    light: str = _side_opt("light", "optimal"),
+    dark: str = _side_opt("dark", "optimal"),
+    bet: str = _bet_opt(),
     postcards: int = typer.Option(0, "--postcards",
                                   help="points game: also simulate this many games with and without postcards"),
     method: str = typer.Option("auto", "--method",
@@ -121,7 +139,7 @@ def solve(
 @app.command()
 def explain(
     rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    option: list[str] | None = _option_opt(),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Show the board as the engine reads it, square by square, with the options in force."""
@@ -155,12 +173,12 @@ def simulate(
     games: int = typer.Option(100_000, "--games", help="games to play"),
     seed: int = typer.Option(0, "--seed", help="random seed: the same seed plays the same games"),
     turn_limit: int | None = typer.Option(None, "--turn-limit", help="cut games off unfinished after this many turns"),
-    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
+    option: list[str] | None = _option_opt(),
     out: str | None = typer.Option(None, "--out", help="write every game to this CSV (or .jsonl) file"),
-    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
-    light: str = typer.Option("random", "--light", help="Ur: light's policy"),
-    dark: str = typer.Option("random", "--dark", help="Ur: dark's policy"),
-    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
+    pieces: int | None = _pieces_opt(),
+    light: str = _side_opt("light", "random"),
+    dark: str = _side_opt("dark", "random"),
+    bet: str = _bet_opt(),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Play games by sampling the rules move by move; count outcomes and lengths (and write them)."""
@@ -196,14 +214,14 @@ def crosscheck(
                                        help="test these games instead (CSV winner,turns[,throws] or JSON lines)"),
     turn_limit: int | None = typer.Option(None, "--turn-limit",
                                           help="games not over after this many turns count as unfinished"),
-    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE for both sides, repeatable"),
+    option: list[str] | None = _option_opt(" for both sides"),
     simulate_option: list[str] | None = typer.Option(None, "--simulate-option",
                                                      help="KEY=VALUE for the simulated games only, repeatable"),
     alpha: float = typer.Option(0.01, "--alpha", help="family-wise error rate of the verdict (Holm)"),
-    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
-    light: str = typer.Option("random", "--light", help="Ur: light's policy"),
-    dark: str = typer.Option("random", "--dark", help="Ur: dark's policy"),
-    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
+    pieces: int | None = _pieces_opt(),
+    light: str = _side_opt("light", "random"),
+    dark: str = _side_opt("dark", "random"),
+    bet: str = _bet_opt(),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Test simulated games (ours, or a results file) against the exact chain; exit 1 on failure."""
@@ -229,11 +247,11 @@ def export(
     out: str = typer.Option(..., "--out", help="the file to write (prism/storm: the stem of the files)"),
     fmt: str = typer.Option("graphml", "--format", help="graphml, gexf, dot, json, prism or storm"),
     players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
-    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
-    light: str = typer.Option("optimal", "--light", help="Ur: light's policy"),
-    dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy"),
-    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
+    option: list[str] | None = _option_opt(),
+    pieces: int | None = _pieces_opt(),
+    light: str = _side_opt("light", "optimal"),
+    dark: str = _side_opt("dark", "optimal"),
+    bet: str = _bet_opt(),
 ) -> None:
     """Write the chain as a graph (GraphML, GEXF, DOT, node-link JSON) or as PRISM / Storm explicit files."""
     from .export import export as write
@@ -257,11 +275,11 @@ def report(
     rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
     out: str = typer.Option(..., "--out", help="the directory to write index.html, report.md and the plots into"),
     players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
-    pieces: int | None = typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)"),
-    light: str = typer.Option("optimal", "--light", help="Ur: light's policy"),
-    dark: str = typer.Option("optimal", "--dark", help="Ur: dark's policy"),
-    bet: str = typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal"),
+    option: list[str] | None = _option_opt(),
+    pieces: int | None = _pieces_opt(),
+    light: str = _side_opt("light", "optimal"),
+    dark: str = _side_opt("dark", "optimal"),
+    bet: str = _bet_opt(),
     landings: bool | None = typer.Option(None, "--landings/--no-landings",
                                             help="colour the board by landing chance (default: on for small chains)"),
     fmt: Format = typer.Option(Format.text, "--format", help="text (the files written) or json"),
