@@ -95,7 +95,9 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
             raise RulesError(f"--method independent does not apply to {rules.name} with {m.players} players: {why}")
         res = independent_results(m, solve_independent(m), bet=bet, why=why, timer=timer)
     elif method == "layered":
-        res = _layered(m, mode, bet, tail, timer, progress)
+        from .layered import layered_results, solve_layered
+
+        res = layered_results(m, solve_layered(m, mode, progress=progress), bet=bet, tail=tail, timer=timer)
     elif bet == "optimal":
         from .optimal import optimal_chain
 
@@ -104,7 +106,7 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         try:
             pc = m.build(mode, progress=progress)  # refused up front when it cannot fit
         except TooLargeError as exc:
-            raise TooLargeError(f"{exc}; --method layered solves it without holding the chain (about 150,000 "
+            raise TooLargeError(f"{exc}; --method layered solves it without holding the chain (about 100,000 "
                                 "states a second: hours for hundreds of millions)") from None
     if res is None:
         timer["build"] = time.perf_counter() - t0
@@ -118,12 +120,6 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         res.postcards = postcard_effect(rules, m.players, bet, postcards, seed=seed, policy=policy)
         timer["postcards"] = time.perf_counter() - t1
     return res
-
-
-def _layered(m: PuntiModel, mode: int, bet: str, tail: float, timer: dict, progress: bool) -> PuntiResults:
-    from .layered import layered_results, solve_layered
-
-    return layered_results(m, solve_layered(m, mode, progress=progress), bet=bet, tail=tail, timer=timer)
 
 
 __all__ = [

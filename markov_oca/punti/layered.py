@@ -103,16 +103,20 @@ def _order_keys(ids, n, prm, B, out):
 
 
 @numba.njit(cache=True)
-def _gather(keys, vals, in_ids, in_mass, ids, inflow, n):
-    """Number the incoming states (summing the mass of repeats); returns the count."""
-    for k in range(in_ids.size):
+def _gather(keys, vals, in_ids, in_mass, ids, inflow, n, k0):
+    """Number the incoming states from entry k0 on (summing the mass of repeats); stops when the
+    table or the arrays are about to fill. Returns (count, entries done)."""
+    limit = min(keys.size // 2, ids.size)
+    for k in range(k0, in_ids.size):
+        if n + 1 >= limit:
+            return n, k
         idx = _insert(keys, vals, in_ids[k], n)
         if idx == n:
             ids[n] = in_ids[k]
             inflow[n] = 0.0
             n += 1
         inflow[idx] += in_mass[k]
-    return n
+    return n, in_ids.size
 
 
 @numba.njit(cache=True)
@@ -341,6 +345,16 @@ def _push(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, ids, x, lo, hi, J, i
     return hi, no
 
 
+def _grow(ids, inflow, keys, vals):
+    """Twice the room for a layer's states and their hash table."""
+    ids = np.concatenate([ids, np.empty(ids.size, np.int64)])
+    inflow = np.concatenate([inflow, np.empty(inflow.size)])
+    new_keys = np.full(keys.size * 2, _EMPTY, np.int64)
+    new_vals = np.full(keys.size * 2, -1, np.int32)
+    _rehash(keys, vals, new_keys, new_vals)
+    return ids, inflow, new_keys, new_vals
+
+
 def _pow2(n: int) -> int:
     return 1 << max(16, int(n - 1).bit_length())
 
@@ -448,12 +462,18 @@ def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool =
                 bar.update(task, completed=S - S0 + 1)
                 continue
             in_ids, in_mass = got
-            cap = _pow2(in_ids.size + J + 1024)
+            # A state gets its inflow from several states before it: size for a quarter of the entries.
+            cap = _pow2(in_ids.size // 4 + J + 1024)
             keys = np.full(2 * cap, _EMPTY, np.int64)
             vals = np.full(2 * cap, -1, np.int32)
             ids = np.empty(cap, np.int64)
             inflow = np.empty(cap)
-            n = _gather(keys, vals, in_ids, in_mass, ids, inflow, 0)
+            n = k = 0
+            while True:
+                n, k = _gather(keys, vals, in_ids, in_mass, ids, inflow, n, k)
+                if k >= in_ids.size:
+                    break
+                ids, inflow, keys, vals = _grow(ids, inflow, keys, vals)
             del in_ids, in_mass, got
             e_cap = 1 << 12
             e_src = np.empty(e_cap, np.int32)
@@ -465,12 +485,7 @@ def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool =
                 if head >= n:
                     break
                 if n + J >= ids.size or n + J >= keys.size // 2:
-                    ids = np.concatenate([ids, np.empty(ids.size, np.int64)])
-                    inflow = np.concatenate([inflow, np.empty(inflow.size)])
-                    new_keys = np.full(keys.size * 2, _EMPTY, np.int64)
-                    new_vals = np.full(keys.size * 2, -1, np.int32)
-                    _rehash(keys, vals, new_keys, new_vals)
-                    keys, vals = new_keys, new_vals
+                    ids, inflow, keys, vals = _grow(ids, inflow, keys, vals)
                 if ne + J >= e_src.size:
                     e_src, e_dst, e_p = (np.concatenate([a, np.empty(a.size, a.dtype)]) for a in (e_src, e_dst, e_p))
             del keys, vals
