@@ -7,7 +7,7 @@ import pytest
 from test_punti import TINY3, _against, write
 from test_punti_layered import _same
 
-from markov_oca.errors import RulesError
+from markov_oca.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.independent import applies, solve_independent
 from markov_oca.punti.model import MODE_ALWAYS, MODE_NEVER
@@ -151,3 +151,19 @@ def test_crosscheck_three_players_on_the_shipped_board():
     bad = crosscheck("gioco-oca-punti", players=3, games=20_000, seed=5,
                      simulate_options={"head_fee_to": "bank"})
     assert not bad.passed
+
+
+def test_independent_refuses_by_itself_and_takes_six_players(tmp_path):
+    # Called directly on a board it does not apply to, it refuses at once (one player's support
+    # would never end); six players need no joint state ids, so their overflow does not matter.
+    zone = write(tmp_path, "zone", '[game]\nname = "zone"\nfamily = "punti"\ngoal = 5\n[dice]\nfaces = 3\n'
+                                   '[squares]\n4 = { pay_bank = 5 }\n')
+    with pytest.raises(RulesError, match="bounce zone"):
+        solve_independent(punti_model(load_punti(zone), 2))
+    six = write(tmp_path, "six", CALM.replace("bank_fund = 50", "bank_fund = 100"))
+    with pytest.raises(TooLargeError, match="overflow"):
+        punti_model(load_punti(six), 6).check_ids()
+    r = solve_punti(six, 6)
+    assert r.method == "independent"
+    assert sum(s.win_share for s in r.seats) == pytest.approx(1.0, abs=1e-12)
+    assert sum(r.length.pmf) == pytest.approx(1.0, abs=1e-12)

@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from ..chain import LengthDistribution
-from ..errors import SolverError
+from ..errors import RulesError, SolverError
 from .model import MODE_NEVER, PuntiModel
 from .rules import COLLECT_BANK, COLLECT_EACH, PAY_BANK, PAY_EACH
 
@@ -160,6 +160,9 @@ def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100
     order of :meth:`PuntiModel.outcome_masks`), ``player_turns`` (the longest path followed),
     ``lost`` and ``timings``.
     """
+    ok, why = applies(m, MODE_NEVER)
+    if not ok:  # (a money effect in the bounce zone would make one player's support endless)
+        raise RulesError(f"independent paths do not apply to {m.rules.name} with {m.players} players: {why}")
     t0 = time.perf_counter()
     N = m.players
     R, A, umin, vmin = _player_laws(m, eps, max_turns)

@@ -451,9 +451,6 @@ class PuntiModel:
         self.aid_num, self.aid_den = aid_num, aid_den
         self.denominator = rules.faces * aid_den ** (players - 1)
         n_local = (G + 1) * 2 * (self.levels + 1)
-        if 3 * players * float(n_local) ** players >= 2.0**62:
-            raise TooLargeError(f"{rules.name} with {players} players: state ids overflow 64 bits "
-                                f"({self.levels + 1} balance levels; raise the points unit)")
         self.n_local = n_local
         self.params = np.array([
             players, G, rules.faces, self.levels, n_local, rules.bet_cost // self.unit,
@@ -465,7 +462,15 @@ class PuntiModel:
 
     # -------------------------------------------------------------- states
 
+    def check_ids(self) -> None:
+        """Refuse a joint state space whose mixed-radix ids overflow 64 bits (the independent-paths
+        solve numbers no joint state, so only the chain and the layered solve ask)."""
+        if 3 * self.players * float(self.n_local) ** self.players >= 2.0**62:
+            raise TooLargeError(f"{self.rules.name} with {self.players} players: state ids overflow 64 bits "
+                                f"({self.levels + 1} balance levels; raise the points unit)")
+
     def start_state(self) -> int:
+        self.check_ids()
         N = self.players
         st = np.ones(N, np.int64)
         au = np.zeros(N, np.int64)
