@@ -252,6 +252,17 @@ def _bool(source: str, key: str, value: Any) -> bool:
     return value
 
 
+def game_texts(source: str, game: Mapping[str, Any]) -> dict[str, str]:
+    """The ``[game]`` table's name (the file's stem by default), title, seed and summary, checked."""
+    name = _str(source, "game.name", game.get("name", Path(source).stem))
+    return {
+        "name": name,
+        "title": _str(source, "game.title", game.get("title", name)),
+        "seed": _str(source, "game.seed", str(game.get("seed", ""))),
+        "summary": _str(source, "game.summary", game.get("summary", "")),
+    }
+
+
 def game_table(source: str, raw: dict[str, Any], top_keys: set[str], game_keys: set[str],
                family: str) -> dict[str, Any]:
     """Check a rule file's top-level keys and its ``[game]`` table, which must be of ``family``.
@@ -413,7 +424,8 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     # Board.
     goal = _int(source, "game.goal", game.get("goal", 63), lo=1, hi=10_000)
     players = _int(source, "game.players", game.get("players", 2), lo=1, hi=8)
-    name = _str(source, "game.name", game.get("name", Path(source).stem))
+    texts = game_texts(source, game)
+    name = texts["name"]
 
     dice_raw = raw.get("dice", {"count": 2, "faces": 6})
     _check_keys(source, "dice", dice_raw, _DICE_KEYS)
@@ -488,10 +500,7 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         squares[s] = sq
 
     rules = GooseRules(
-        name=name,
-        title=_str(source, "game.title", game.get("title", name)),
-        seed=_str(source, "game.seed", str(game.get("seed", ""))),
-        summary=_str(source, "game.summary", game.get("summary", "")),
+        **texts,
         source=source,
         goal=goal,
         default_players=players,

@@ -40,6 +40,7 @@ from ..goose.rules import (
     _int,
     _str,
     game_table,
+    game_texts,
     parse_options,
     read_toml,
     resolve_source,
@@ -227,7 +228,7 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
 
     chosen = parse_options(source, options, {k: v[0] for k, v in PUNTI_OPTIONS.items()})
 
-    name = _str(source, "game.name", game.get("name", Path(source).stem))
+    texts = game_texts(source, game)
     goal = _int(source, "game.goal", game.get("goal", 37), lo=2, hi=200)
     players = _int(source, "game.players", game.get("players", 2), lo=2, hi=MAX_PLAYERS)
 
@@ -303,10 +304,7 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     per_player = _int(source, "postcards.per_player", cards.get("per_player", 3), lo=0, hi=10)
 
     return PuntiRules(
-        name=name,
-        title=_str(source, "game.title", game.get("title", name)),
-        seed=_str(source, "game.seed", str(game.get("seed", ""))),
-        summary=_str(source, "game.summary", game.get("summary", "")),
+        **texts,
         source=source,
         goal=goal,
         default_players=players,

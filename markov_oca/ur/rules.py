@@ -40,6 +40,7 @@ from ..goose.rules import (
     _int,
     _str,
     game_table,
+    game_texts,
     parse_options,
     read_toml,
     resolve_source,
@@ -168,7 +169,7 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
             raise RulesError(f"{chosen[key]!r} is not one of {', '.join(choices)}", source=source,
                              key=f"option {key}")
 
-    name = _str(source, "game.name", game.get("name", Path(source).stem))
+    texts = game_texts(source, game)
     pieces = _int(source, "game.pieces", game.get("pieces", MAX_PIECES), lo=1, hi=MAX_PIECES)
     if "pieces" in chosen:
         pieces = _int(source, "option pieces", chosen["pieces"], lo=1, hi=MAX_PIECES)
@@ -238,10 +239,7 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
     if total is not None:
         values["total"] = total
     return UrRules(
-        name=name,
-        title=_str(source, "game.title", game.get("title", name)),
-        seed=_str(source, "game.seed", str(game.get("seed", ""))),
-        summary=_str(source, "game.summary", game.get("summary", "")),
+        **texts,
         source=source,
         pieces=pieces,
         throw_kind=kind,
