@@ -111,6 +111,18 @@ def _after_step(mover, prm, st, au, bl, final):
 
 
 @numba.njit(cache=True)
+def _restore(N, total, st0, au0, bl0, st, au, bl):
+    """Copy the decoded state into the work arrays; returns the bank's holding (total - balances)."""
+    bank = total
+    for i in range(N):
+        st[i] = st0[i]
+        au[i] = au0[i]
+        bl[i] = bl0[i]
+        bank -= bl0[i]
+    return bank
+
+
+@numba.njit(cache=True)
 def _bets_left(phase, square, prm, sq_pulc):
     if phase == 0:
         return sq_pulc[square]
@@ -140,12 +152,7 @@ def _expand(state, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st
     if can_bet and mode != 1:
         nphase = 1 if left > 1 else 2
         for win in range(2):
-            bank = total
-            for i in range(N):
-                st[i] = st0[i]
-                au[i] = au0[i]
-                bl[i] = bl0[i]
-                bank -= bl0[i]
+            bank = _restore(N, total, st0, au0, bl0, st, au, bl)
             bank0 = bank
             bl[m] -= bet
             bank += bet
@@ -192,12 +199,7 @@ def _expand(state, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st
                     payer[nch], amt[nch], cred[nch] = q, a, m
                     nch += 1
         for code in range(1 << nch):
-            bank = total
-            for i in range(N):
-                st[i] = st0[i]
-                au[i] = au0[i]
-                bl[i] = bl0[i]
-                bank -= bl0[i]
+            bank = _restore(N, total, st0, au0, bl0, st, au, bl)
             bank0 = bank
             st[m] = t
             p = 1
