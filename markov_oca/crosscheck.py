@@ -337,7 +337,7 @@ def _exact_punti(rules: Any, players: int | None, bet: str, tail: float, progres
 
         ok, why = applies(m, MODES[bet])
         if ok:  # the chain is out of reach; independent paths give the same law, turn by turn
-            dist = solve_independent(m)["length"]
+            dist = solve_independent(m, MODES[bet])["length"]
             return ExactAnswer(rules=rules.name, seats=[f"seat {k + 1}" for k in range(m.players)],
                                outcome_names=[m.outcome_name(k) for k in m.outcome_masks()], length=dist,
                                notes=[f"exact side by independent paths: {why}"]), None

@@ -90,10 +90,7 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         raise RulesError(f"{rules.name} with {m.players} players: optimal bets need the whole decision process "
                          f"(--method chain), which the {method} solve does not build")
     if method == "independent":
-        ok, why = applies(m, mode)
-        if not ok:
-            raise RulesError(f"--method independent does not apply to {rules.name} with {m.players} players: {why}")
-        res = independent_results(m, solve_independent(m), bet=bet, why=why, timer=timer)
+        res = independent_results(m, solve_independent(m, mode), bet=bet, timer=timer)
     elif method == "layered":
         from .layered import layered_results, solve_layered
 

@@ -107,6 +107,14 @@ class PuntiResults:
         }
 
 
+def game_fields(m, bet: str) -> dict[str, Any]:
+    """The fields of :class:`PuntiResults` that name the game and its economy (every solve's)."""
+    rules, N = m.rules, m.players
+    return {"rules": rules.name, "title": rules.title, "seed": rules.seed, "source": rules.source, "players": N,
+            "bet": bet, "options": dict(rules.options), "unit": m.unit, "total_points": rules.total_points(N),
+            "bank_start": rules.initial_bank(N)}
+
+
 def win_tie_share(masks: list[int], probs, seat: int) -> tuple[float, float, float]:
     """A seat's chance to lead alone, to share the lead, and its win share (a tie of k counts 1/k),
     from the chance ``probs[k]`` of each set of leaders ``masks[k]``."""
@@ -247,9 +255,7 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     length = length_summary(chain, exp["turns"], tail)
     timer["length"] = time.perf_counter() - t2
     return PuntiResults(
-        rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N, bet=bet,
-        options=dict(rules.options), unit=m.unit, total_points=rules.total_points(N),
-        bank_start=rules.initial_bank(N), states=chain.n, transitions=chain.n_transitions,
+        **game_fields(m, bet), states=chain.n, transitions=chain.n_transitions,
         outcomes=outcome_p, seats=seats,
         expected={k: exp[k] for k in ("turns", "throws", "bets")},
         length=length, policy=policy,

@@ -151,18 +151,20 @@ def _player_laws(m: PuntiModel, eps: float, max_turns: int):
     return np.array(R), np.array(A), umin, vmin
 
 
-def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100_000) -> dict:
+def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-18,
+                      max_turns: int = 100_000) -> dict:
     """Every figure of the points game by independent paths (see the module docstring).
 
     Returns a dict: ``outcome`` by leaders' mask, ``points_pmf`` (N, levels + 1), ``turns`` per
     seat, ``length`` (a :class:`~markov_oca.chain.LengthDistribution` in turns of all seats; for
     up to three players with ``by_outcome``, the chance of each outcome on each turn, in the
     order of :meth:`PuntiModel.outcome_masks`), ``player_turns`` (the longest path followed),
-    ``lost`` and ``timings``.
+    ``lost``, ``why`` (the conditions that hold) and ``timings``. Refuses (:class:`RulesError`) a board,
+    player count or bet policy where :func:`applies` says no.
     """
-    ok, why = applies(m, MODE_NEVER)
+    ok, why = applies(m, mode)
     if not ok:  # (a money effect in the bounce zone would make one player's support endless)
-        raise RulesError(f"independent paths do not apply to {m.rules.name} with {m.players} players: {why}")
+        raise RulesError(f"--method independent does not apply to {m.rules.name} with {m.players} players: {why}")
     t0 = time.perf_counter()
     N = m.players
     R, A, umin, vmin = _player_laws(m, eps, max_turns)
@@ -262,15 +264,15 @@ def solve_independent(m: PuntiModel, *, eps: float = 1e-18, max_turns: int = 100
         "outcome": outcome, "points_pmf": pmf, "turns": turns,
         "length": LengthDistribution(pmf=length, never_ends=0.0, tail=max(lost, 0.0) + dropped,
                                      by_outcome=by_outcome),
-        "player_turns": K, "player_support": (U, V), "lost": lost,
+        "player_turns": K, "player_support": (U, V), "lost": lost, "why": why,
         "timings": {"independent paths": time.perf_counter() - t0},
     }
 
 
-def independent_results(m: PuntiModel, out: dict, *, bet: str, why: str, timer: dict[str, float] | None = None):
+def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, float] | None = None):
     """:class:`~markov_oca.punti.analysis.PuntiResults` from :func:`solve_independent`."""
     from ..results import summarise_length
-    from .analysis import PuntiResults, PuntiSeat, win_tie_share
+    from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
     timer = {} if timer is None else timer
     timer.update(out["timings"])
@@ -292,9 +294,7 @@ def independent_results(m: PuntiModel, out: dict, *, bet: str, why: str, timer: 
     U, V = out["player_support"]
     lost = out["lost"]
     return PuntiResults(
-        rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N, bet=bet,
-        options=dict(rules.options), unit=m.unit, total_points=rules.total_points(N),
-        bank_start=rules.initial_bank(N), states=None, transitions=None,
+        **game_fields(m, bet), states=None, transitions=None,
         outcomes={m.outcome_name(k): float(out["outcome"][k]) for k in masks}, seats=seats,
         expected={"turns": total_turns, "throws": total_turns, "bets": 0.0},
         length=summarise_length(out["length"], total_turns),
@@ -302,6 +302,7 @@ def independent_results(m: PuntiModel, out: dict, *, bet: str, why: str, timer: 
                            f"{U} x {V} contribution levels)", "residual": abs(lost),
                  "iterations": out["player_turns"]}],
         timings=timer, method="independent",
-        notes=[f"solved as independent paths: {why}; the joint chain is never built (its states are not counted)",
+        notes=[f"solved as independent paths: {out['why']}; the joint chain is never built (its states are not "
+               "counted)",
                f"probability not accounted for: {lost:.1e}"],
     )

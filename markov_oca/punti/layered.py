@@ -576,7 +576,7 @@ def layered_results(model: PuntiModel, ls: LayeredSolve, *, bet: str, tail: floa
                     timer: dict[str, float] | None = None, policy: dict | None = None):
     """:class:`~markov_oca.punti.analysis.PuntiResults` from a layered solve."""
     from ..results import length_summary
-    from .analysis import PuntiResults, PuntiSeat, win_tie_share
+    from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
     timer = {} if timer is None else timer
     timer.update(ls.timings)
@@ -615,9 +615,7 @@ def layered_results(model: PuntiModel, ls: LayeredSolve, *, bet: str, tail: floa
                      "reachable, so the balances never change a move")
     lost = 1.0 - float(ls.outcome.sum())
     return PuntiResults(
-        rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N, bet=bet,
-        options=dict(rules.options), unit=m.unit, total_points=rules.total_points(N),
-        bank_start=rules.initial_bank(N), states=ls.states + len(masks), transitions=ls.transitions + len(masks),
+        **game_fields(m, bet), states=ls.states + len(masks), transitions=ls.transitions + len(masks),
         outcomes={m.outcome_name(k): float(ls.outcome[k]) for k in masks}, seats=seats,
         expected=dict(ls.game), length=length, policy=policy, solver=solver, timings=timer,
         method="layered", notes=[*notes, f"probability not accounted for: {lost:.1e}"],
