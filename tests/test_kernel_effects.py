@@ -26,7 +26,8 @@ import pytest
 from markov_oca.errors import RulesError
 from markov_oca.goose.board import compile_board
 from markov_oca.goose.model import _expand, goose_model
-from markov_oca.goose.rules import build_goose, load_goose, read_toml, resolve_source, shipped_names
+from markov_oca.goose.rules import build_goose, load_goose
+from markov_oca.rulefile import read_toml, resolve_source, shipped_names
 
 SHIPPED = ("oca-tradicional", "oca-moderna", "jeu-de-l-oie")
 

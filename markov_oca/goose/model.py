@@ -19,7 +19,6 @@ go to one absorbing state per outcome.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numba
@@ -27,6 +26,7 @@ import numpy as np
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
+from ..memory import available_memory
 from ..progress import progress_bar
 from ..solve import progress_order
 from .board import CompiledBoard, compile_board
@@ -469,17 +469,6 @@ class GooseModel:
         key = np.full(chain.next.shape, -1, np.int32)
         key[:n_states, :width] = np.where(mine, mover_square[:, None] * width + np.arange(width), -1)
         return key, table
-
-
-def available_memory() -> int:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
 
 
 def goose_model(rules: GooseRules, players: int) -> GooseModel:

@@ -20,7 +20,6 @@ come from its file.
 from __future__ import annotations
 
 import copy
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -30,6 +29,18 @@ from typing import Any
 
 from ..dice import Dice
 from ..errors import RulesError
+from ..rulefile import (
+    bool_value,
+    check_keys,
+    game_table,
+    game_texts,
+    int_value,
+    parse_options,
+    read_toml,
+    resolve_source,
+    square_entries,
+    str_value,
+)
 
 #: The engine options every goose rule set accepts, with their choices.
 ENGINE_OPTIONS: dict[str, tuple[Any, str]] = {
@@ -56,8 +67,6 @@ _DICE_KEYS = {"count", "faces", "from_square"}
 _DICE_CHANGE_KEYS = {"square", "count", "faces"}
 _SQUARE_KEYS = {"name", "jump", "goose", "again", "miss", "wait", "stake"}
 _OPTION_KEYS = {"default", "doc", "patch"}
-
-SHIPPED_DIR = Path(__file__).resolve().parent.parent / "rules"
 
 
 @dataclass(frozen=True)
@@ -157,144 +166,6 @@ class GooseRules:
 # ----------------------------------------------------------------------------- loading
 
 
-def resolve_source(rules: str | Path) -> tuple[str, Path]:
-    """The display name and file of a shipped rule-set name or a path to a TOML file."""
-    if isinstance(rules, Path) or "/" in str(rules) or str(rules).endswith(".toml"):
-        path = Path(rules)
-        if not path.is_file():
-            raise RulesError("no such rule file", source=str(rules))
-        return str(rules), path
-    path = SHIPPED_DIR / f"{rules}.toml"
-    if not path.is_file():
-        known = ", ".join(shipped_names())
-        raise RulesError(f"unknown rule set '{rules}' (shipped: {known}; or give a path to a .toml file)")
-    return str(rules), path
-
-
-def shipped_names() -> list[str]:
-    return sorted(p.stem for p in SHIPPED_DIR.glob("*.toml"))
-
-
-def read_toml(source: str, path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise RulesError(f"invalid TOML: {exc}", source=source) from None
-    except OSError as exc:
-        raise RulesError(f"cannot read: {exc.strerror}", source=source) from None
-
-
-def parse_option_value(source: str, key: str, value: Any, like: Any) -> Any:
-    """Convert a user's option value (often a string from the CLI) to the type of ``like``."""
-    if isinstance(like, bool):
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "yes", "1", "on"):
-            return True
-        if isinstance(value, str) and value.lower() in ("false", "no", "0", "off"):
-            return False
-        raise RulesError(f"expected true or false, got {value!r}", source=source, key=f"option {key}")
-    if isinstance(like, int):
-        if isinstance(value, bool):
-            raise RulesError(f"expected a whole number, got {value!r}", source=source, key=f"option {key}")
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise RulesError(f"expected a whole number, got {value!r}", source=source, key=f"option {key}") from None
-    if not isinstance(value, str):
-        raise RulesError(f"expected a string, got {value!r}", source=source, key=f"option {key}")
-    return value
-
-
-def parse_options(source: str, options: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """The options asked for, each converted to the type of its default; an unknown one is an error."""
-    chosen: dict[str, Any] = {}
-    for key, value in options.items():
-        if key not in defaults:
-            known = ", ".join(sorted(defaults))
-            raise RulesError(f"unknown option '{key}' (options of this rule set: {known})", source=source)
-        chosen[key] = parse_option_value(source, key, value, defaults[key])
-    return chosen
-
-
-def _check_keys(source: str, where: str, table: Any, allowed: set[str]) -> None:
-    if not isinstance(table, dict):
-        raise RulesError("must be a table", source=source, key=where)
-    for k in table:
-        if k not in allowed:
-            raise RulesError(
-                f"unknown key '{k}' (allowed: {', '.join(sorted(allowed))})",
-                source=source,
-                key=f"{where}.{k}" if where else k,
-            )
-
-
-def _int(source: str, key: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RulesError(f"expected a whole number, got {value!r}", source=source, key=key)
-    if lo is not None and value < lo:
-        raise RulesError(f"must be at least {lo}, got {value}", source=source, key=key)
-    if hi is not None and value > hi:
-        raise RulesError(f"must be at most {hi}, got {value}", source=source, key=key)
-    return value
-
-
-def _str(source: str, key: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise RulesError(f"expected a string, got {value!r}", source=source, key=key)
-    return value
-
-
-def _bool(source: str, key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise RulesError(f"expected true or false, got {value!r}", source=source, key=key)
-    return value
-
-
-def game_texts(source: str, game: Mapping[str, Any]) -> dict[str, str]:
-    """The ``[game]`` table's name (the file's stem by default), title, seed and summary, checked."""
-    name = _str(source, "game.name", game.get("name", Path(source).stem))
-    return {
-        "name": name,
-        "title": _str(source, "game.title", game.get("title", name)),
-        "seed": _str(source, "game.seed", str(game.get("seed", ""))),
-        "summary": _str(source, "game.summary", game.get("summary", "")),
-    }
-
-
-def game_table(source: str, raw: dict[str, Any], top_keys: set[str], game_keys: set[str],
-               family: str) -> dict[str, Any]:
-    """Check a rule file's top-level keys and its ``[game]`` table, which must be of ``family``.
-
-    Every family's loader starts here; a file without ``game.family`` is a goose board.
-    """
-    _check_keys(source, "", raw, top_keys)
-    game = raw.get("game")
-    if game is None:
-        raise RulesError("missing table [game]", source=source, key="game")
-    _check_keys(source, "game", game, game_keys)
-    found = game.get("family", "goose")
-    if found != family:
-        raise RulesError(f"this loader reads the {family} family, not {found!r}", source=source, key="game.family")
-    return game
-
-
-def square_entries(source: str, raw: dict[str, Any]) -> list[tuple[str, int, Any]]:
-    """The ``[squares]`` table of a rule file as ``(key, square number, effect)``, keys checked."""
-    sq_raw = raw.get("squares", {})
-    if not isinstance(sq_raw, dict):
-        raise RulesError("must be a table of square = { effect }", source=source, key="squares")
-    out = []
-    for key, eff in sq_raw.items():
-        where = f"squares.{key}"
-        try:
-            out.append((where, int(key), eff))
-        except ValueError:
-            raise RulesError("a square is a whole number", source=source, key=where) from None
-    return out
-
-
 def _apply_patch(raw: dict[str, Any], patch: Mapping[str, Any]) -> None:
     """Squares are replaced one by one; every other top-level key is replaced whole."""
     for key, value in patch.items():
@@ -306,7 +177,7 @@ def _apply_patch(raw: dict[str, Any], patch: Mapping[str, Any]) -> None:
             raw[key] = copy.deepcopy(value)
 
 
-def _option_key_str(value: Any) -> str:
+def _option_keystr_value(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -342,7 +213,7 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         raise RulesError("must be a table", source=source, key="options")
     for name, spec in opts_raw.items():
         where = f"options.{name}"
-        _check_keys(source, where, spec, _OPTION_KEYS)
+        check_keys(source, where, spec, _OPTION_KEYS)
         if name in ENGINE_OPTIONS:
             raise RulesError("an engine option cannot be redeclared; set it in [rules]", source=source, key=where)
         if "default" not in spec:
@@ -359,11 +230,11 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
                 if k not in _TOP_KEYS - {"options", "game"}:
                     raise RulesError(f"a patch may replace dice, rules, first_throw or squares, not '{k}'",
                                      source=source, key=f"{where}.patch.{val}.{k}")
-        declared[name] = OptionSpec(name, default, _str(source, f"{where}.doc", spec.get("doc", "")), patches)
+        declared[name] = OptionSpec(name, default, str_value(source, f"{where}.doc", spec.get("doc", "")), patches)
 
     # Which option values are asked for.
     rules_table = raw.get("rules", {})
-    _check_keys(source, "rules", rules_table, set(ENGINE_OPTIONS))
+    check_keys(source, "rules", rules_table, set(ENGINE_OPTIONS))
     chosen = parse_options(source, options, {**{k: v[0] for k, v in ENGINE_OPTIONS.items()},
                                              **{k: spec.default for k, spec in declared.items()}})
 
@@ -371,21 +242,21 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     own_values: dict[str, Any] = {}
     for name, spec in declared.items():
         value = chosen.get(name, spec.default)
-        choices = {_option_key_str(spec.default)} | set(spec.patches)
+        choices = {_option_keystr_value(spec.default)} | set(spec.patches)
         if isinstance(spec.default, bool):
             choices |= {"true", "false"}
-        if _option_key_str(value) not in choices:
+        if _option_keystr_value(value) not in choices:
             raise RulesError(
                 f"{value!r} is not a value of this option (choices: {', '.join(sorted(choices))})",
                 source=source,
                 key=f"option {name}",
             )
         own_values[name] = value
-        patch = spec.patches.get(_option_key_str(value))
+        patch = spec.patches.get(_option_keystr_value(value))
         if patch:
             _apply_patch(raw, patch)
     rules_table = raw.get("rules", {})
-    _check_keys(source, "rules", rules_table, set(ENGINE_OPTIONS))
+    check_keys(source, "rules", rules_table, set(ENGINE_OPTIONS))
 
     engine: dict[str, Any] = {}
     for key, (default, _doc) in ENGINE_OPTIONS.items():
@@ -395,9 +266,9 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
             engine[key] = rules_table[key]
             like = default
             if isinstance(like, bool):
-                _bool(source, f"rules.{key}", engine[key])
+                bool_value(source, f"rules.{key}", engine[key])
             else:
-                _str(source, f"rules.{key}", engine[key])
+                str_value(source, f"rules.{key}", engine[key])
         else:
             engine[key] = default
     for key, choices in _CHOICES.items():
@@ -422,16 +293,16 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     engine["exact_finish"] = engine["overshoot"] != "finish"
 
     # Board.
-    goal = _int(source, "game.goal", game.get("goal", 63), lo=1, hi=10_000)
-    players = _int(source, "game.players", game.get("players", 2), lo=1, hi=8)
+    goal = int_value(source, "game.goal", game.get("goal", 63), lo=1, hi=10_000)
+    players = int_value(source, "game.players", game.get("players", 2), lo=1, hi=8)
     texts = game_texts(source, game)
     name = texts["name"]
 
     dice_raw = raw.get("dice", {"count": 2, "faces": 6})
-    _check_keys(source, "dice", dice_raw, _DICE_KEYS)
+    check_keys(source, "dice", dice_raw, _DICE_KEYS)
     dice = Dice(
-        _int(source, "dice.count", dice_raw.get("count", 2), lo=1, hi=6),
-        _int(source, "dice.faces", dice_raw.get("faces", 6), lo=1, hi=100),
+        int_value(source, "dice.count", dice_raw.get("count", 2), lo=1, hi=6),
+        int_value(source, "dice.faces", dice_raw.get("faces", 6), lo=1, hi=100),
     )
     changes = []
     from_sq = dice_raw.get("from_square", [])
@@ -439,10 +310,10 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         raise RulesError("must be a list of {square, count, faces} tables", source=source, key="dice.from_square")
     for i, ch in enumerate(from_sq):
         where = f"dice.from_square[{i}]"
-        _check_keys(source, where, ch, _DICE_CHANGE_KEYS)
-        sq = _int(source, f"{where}.square", ch.get("square"), lo=1, hi=goal - 1)
-        d = Dice(_int(source, f"{where}.count", ch.get("count", dice.count), lo=1, hi=6),
-                 _int(source, f"{where}.faces", ch.get("faces", dice.faces), lo=1, hi=100))
+        check_keys(source, where, ch, _DICE_CHANGE_KEYS)
+        sq = int_value(source, f"{where}.square", ch.get("square"), lo=1, hi=goal - 1)
+        d = Dice(int_value(source, f"{where}.count", ch.get("count", dice.count), lo=1, hi=6),
+                 int_value(source, f"{where}.faces", ch.get("faces", dice.faces), lo=1, hi=100))
         changes.append((sq, d))
     changes.sort()
 
@@ -461,16 +332,16 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         if len(faces) != start_dice.count or any(not 1 <= f <= start_dice.faces for f in faces):
             raise RulesError(f"not a throw of the dice thrown from square 0 ({start_dice.describe()})",
                              source=source, key=where)
-        first.append((faces, _int(source, where, target, lo=0, hi=goal)))
+        first.append((faces, int_value(source, where, target, lo=0, hi=goal)))
 
     squares: dict[int, Square] = {}
     for where, s, eff in square_entries(source, raw):
         if not 1 <= s <= goal - 1:
             raise RulesError(f"square {s} is off the board (1..{goal - 1} may have effects)", source=source, key=where)
-        _check_keys(source, where, eff, _SQUARE_KEYS)
+        check_keys(source, where, eff, _SQUARE_KEYS)
         jump = eff.get("jump")
         if jump is not None:
-            jump = _int(source, f"{where}.jump", jump)
+            jump = int_value(source, f"{where}.jump", jump)
             if not 0 <= jump <= goal:
                 raise RulesError(f"jump to {jump} is off the board (0..{goal})", source=source, key=f"{where}.jump")
             if jump == s:
@@ -479,13 +350,13 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         if goose is not None and goose not in ("repeat", "next"):
             raise RulesError(f"{goose!r} is not repeat or next", source=source, key=f"{where}.goose")
         sq = Square(
-            name=_str(source, f"{where}.name", eff.get("name", "")),
+            name=str_value(source, f"{where}.name", eff.get("name", "")),
             jump=jump,
             goose=goose,
-            again=_bool(source, f"{where}.again", eff.get("again", False)),
-            miss=_int(source, f"{where}.miss", eff.get("miss", 0), lo=0, hi=20),
-            wait=_bool(source, f"{where}.wait", eff.get("wait", False)),
-            stake=_int(source, f"{where}.stake", eff.get("stake", 0), lo=0, hi=1000),
+            again=bool_value(source, f"{where}.again", eff.get("again", False)),
+            miss=int_value(source, f"{where}.miss", eff.get("miss", 0), lo=0, hi=20),
+            wait=bool_value(source, f"{where}.wait", eff.get("wait", False)),
+            stake=int_value(source, f"{where}.stake", eff.get("stake", 0), lo=0, hi=1000),
         )
         if sq.goose and sq.jump is not None:
             raise RulesError("a square is a goose or a jump, not both", source=source, key=where)
@@ -519,7 +390,7 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
                                       **{k: s.doc for k, s in declared.items()}}),
         option_choices=MappingProxyType({
             **{k: v for k, v in _CHOICES.items()},
-            **{k: tuple(sorted({_option_key_str(s.default), *s.patches})) for k, s in declared.items()},
+            **{k: tuple(sorted({_option_keystr_value(s.default), *s.patches})) for k, s in declared.items()},
         }),
     )
     # Compiling the board finds loops of effects; do it now so a bad file fails at load time.

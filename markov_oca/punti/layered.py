@@ -50,7 +50,7 @@ import numba
 import numpy as np
 
 from ..errors import SolverError, TooLargeError
-from ..goose.model import available_memory
+from ..memory import available_memory
 from ..progress import progress_bar
 from .model import (
     _EMPTY,

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
-from ..goose.model import available_memory
+from ..memory import available_memory
 from ..progress import progress_bar
 from ..solve import progress_order
 from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, PuntiRules

@@ -35,16 +35,16 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import RulesError
-from ..goose.rules import (
-    _check_keys,
-    _int,
-    _str,
+from ..rulefile import (
+    check_keys,
     game_table,
     game_texts,
+    int_value,
     parse_options,
     read_toml,
     resolve_source,
     square_entries,
+    str_value,
 )
 
 __all__ = ["PUNTI_OPTIONS", "PuntiRules", "PuntiSquare", "build_punti", "load_punti"]
@@ -219,7 +219,7 @@ def load_punti(rules: str | Path, options: Mapping[str, Any] | None = None) -> P
 
 
 def _amount(source: str, key: str, value: Any) -> int:
-    return _int(source, key, value, lo=0, hi=MAX_AMOUNT)
+    return int_value(source, key, value, lo=0, hi=MAX_AMOUNT)
 
 
 def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> PuntiRules:
@@ -229,15 +229,15 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     chosen = parse_options(source, options, {k: v[0] for k, v in PUNTI_OPTIONS.items()})
 
     texts = game_texts(source, game)
-    goal = _int(source, "game.goal", game.get("goal", 37), lo=2, hi=200)
-    players = _int(source, "game.players", game.get("players", 2), lo=2, hi=MAX_PLAYERS)
+    goal = int_value(source, "game.goal", game.get("goal", 37), lo=2, hi=200)
+    players = int_value(source, "game.players", game.get("players", 2), lo=2, hi=MAX_PLAYERS)
 
     dice = raw.get("dice", {})
-    _check_keys(source, "dice", dice, _DICE_KEYS)
+    check_keys(source, "dice", dice, _DICE_KEYS)
     economy = raw.get("economy", {})
-    _check_keys(source, "economy", economy, _ECONOMY_KEYS)
+    check_keys(source, "economy", economy, _ECONOMY_KEYS)
     rules_t = raw.get("rules", {})
-    _check_keys(source, "rules", rules_t, _RULES_KEYS)
+    check_keys(source, "rules", rules_t, _RULES_KEYS)
 
     values: dict[str, Any] = {}
     for key, (default, _doc) in PUNTI_OPTIONS.items():
@@ -250,11 +250,11 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         else:
             where, value = f"economy.{key}", economy.get(key, default)
         if isinstance(default, str):
-            value = _str(source, where, value)
+            value = str_value(source, where, value)
         elif key == "faces":
-            value = _int(source, where, value, lo=2, hi=20)
+            value = int_value(source, where, value, lo=2, hi=20)
         elif key == "aid_throws":
-            value = _int(source, where, value, lo=1, hi=4)
+            value = int_value(source, where, value, lo=1, hi=4)
         else:
             value = _amount(source, where, value)
         if key in _CHOICES and value not in _CHOICES[key]:
@@ -280,7 +280,7 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
                              source=source, key=where)
         if not 2 <= s <= goal:
             raise RulesError(f"square {s} is off the board (2..{goal} may have effects)", source=source, key=where)
-        _check_keys(source, where, eff, _SQUARE_KEYS)
+        check_keys(source, where, eff, _SQUARE_KEYS)
         money = [k for k in _MONEY if k in eff]
         if len(money) > 1:
             raise RulesError(f"a square has one money effect, not {' and '.join(money)}", source=source, key=where)
@@ -288,20 +288,20 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         amount = _amount(source, f"{where}.{kind}", eff[kind]) if kind else 0
         if kind and amount == 0:
             raise RulesError("an amount of 0 is no effect; leave the key out", source=source, key=f"{where}.{kind}")
-        pulc = _int(source, f"{where}.pulcinella", eff.get("pulcinella", 0), lo=0, hi=2)
+        pulc = int_value(source, f"{where}.pulcinella", eff.get("pulcinella", 0), lo=0, hi=2)
         if pulc and s == goal:
             raise RulesError("the end square cannot hold a Pulcinella: nobody throws from it", source=source,
                              key=f"{where}.pulcinella")
-        squares[s] = PuntiSquare(_str(source, f"{where}.name", eff.get("name", "")), kind, amount, pulc)
+        squares[s] = PuntiSquare(str_value(source, f"{where}.name", eff.get("name", "")), kind, amount, pulc)
 
     cards = raw.get("postcards", {})
-    _check_keys(source, "postcards", cards, _POSTCARD_KEYS)
+    check_keys(source, "postcards", cards, _POSTCARD_KEYS)
     deck = _square_list(source, "postcards.deck", cards.get("deck", []), goal)
     jolly = _square_list(source, "postcards.jolly", cards.get("jolly", []), goal)
     for i, s in enumerate(jolly):
         if s not in deck:
             raise RulesError(f"jolly {s} is not a card of the deck", source=source, key=f"postcards.jolly[{i}]")
-    per_player = _int(source, "postcards.per_player", cards.get("per_player", 3), lo=0, hi=10)
+    per_player = int_value(source, "postcards.per_player", cards.get("per_player", 3), lo=0, hi=10)
 
     return PuntiRules(
         **texts,
@@ -323,7 +323,7 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
 def _square_list(source: str, key: str, value: Any, goal: int) -> list[int]:
     if not isinstance(value, list):
         raise RulesError("must be a list of squares", source=source, key=key)
-    out = [_int(source, f"{key}[{i}]", s, lo=1, hi=goal) for i, s in enumerate(value)]
+    out = [int_value(source, f"{key}[{i}]", s, lo=1, hi=goal) for i, s in enumerate(value)]
     if len(set(out)) != len(out):
         raise RulesError("a square is listed twice", source=source, key=key)
     return out

@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import breadth_first_order
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
-from ..goose.model import available_memory
+from ..memory import available_memory
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
 from .rules import UrRules
 from .state import UrSpace, decode, encode

@@ -84,7 +84,7 @@ def estimated_bytes(rules: UrRules) -> int:
 
 def check_memory(rules: UrRules) -> None:
     from ..errors import TooLargeError
-    from ..goose.model import available_memory
+    from ..memory import available_memory
 
     need, avail = estimated_bytes(rules), available_memory()
     if need > avail:

@@ -35,15 +35,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import RulesError
-from ..goose.rules import (
-    _check_keys,
-    _int,
-    _str,
+from ..rulefile import (
+    check_keys,
     game_table,
     game_texts,
+    int_value,
     parse_options,
     read_toml,
     resolve_source,
+    str_value,
 )
 
 __all__ = ["UR_OPTIONS", "UrRules", "build_ur", "load_ur"]
@@ -170,14 +170,14 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
                              key=f"option {key}")
 
     texts = game_texts(source, game)
-    pieces = _int(source, "game.pieces", game.get("pieces", MAX_PIECES), lo=1, hi=MAX_PIECES)
+    pieces = int_value(source, "game.pieces", game.get("pieces", MAX_PIECES), lo=1, hi=MAX_PIECES)
     if "pieces" in chosen:
-        pieces = _int(source, "option pieces", chosen["pieces"], lo=1, hi=MAX_PIECES)
+        pieces = int_value(source, "option pieces", chosen["pieces"], lo=1, hi=MAX_PIECES)
 
     # Throw.
     throw = raw.get("throw", {"kind": "coins", "count": 4})
-    _check_keys(source, "throw", throw, _THROW_KEYS)
-    kind = _str(source, "throw.kind", throw.get("kind", "coins"))
+    check_keys(source, "throw", throw, _THROW_KEYS)
+    kind = str_value(source, "throw.kind", throw.get("kind", "coins"))
     if kind not in _CHOICES["throw"]:
         raise RulesError(f"{kind!r} is not one of {', '.join(_CHOICES['throw'])}", source=source, key="throw.kind")
     own, other = ("count", "faces") if kind == "coins" else ("faces", "count")
@@ -185,16 +185,16 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
         raise RulesError(f"a throw of kind {kind!r} has '{own}', not '{other}'", source=source,
                          key=f"throw.{other}")
     if kind == "coins":
-        count = _int(source, "throw.count", throw.get("count", 4), lo=1, hi=_MAX_COINS)
+        count = int_value(source, "throw.count", throw.get("count", 4), lo=1, hi=_MAX_COINS)
     else:
-        count = _int(source, "throw.faces", throw.get("faces", 4), lo=1, hi=_MAX_FACES)
+        count = int_value(source, "throw.faces", throw.get("faces", 4), lo=1, hi=_MAX_FACES)
     if "throw" in chosen and chosen["throw"] != kind:
         kind, count = chosen["throw"], 4
 
     # Board.
     board = raw.get("board", {})
-    _check_keys(source, "board", board, _BOARD_KEYS)
-    plen = _int(source, "board.path_length", board.get("path_length", PATH_LENGTH))
+    check_keys(source, "board", board, _BOARD_KEYS)
+    plen = int_value(source, "board.path_length", board.get("path_length", PATH_LENGTH))
     if plen != PATH_LENGTH:
         raise RulesError(f"only a path of {PATH_LENGTH} squares is supported, got {plen}", source=source,
                          key="board.path_length")
@@ -207,21 +207,21 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
         raise RulesError("must be a list of path squares", source=source, key="board.rosettes")
     rosettes = []
     for i, s in enumerate(ros_raw):
-        rosettes.append(_int(source, f"board.rosettes[{i}]", s, lo=1, hi=PATH_LENGTH))
+        rosettes.append(int_value(source, f"board.rosettes[{i}]", s, lo=1, hi=PATH_LENGTH))
     if len(set(rosettes)) != len(rosettes):
         raise RulesError("a square is listed twice", source=source, key="board.rosettes")
 
     # End.
     end_t = raw.get("end", {"rule": "all-off"})
-    _check_keys(source, "end", end_t, _END_KEYS)
-    end = _str(source, "end.rule", end_t.get("rule", "all-off"))
+    check_keys(source, "end", end_t, _END_KEYS)
+    end = str_value(source, "end.rule", end_t.get("rule", "all-off"))
     if end not in _CHOICES["end"]:
         raise RulesError(f"{end!r} is not one of {', '.join(_CHOICES['end'])}", source=source, key="end.rule")
     if end == "all-off" and "total" in end_t:
         raise RulesError("'total' belongs to rule = \"total-off\"", source=source, key="end.total")
     total = None
     if end == "total-off":
-        total = _int(source, "end.total", end_t.get("total", _DEFAULT_TOTAL), lo=1, hi=2 * MAX_PIECES - 1)
+        total = int_value(source, "end.total", end_t.get("total", _DEFAULT_TOTAL), lo=1, hi=2 * MAX_PIECES - 1)
     total_key = "end.total"
     if "end" in chosen and chosen["end"] != end:
         end = chosen["end"]
@@ -229,7 +229,7 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
     if "total" in chosen:
         if end != "total-off":
             raise RulesError("'total' applies only with end = total-off", source=source, key="option total")
-        total = _int(source, "option total", chosen["total"], lo=1, hi=2 * MAX_PIECES - 1)
+        total = int_value(source, "option total", chosen["total"], lo=1, hi=2 * MAX_PIECES - 1)
         total_key = "option total"
     if total is not None and total % 2 == 0:
         raise RulesError(f"must be odd, so that the game cannot end in a tie, got {total}", source=source,
