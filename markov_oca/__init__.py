@@ -4,6 +4,8 @@ A rule set (TOML data) is loaded into validated rules, compiled into a model
 (state space and kernel), built into a sparse :class:`Chain`, and analysed:
 each seat's chance to win, the chance of deadlock, expected turns, throws and
 rounds, the distribution of the game's length, landing chances per square.
+Every game family (goose boards, the Royal Game of Ur, the points game, one of
+your own: :class:`Family`) goes through the same few functions.
 
 >>> import markov_oca
 >>> r = markov_oca.solve("oca-moderna", players=1, landings=False)
@@ -11,10 +13,11 @@ rounds, the distribution of the game's length, landing chances per square.
 0.4918
 """
 
-from .api import build, load, model, simulate, solve, solve_ur, variants
+from .api import build, explain, load, simulate, solve, solve_ur, variants
 from .chain import Chain
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
 from .exact import ExactChain
+from .family import Family, Setting, register
 from .results import SolveResults
 
 __version__ = "0.1.0"
@@ -37,15 +40,18 @@ __all__ = [
     "Chain",
     "CrosscheckResult",
     "ExactChain",
+    "Family",
     "MarkovOcaError",
     "RulesError",
+    "Setting",
     "SolveResults",
     "SolverError",
     "TooLargeError",
     "build",
     "crosscheck",
+    "explain",
     "load",
-    "model",
+    "register",
     "simulate",
     "solve",
     "solve_ur",

@@ -1,106 +1,216 @@
-"""The public entry points: load a rule set, build its chain, solve it."""
+"""The public entry points, for every game family: load a rule set, build its chain, solve it,
+simulate it, explain it.
+
+Each function finds the rule set's family (from its ``[game].family``, read once) and
+calls that family's implementation of :class:`~markov_oca.family.Family`; none of them
+knows which game it serves. A family's settings (goose: ``players``, ``exact``,
+``landings``; Ur: ``pieces``, ``light``, ``dark``; points: ``players``, ``bet``,
+``method``, ``postcards``) are keyword arguments; one the family does not take is a
+:class:`~markov_oca.errors.RulesError`.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import json
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from .atomic import atomic_write
 from .chain import Chain
 from .errors import RulesError
-from .goose.model import GooseModel, goose_model
-from .goose.rules import GooseRules, build_goose
-from .goose.solve import solve_goose
-from .results import SolveResults
+from .family import Family, family_named, family_of_rules, prepare, read_rules
 from .rulefile import read_toml, resolve_source, shipped_names
 from .ur.solve import solve_ur
 
 
-def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any) -> GooseRules:
+def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any) -> Any:
     """Load a shipped rule set by name, or a user's TOML file by path, with options in force.
+
+    Parameters
+    ----------
+    rules : str or Path
+        A shipped name (``markov-oca variants`` lists them) or a path to a TOML file, of any family.
+    options : mapping, optional
+        Option values by name; strings are converted to the option's type.
+    **kw
+        More options, by keyword.
+
+    Returns
+    -------
+    The family's validated rules (``GooseRules``, ``UrRules``, ``PuntiRules``, ...).
 
     Example
     -------
     >>> load("oca-moderna", until="last").until
     'last'
+    >>> load("ur", pieces=2).pieces
+    2
     """
-    source, raw, fam = _read(rules)
-    if fam != "goose":
-        raise RulesError(f"rule sets of the '{fam}' family are loaded by their own loader (markov_oca.{fam})",
-                         source=source, key="game.family")
-    return build_goose(raw, source, {**(options or {}), **kw})
+    src = read_rules(rules)
+    return family_named(src.family, src.name).load(src, {**(options or {}), **kw})
 
 
-def _read(rules: str | Path) -> tuple[str, dict[str, Any], str]:
-    """A rule file's display name, parsed TOML and family (``goose`` when unsaid)."""
-    source, path = resolve_source(rules)
-    raw = read_toml(source, path)
-    game = raw.get("game")
-    return source, raw, game.get("family", "goose") if isinstance(game, dict) else "goose"
+def family(rules: Any) -> str:
+    """The name of a rule set's family (``goose``, ``ur``, ``punti``, ...).
+
+    Example
+    -------
+    >>> family("gioco-oca-punti")
+    'punti'
+    """
+    return family_of_rules(rules).name
 
 
-def model(rules: GooseRules | str | Path, players: int | None = None) -> GooseModel:
-    """The model (state space and kernel) of a rule set for a number of players."""
-    if not isinstance(rules, GooseRules):
-        rules = load(rules)
-    return goose_model(rules, rules.default_players if players is None else players)
+def build(rules: Any, players: int | None = None, *, options: Mapping[str, Any] | None = None,
+          progress: bool = False, **settings: Any) -> Chain:
+    """The compiled chain of a rule set (of any family) with its settings in force.
 
+    Parameters
+    ----------
+    rules : str, Path or loaded rules
+    players : int, optional
+        For families that take it (the rule set's default when None).
+    options : mapping, optional
+        Rule options, with a name or path only.
+    progress : bool
+        Show progress bars on stderr.
+    **settings
+        The family's settings (Ur: ``pieces``, ``light``, ``dark``, defaulting to optimal play).
 
-def build(rules: GooseRules | str | Path, players: int | None = None, progress: bool = False) -> Chain:
-    """The compiled chain of a rule set for a number of players.
+    Returns
+    -------
+    Chain
 
     Example
     -------
     >>> c = build("oca-moderna", players=1)
     >>> round(c.outcome_probabilities()["seat 1 wins"], 6)
     0.491845
+    >>> build("ur", pieces=1, light="random", dark="random").players
+    2
     """
-    return model(rules, players).build(progress=progress)
+    play = prepare(rules, "export", options, players=players, **settings)
+    return play.family.chain(play, progress=progress)
 
 
-def solve(rules: GooseRules | str | Path, players: int | None = None, *, exact: bool = False,
-          landings: bool | None = None, tail: float = 1e-10, progress: bool = False,
-          options: Mapping[str, Any] | None = None) -> SolveResults:
-    """Build and solve: every seat's winning chance, deadlock, expectations, length, landings.
+def solve(rules: Any, players: int | None = None, *, options: Mapping[str, Any] | None = None,
+          tail: float = 1e-10, progress: bool = False, **settings: Any) -> Any:
+    """Solve a rule set of any family: each seat's chance to win, expectations, length and the rest.
+
+    Parameters
+    ----------
+    rules : str, Path or loaded rules
+    players : int, optional
+        For families that take it (the rule set's default when None).
+    options : mapping, optional
+        Rule options, with a name or path only.
+    tail : float
+        Carry the length distribution until this much probability is left.
+    progress : bool
+        Show progress bars on stderr.
+    **settings
+        The family's settings for ``solve`` (goose: ``exact``, ``landings``; Ur: ``pieces``,
+        ``light``, ``dark``; points: ``bet``, ``method``, ``postcards``).
+
+    Returns
+    -------
+    The family's results (``SolveResults``, ``UrResults``, ``PuntiResults``), each with
+    ``to_dict()`` (the JSON of ``solve --format json``) and ``text()``.
 
     Example
     -------
     >>> r = solve("examples/snakes_and_ladders.toml", exact=True, landings=False)
     >>> float(r.expected["turns"].total)  # doctest: +ELLIPSIS
     39.225122308...
+    >>> round(float(solve("ur", pieces=1, dark="random").wins["light"]), 4)
+    0.8201
     """
-    if not isinstance(rules, GooseRules):
-        rules = load(rules, options)
-    return solve_goose(rules, rules.default_players if players is None else players, exact=exact,
-                       landings=landings, tail=tail, progress=progress)
+    if not 0 < tail < 1:
+        raise RulesError(f"--tail must be between 0 and 1, got {tail}")
+    play = prepare(rules, "solve", options, players=players, **settings)
+    return play.family.solve(play, tail=tail, progress=progress)
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A rule set as the engine reads it: ``to_dict()`` for JSON, ``text()`` for people."""
+
+    family: Family
+    rules: Any
+
+    def to_dict(self) -> dict:
+        return self.family.explain(self.rules)
+
+    def text(self) -> str:
+        return self.family.explain_text(self.rules)
+
+
+def explain(rules: Any, options: Mapping[str, Any] | None = None, **kw: Any) -> Explained:
+    """The board of a rule set as the engine reads it, square by square, with the options in force.
+
+    Example
+    -------
+    >>> explain("ur", pieces=3).to_dict()["pieces"]
+    3
+    """
+    if isinstance(rules, (str, Path)):
+        rules = load(rules, options, **kw)
+    return Explained(family_of_rules(rules), rules)
 
 
 def variants() -> list[dict[str, Any]]:
-    """Every shipped rule set: name, family, seed, title, summary and default players."""
+    """Every shipped rule set: name, family, seed, title, summary and default players.
+
+    Example
+    -------
+    >>> [v["family"] for v in variants() if v["name"] == "ur"]
+    ['ur']
+    """
     rows = []
     for name in shipped_names():
-        _source, raw, fam = _read(name)
-        game = raw.get("game", {})
-        rows.append({"name": game.get("name", name), "family": fam,
+        src = read_rules(name)
+        game = src.raw.get("game", {})
+        rows.append({"name": game.get("name", name), "family": src.family,
                      "seed": str(game.get("seed", "")), "title": game.get("title", name),
                      "summary": game.get("summary", ""), "default_players": game.get("players", 2)})
     return rows
 
 
-def family(rules: str | Path) -> str:
-    """The family of a rule set (``goose``, ``ur`` or ``punti``), read from its ``[game]`` table."""
-    return _read(rules)[2]
-
-
-def simulate(rules: str | Path, players: int | None = None, games: int = 100_000, *, seed: int = 0,
+def simulate(rules: Any, players: int | None = None, games: int = 100_000, *, seed: int = 0,
              turn_limit: int | None = None, options: Mapping[str, Any] | None = None,
-             pieces: int | None = None, light: str = "random", dark: str = "random", bet: str = "never",
-             out: str | Path | None = None, progress: bool = False):
-    """Play ``games`` games by sampling (goose rule sets, an Ur policy pair, a points board) and count them.
+             out: str | Path | None = None, progress: bool = False, **settings: Any):
+    """Play ``games`` games of a rule set (any family) by sampling, and count them.
 
     With ``out``, every game is also written as a row ``winner,turns,throws`` (a
     ``.jsonl`` name writes JSON lines): the format ``crosscheck --results`` reads.
-    The rows stream to the file batch by batch, so memory does not grow with ``games``.
+    The rows stream to a temporary file beside ``out``, renamed into place only when
+    every game is written, so memory does not grow with ``games`` and an interrupted
+    run leaves no partial file.
+
+    Parameters
+    ----------
+    rules : str, Path or loaded rules
+    players : int, optional
+    games, seed : int
+        How many games, and the seed: the same seed plays the same games.
+    turn_limit : int, optional
+        Cut games off unfinished after this many turns.
+    options : mapping, optional
+        Rule options, with a name or path only.
+    out : str or Path, optional
+        The results file to write.
+    **settings
+        The family's settings for ``simulate`` (Ur: ``pieces``, ``light``, ``dark``,
+        random by default; points: ``bet``).
+
+    Returns
+    -------
+    SimSummary
 
     Example
     -------
@@ -112,44 +222,25 @@ def simulate(rules: str | Path, players: int | None = None, games: int = 100_000
         raise RulesError(f"--games must be at least 1, got {games}")
     if turn_limit is not None and turn_limit < 1:
         raise RulesError(f"--turn-limit must be at least 1, got {turn_limit}")
-    opts = dict(options or {})
-    writer = _GameWriter(Path(out)) if out is not None else None
-    try:
-        if family(rules) == "punti":
-            from .punti import load_punti, punti_model
-            from .punti.simulate import simulate_summary
-
-            p = load_punti(rules, opts)
-            if writer is not None:
-                m = punti_model(p, players)
-                names = [m.outcome_name(k) for k in m.outcome_masks()]
-                writer.start([_seat_number(n) for n in names], throws=False)
-            return simulate_summary(p, players, games, bet=bet, seed=seed,
-                                    turn_limit=10_000 if turn_limit is None else turn_limit, on_batch=writer,
-                                    progress=progress)
-        if family(rules) == "ur":
-            from .simulate.ur import simulate_ur
-            from .ur.rules import load_ur
-
-            if pieces is not None:
-                opts["pieces"] = pieces
-            r = load_ur(rules, opts)
-            return simulate_ur(r, light, dark, games, seed=seed, turn_limit=turn_limit,
-                               on_batch=writer, progress=progress)
-        from .simulate.goose import simulate_goose
-
-        g = load(rules, opts)
-        return simulate_goose(g, g.default_players if players is None else players, games, seed=seed,
-                              turn_limit=turn_limit, on_batch=writer, progress=progress)
-    finally:
-        if writer is not None:
-            writer.close()
+    play = prepare(rules, "simulate", options, players=players, **settings)
+    fam = play.family
+    if out is None:
+        return fam.simulate(play, games, seed=seed, turn_limit=turn_limit, progress=progress)
+    out = Path(out)
+    labels = fam.outcome_labels(play)
+    with contextlib.ExitStack() as stack:
+        try:
+            fh = stack.enter_context(atomic_write(out, "w", encoding="utf-8", newline=""))
+        except OSError as exc:
+            raise RulesError(f"cannot write: {exc.strerror or exc}", source=str(out)) from None
+        writer = _GameWriter(fh, out.suffix.lower() in (".jsonl", ".ndjson"),
+                             [_seat_number(n) for n in labels] if labels is not None else None,
+                             fam.counts_throws(play))
+        return fam.simulate(play, games, seed=seed, turn_limit=turn_limit, on_batch=writer, progress=progress)
 
 
 def _seat_number(outcome: str) -> str:
     """``seat 3 wins`` -> ``3``; an outcome of several seats keeps its name (``seats 1 and 2 tie``)."""
-    import re
-
     m = re.fullmatch(r"seat (\d+) (wins|last)", outcome)
     return m.group(1) if m else outcome
 
@@ -163,30 +254,13 @@ class _GameWriter:
     simulator does not count them (the points game).
     """
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.labels: list[str] | None = None
-        self.throws = True
-        self.file = None
-
-    def start(self, labels: list[str] | None = None, throws: bool = True) -> None:
-        try:
-            self.file = self.path.open("w", encoding="utf-8", newline="")
-        except OSError as exc:
-            raise RulesError(f"cannot write: {exc.strerror or exc}", source=str(self.path)) from None
-        self.labels, self.throws = labels, throws
-        self.jsonl = self.path.suffix.lower() in (".jsonl", ".ndjson")
-        if not self.jsonl:
-            import csv
-
-            self.csv = csv.writer(self.file, lineterminator="\n")
+    def __init__(self, file: IO[str], jsonl: bool, labels: list[str] | None, throws: bool):
+        self.file, self.jsonl, self.labels, self.throws = file, jsonl, labels, throws
+        if not jsonl:
+            self.csv = csv.writer(file, lineterminator="\n")
             self.csv.writerow(["winner", "turns", "throws"] if throws else ["winner", "turns"])
 
     def __call__(self, winner, turns, throws) -> None:
-        import json
-
-        if self.file is None:
-            self.start()
         out = []
         for w, t, th in zip(winner.tolist(), turns.tolist(), throws.tolist(), strict=True):
             label = "" if w < 0 else (self.labels[w] if self.labels else str(w + 1))
@@ -202,10 +276,6 @@ class _GameWriter:
         else:
             self.csv.writerows(out)
 
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
 
-
-__all__ = ["build", "family", "load", "model", "read_toml", "resolve_source", "simulate", "solve", "solve_ur",
-           "variants"]
+__all__ = ["Explained", "build", "explain", "family", "load", "read_toml", "resolve_source", "simulate", "solve",
+           "solve_ur", "variants"]

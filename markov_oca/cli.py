@@ -1,14 +1,21 @@
 """The command line: parse, call the API, print. Nothing else lives here.
 
-Bad input (a rule file, an option, a player count) prints one line naming
-the file, key or value at fault and exits with code 2; a chain too large for
-the memory at hand is refused up front the same way.
+Each command takes the settings that some family declares for it (``--players``,
+``--pieces``, ``--bet``, ...), each flag declared once from the families'
+:class:`~markov_oca.family.Setting` list; a flag the rule set's family does not
+take exits with code 2, whatever the family and the command. Bad input (a rule
+file, an option, a player count) prints one line naming the file, key or value at
+fault and exits with code 2; a chain too large for the memory at hand is refused
+up front the same way. Ctrl-C prints one line and exits with code 130.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import signal
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -16,7 +23,7 @@ import typer
 
 from . import api
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
-from .report import crosscheck_text, explain_dict, explain_text, solve_text, ur_text
+from .family import Setting, all_families, settings_for
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Race board games solved exactly as Markov chains.")
@@ -37,38 +44,84 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _check_family(rules: str, *, pieces: int | None = None, policies: bool = False, bet: str = "never") -> str:
-    """The rule set's family, refusing options that belong to another game (they would do nothing)."""
-    fam = api.family(rules)
-    if pieces is not None and fam != "ur":
-        raise RulesError(f"--pieces applies to Ur rule sets, not to the {fam} family")
-    if policies and fam != "ur":
-        raise RulesError(f"--light and --dark apply to Ur rule sets, not to the {fam} family")
-    if bet != "never" and fam != "punti":
-        raise RulesError(f"--bet applies to the points game (punti family), not to the {fam} family")
-    return fam
-
-
-# The options several commands share (a fresh typer.Option for each command).
-def _option_opt(what: str = "") -> Any:
-    return typer.Option(None, "--option", "-o", help=f"KEY=VALUE{what}, repeatable")
-
-
-def _pieces_opt() -> Any:
-    return typer.Option(None, "--pieces", help="Ur: pieces per side (1..7)")
-
-
-def _side_opt(side: str, default: str) -> Any:
-    return typer.Option(default, f"--{side}", help=f"Ur: {side}'s policy (random, greedy, optimal)")
-
-
-def _bet_opt() -> Any:
-    return typer.Option("never", "--bet", help="points game: Pulcinella bets never, always or optimal")
-
-
 def _fail(message: str, code: int) -> None:
     typer.echo(f"markov-oca: error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def _guarded(body: Callable[[], Any]) -> Any:
+    """Run a command's work: bad input and refusals exit 2, a failed solve 1, an unwritable file 2."""
+    try:
+        return body()
+    except (RulesError, TooLargeError) as exc:
+        _fail(str(exc), 2)
+    except SolverError as exc:
+        _fail(str(exc), 1)
+    except OSError as exc:
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        _fail(f"{where}cannot write: {exc.strerror or exc}", 2)
+
+
+def _print(result: Any, fmt: Format, **to_dict: Any) -> None:
+    if fmt is Format.json:
+        typer.echo(json.dumps(result.to_dict(**to_dict), indent=1, ensure_ascii=False))
+    else:
+        typer.echo(result.text())
+
+
+# ----------------------------------------------------------------------------- declaring commands
+
+_RULES = ("rules", typer.Argument(..., help="a shipped rule set (see 'variants') or a path to a TOML file"), str)
+
+
+def _opt(name: str, default: Any, *flags: str, help: str, kind: Any = None) -> tuple[str, Any, Any]:
+    return name, typer.Option(default, *flags, help=help), kind if kind is not None else type(default)
+
+
+def _option_flag(what: str = "") -> tuple[str, Any, Any]:
+    return _opt("option", None, "--option", "-o", help=f"KEY=VALUE{what}, repeatable", kind=list[str] | None)
+
+
+def _format_flag(help: str = "text or json") -> tuple[str, Any, Any]:
+    return _opt("fmt", Format.text, "--format", help=help, kind=Format)
+
+
+def _setting_param(s: Setting, command: str) -> inspect.Parameter:
+    takers = [f.name for f in all_families() if (t := f.setting(s.name)) is not None and command in t.commands]
+    text = f"{', '.join(takers)}: {s.help}"
+    if s.kind is bool and s.negatable:
+        default, kind = typer.Option(None, f"{s.flag}/--no-{s.flag[2:]}", help=text), bool | None
+    elif s.kind is bool:
+        default, kind = typer.Option(False, s.flag, help=text), bool
+    else:
+        flags = [s.flag, *([s.short] if s.short else [])]
+        default, kind = typer.Option(None, *flags, help=text), s.kind | None
+    return inspect.Parameter(s.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+
+
+def _command(name: str, doc: str, common: list[tuple[str, Any, Any]],
+             run: Callable[[dict[str, Any], dict[str, Any]], None]) -> None:
+    """Declare ``markov-oca NAME``: its own flags, then every family setting taken by ``NAME``.
+
+    ``run(args, settings)`` gets the command's own arguments and the settings given
+    (a flag left unset is not passed, so the family's default applies).
+    """
+    declared = settings_for(name)
+
+    def command(**kw: Any) -> None:
+        settings = {}
+        for s in declared:
+            value = kw.pop(s.name)
+            if value is not None and not (s.kind is bool and not s.negatable and value is False):
+                settings[s.name] = value
+        _guarded(lambda: run(kw, settings))
+
+    params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=k) for n, d, k in common]
+    params += [_setting_param(s, name) for s in declared]
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__doc__ = doc
+    command.__name__ = name
+    app.command(name)(command)
 
 
 @app.command()
@@ -82,114 +135,33 @@ def variants(fmt: Format = typer.Option(Format.text, "--format", help="text or j
         typer.echo(f"{r['name']:18s} {r['family']:6s} seed {r['seed'] or '-':4s} {r['summary']}")
 
 
-@app.command()
-def solve(
-    rules: str = typer.Argument(..., help="a shipped rule set (see 'variants') or a path to a TOML file"),
-    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    option: list[str] | None = _option_opt(),
-    exact: bool = typer.Option(False, "--exact", help="exact fractions (chains of up to a few thousand states)"),
-    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
-    landings: bool | None = typer.Option(None, "--landings/--no-landings",
-                                            help="landing chances per square (default: on for small chains)"),
-    tail: float = typer.Option(1e-10, "--tail", help="carry the length distribution until this mass is left"),
-    pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
-    pieces: int | None = _pieces_opt(),
-    light: str = _side_opt("light", "optimal"),
-    dark: str = _side_opt("dark", "optimal"),
-    bet: str = _bet_opt(),
-    postcards: int = typer.Option(0, "--postcards",
-                                  help="points game: also simulate this many games with and without postcards"),
-    method: str = typer.Option("auto", "--method",
-                               help="points game: auto, chain, independent (paths) or layered; see docs/punti.md"),
-) -> None:
-    """Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings."""
-    try:
-        if not 0 < tail < 1:
-            raise RulesError(f"--tail must be between 0 and 1, got {tail}")
-        _check_family(rules, pieces=pieces, policies=(light, dark) != ("optimal", "optimal"), bet=bet)
-        if method != "auto" and api.family(rules) != "punti":
-            raise RulesError(f"--method applies to the points game (punti family), not to the {api.family(rules)} "
-                             "family")
-        if api.family(rules) == "punti":
-            from .punti import punti_text, solve_punti
+def _solve(a: dict[str, Any], settings: dict[str, Any]) -> None:
+    res = api.solve(a["rules"], options=_options(a["option"]), tail=a["tail"], progress=True, **settings)
+    _print(res, a["fmt"], with_pmf=a["pmf"])
 
-            pr = solve_punti(rules, players, bet=bet, options=_options(option), progress=True, tail=tail,
-                             postcards=postcards, method=method)
-            typer.echo(json.dumps(pr.to_dict(with_pmf=pmf), indent=1) if fmt is Format.json else punti_text(pr))
-            return
-        if api.family(rules) == "ur":
-            opts = _options(option)
-            if pieces is not None:
-                opts["pieces"] = pieces
-            ur = api.solve_ur(rules, light, dark, options=opts, tail=tail, progress=True)
-            typer.echo(json.dumps(ur.to_dict(with_pmf=pmf), indent=1) if fmt is Format.json else ur_text(ur))
-            return
-        r = api.load(rules, _options(option))
-        res = api.solve(r, players, exact=exact, landings=landings, tail=tail, progress=True)
-    except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
-    except SolverError as exc:
-        _fail(str(exc), 1)
-    if fmt is Format.json:
-        typer.echo(json.dumps(res.to_dict(with_pmf=pmf), indent=1, ensure_ascii=False))
-    else:
-        typer.echo(solve_text(res))
+
+_command("solve", "Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings.", [
+    _RULES, _option_flag(), _format_flag(),
+    _opt("tail", 1e-10, "--tail", help="carry the length distribution until this mass is left"),
+    _opt("pmf", True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
+], _solve)
 
 
 @app.command()
 def explain(
     rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    option: list[str] | None = _option_opt(),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Show the board as the engine reads it, square by square, with the options in force."""
-    try:
-        if api.family(rules) == "ur":
-            from .report import ur_explain_dict, ur_explain_text
-            from .ur.rules import load_ur
-
-            u = load_ur(rules, _options(option))
-            typer.echo(json.dumps(ur_explain_dict(u), indent=1, ensure_ascii=False) if fmt is Format.json
-                       else ur_explain_text(u))
-            return
-        if api.family(rules) == "punti":
-            from .punti import load_punti
-            from .punti.report import punti_explain_dict, punti_explain_text
-
-            p = load_punti(rules, _options(option))
-            typer.echo(json.dumps(punti_explain_dict(p), indent=1, ensure_ascii=False) if fmt is Format.json
-                       else punti_explain_text(p))
-            return
-        r = api.load(rules, _options(option))
-    except RulesError as exc:
-        _fail(str(exc), 2)
-    typer.echo(json.dumps(explain_dict(r), indent=1, ensure_ascii=False) if fmt is Format.json else explain_text(r))
+    _guarded(lambda: _print(api.explain(rules, _options(option)), fmt))
 
 
-@app.command()
-def simulate(
-    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    games: int = typer.Option(100_000, "--games", help="games to play"),
-    seed: int = typer.Option(0, "--seed", help="random seed: the same seed plays the same games"),
-    turn_limit: int | None = typer.Option(None, "--turn-limit", help="cut games off unfinished after this many turns"),
-    option: list[str] | None = _option_opt(),
-    out: str | None = typer.Option(None, "--out", help="write every game to this CSV (or .jsonl) file"),
-    pieces: int | None = _pieces_opt(),
-    light: str = _side_opt("light", "random"),
-    dark: str = _side_opt("dark", "random"),
-    bet: str = _bet_opt(),
-    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
-) -> None:
-    """Play games by sampling the rules move by move; count outcomes and lengths (and write them)."""
-    try:
-        _check_family(rules, pieces=pieces, policies=(light, dark) != ("random", "random"), bet=bet)
-        s = api.simulate(rules, players, games, seed=seed, turn_limit=turn_limit, options=_options(option),
-                         pieces=pieces, light=light, dark=dark, bet=bet, out=out, progress=True)
-    except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
+def _simulate(a: dict[str, Any], settings: dict[str, Any]) -> None:
+    s = api.simulate(a["rules"], games=a["games"], seed=a["seed"], turn_limit=a["turn_limit"],
+                     options=_options(a["option"]), out=a["out"], progress=True, **settings)
     d = s.to_dict()
-    if fmt is Format.json:
+    if a["fmt"] is Format.json:
         typer.echo(json.dumps({"schema": "markov_oca.simulate/1", **d}, indent=1))
         return
     typer.echo(f"{s.games:,} simulated games of {s.rules} (seed {s.seed}, cut at {s.turn_limit} turns), "
@@ -200,125 +172,130 @@ def simulate(
     typer.echo(f"  {'unfinished':{width}s} {s.unfinished:>10,}  {s.unfinished / s.games:.6f}")
     throws = f", mean throws {d['mean_throws']:.4f}" if s.throws_sum else ""
     typer.echo(f"mean turns {d['mean_turns']:.4f}{throws} (finished games)")
-    if out:
-        typer.echo(f"games written to {out}")
+    if a["out"]:
+        typer.echo(f"games written to {a['out']}")
 
 
-@app.command()
-def crosscheck(
-    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    games: int = typer.Option(1_000_000, "--games", help="games to simulate"),
-    seed: int = typer.Option(0, "--seed", help="random seed of the simulation"),
-    results: str | None = typer.Option(None, "--results",
-                                       help="test these games instead (CSV winner,turns[,throws] or JSON lines)"),
-    turn_limit: int | None = typer.Option(None, "--turn-limit",
-                                          help="games not over after this many turns count as unfinished"),
-    option: list[str] | None = _option_opt(" for both sides"),
-    simulate_option: list[str] | None = typer.Option(None, "--simulate-option",
-                                                     help="KEY=VALUE for the simulated games only, repeatable"),
-    alpha: float = typer.Option(0.01, "--alpha", help="family-wise error rate of the verdict (Holm)"),
-    pieces: int | None = _pieces_opt(),
-    light: str = _side_opt("light", "random"),
-    dark: str = _side_opt("dark", "random"),
-    bet: str = _bet_opt(),
-    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
-) -> None:
-    """Test simulated games (ours, or a results file) against the exact chain; exit 1 on failure."""
-    from .crosscheck import crosscheck as run
+_command("simulate", "Play games by sampling the rules move by move; count outcomes and lengths (and write them).", [
+    _RULES,
+    _opt("games", 100_000, "--games", help="games to play"),
+    _opt("seed", 0, "--seed", help="random seed: the same seed plays the same games"),
+    _opt("turn_limit", None, "--turn-limit", help="cut games off unfinished after this many turns", kind=int | None),
+    _option_flag(),
+    _opt("out", None, "--out", help="write every game to this CSV (or .jsonl) file", kind=str | None),
+    _format_flag(),
+], _simulate)
 
-    try:
-        _check_family(rules, pieces=pieces, policies=(light, dark) != ("random", "random"), bet=bet)
-        r = run(rules, players, games=games, seed=seed, results=results, turn_limit=turn_limit,
-                options=_options(option), simulate_options=_options(simulate_option), pieces=pieces,
-                light=light, dark=dark, bet=bet, alpha=alpha, progress=True)
-    except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
-    except SolverError as exc:
-        _fail(str(exc), 1)
-    typer.echo(json.dumps(r.to_dict(), indent=1) if fmt is Format.json else crosscheck_text(r))
+
+def _crosscheck(a: dict[str, Any], settings: dict[str, Any]) -> None:
+    from .crosscheck import crosscheck
+
+    r = crosscheck(a["rules"], games=a["games"], seed=a["seed"], results=a["results"], turn_limit=a["turn_limit"],
+                   options=_options(a["option"]), simulate_options=_options(a["simulate_option"]),
+                   alpha=a["alpha"], progress=True, **settings)
+    _print(r, a["fmt"])
     if not r.passed:
         raise typer.Exit(1)
 
 
-@app.command()
-def export(
-    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    out: str = typer.Option(..., "--out", help="the file to write (prism/storm: the stem of the files)"),
-    fmt: str = typer.Option("graphml", "--format", help="graphml, gexf, dot, json, prism or storm"),
-    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    option: list[str] | None = _option_opt(),
-    pieces: int | None = _pieces_opt(),
-    light: str = _side_opt("light", "optimal"),
-    dark: str = _side_opt("dark", "optimal"),
-    bet: str = _bet_opt(),
-) -> None:
-    """Write the chain as a graph (GraphML, GEXF, DOT, node-link JSON) or as PRISM / Storm explicit files."""
-    from .export import export as write
+_command("crosscheck", "Test simulated games (ours, or a results file) against the exact chain; exit 1 on failure.", [
+    _RULES,
+    _opt("games", 1_000_000, "--games", help="games to simulate"),
+    _opt("seed", 0, "--seed", help="random seed of the simulation"),
+    _opt("results", None, "--results", help="test these games instead (CSV winner,turns[,throws] or JSON lines)",
+         kind=str | None),
+    _opt("turn_limit", None, "--turn-limit", help="games not over after this many turns count as unfinished",
+         kind=int | None),
+    _option_flag(" for both sides"),
+    _opt("simulate_option", None, "--simulate-option", help="KEY=VALUE for the simulated games only, repeatable",
+         kind=list[str] | None),
+    _opt("alpha", 0.01, "--alpha", help="family-wise error rate of the verdict (Holm)"),
+    _format_flag(),
+], _crosscheck)
 
-    opts = _options(option)
-    if pieces is not None:
-        opts["pieces"] = pieces
-    try:
-        _check_family(rules, pieces=pieces, policies=(light, dark) != ("optimal", "optimal"), bet=bet)
-        paths = write(rules, players, fmt, out, options=opts, light=light, dark=dark, bet=bet, progress=True)
-    except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
-    except OSError as exc:
-        _fail(f"{out}: cannot write: {exc.strerror or exc}", 2)
-    for p in paths:
+
+def _export(a: dict[str, Any], settings: dict[str, Any]) -> None:
+    from .export import export
+
+    players = settings.pop("players", None)
+    for p in export(a["rules"], players, a["fmt"], a["out"], options=_options(a["option"]), progress=True,
+                    **settings):
         typer.echo(str(p))
 
 
-@app.command()
-def report(
-    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    out: str = typer.Option(..., "--out", help="the directory to write index.html, report.md and the plots into"),
-    players: int | None = typer.Option(None, "--players", "-n", help="number of players (default: the rule set's)"),
-    option: list[str] | None = _option_opt(),
-    pieces: int | None = _pieces_opt(),
-    light: str = _side_opt("light", "optimal"),
-    dark: str = _side_opt("dark", "optimal"),
-    bet: str = _bet_opt(),
-    landings: bool | None = typer.Option(None, "--landings/--no-landings",
-                                            help="colour the board by landing chance (default: on for small chains)"),
-    fmt: Format = typer.Option(Format.text, "--format", help="text (the files written) or json"),
-) -> None:
-    """Write a self-contained HTML page and its markdown twin: rules, chances, length plot, the board."""
-    from pathlib import Path
+_command("export", "Write the chain as a graph (GraphML, GEXF, DOT, node-link JSON) or as PRISM / Storm explicit "
+         "files.", [
+             _RULES,
+             _opt("out", ..., "--out", help="the file to write (prism/storm: the stem of the files)", kind=str),
+             _opt("fmt", "graphml", "--format", help="graphml, gexf, dot, json, prism or storm"),
+             _option_flag(),
+         ], _export)
 
+
+def _report(a: dict[str, Any], settings: dict[str, Any]) -> None:
     from .report_page import write_report
 
-    try:
-        paths = write_report(rules, Path(out), players=players, options=_options(option), pieces=pieces,
-                             light=light, dark=dark, bet=bet, landings=landings, progress=True)
-    except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
-    except SolverError as exc:
-        _fail(str(exc), 1)
-    except OSError as exc:
-        _fail(f"{out}: cannot write: {exc.strerror or exc}", 2)
-    if fmt is Format.json:
+    paths = write_report(a["rules"], a["out"], options=_options(a["option"]), progress=True, **settings)
+    if a["fmt"] is Format.json:
         typer.echo(json.dumps({"schema": "markov_oca.report/1", "files": [str(p) for p in paths]}, indent=1))
     else:
         for p in paths:
             typer.echo(str(p))
 
 
-from .ur.commands import app as ur_app  # noqa: E402  (a family's own commands)
+_command("report", "Write a self-contained HTML page and its markdown twin: rules, chances, length plot, the board.", [
+    _RULES,
+    _opt("out", ..., "--out", help="the directory to write index.html, report.md and the plots into", kind=str),
+    _option_flag(),
+    _format_flag("text (the files written) or json"),
+], _report)
 
-app.add_typer(ur_app, name="ur")
+# A family's own commands: ``markov-oca ur best-move ...``.
+for _family in all_families():
+    _sub = _family.commands()
+    if _sub is not None:
+        app.add_typer(_sub, name=_family.name)
+
+
+class Interrupted(BaseException):
+    """Ctrl-C, raised by our own SIGINT handler so that no library turns it into something else."""
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    raise Interrupted
+
+
+def _usage_errors() -> tuple[type, type, type]:
+    """The command-line parser's ``UsageError``, ``NoArgsIsHelpError`` and ``Abort``: typer vendors click
+    from 0.2x on (``typer._click``), earlier versions use click itself."""
+    try:
+        from typer._click import exceptions as e
+    except ImportError:
+        from click import exceptions as e
+    return e.UsageError, getattr(e, "NoArgsIsHelpError", ()), typer.Abort
 
 
 def main() -> None:
+    usage_error, no_args, abort = _usage_errors()
+    signal.signal(signal.SIGINT, _on_sigint)
     try:
-        app()
-    except KeyboardInterrupt:
+        code = app(standalone_mode=False)
+    except Interrupted:
+        typer.echo("markov-oca: interrupted", err=True)
+        sys.exit(130)
+    except no_args as exc:  # the command's help, as asked for by giving nothing
+        typer.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc), err=True)
+        sys.exit(2)
+    except usage_error as exc:
+        typer.echo(f"markov-oca: error: {exc.format_message()}", err=True)
+        sys.exit(2)
+    except abort:
         typer.echo("markov-oca: interrupted", err=True)
         sys.exit(130)
     except MarkovOcaError as exc:  # anything not caught by a command
         typer.echo(f"markov-oca: error: {exc}", err=True)
         sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,12 @@ class CrosscheckResult:
     timings: dict[str, float] = field(default_factory=dict)
     setting: str = ""  # the game as played: players, or Ur pieces and policies
 
+    def text(self) -> str:
+        """The checks side by side for reading in a terminal (what ``markov-oca crosscheck`` prints)."""
+        from .report import crosscheck_text
+
+        return crosscheck_text(self)
+
     def to_dict(self) -> dict:
         return {
             "schema": SCHEMA, "rules": self.rules, "players": self.players, "setting": self.setting,
@@ -108,6 +114,8 @@ class ExactAnswer:
     landings: dict[tuple[int, int], float] = field(default_factory=dict)  # (seat 0-based, square) -> chance
     deadlock: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: What the simulation must be given to play the same game (the points game's bet policy).
+    simulate_with: dict[str, Any] = field(default_factory=dict)
 
     @property
     def horizon(self) -> int:
@@ -287,89 +295,26 @@ def compare(exact: ExactAnswer, sample: SimSummary, *, alpha: float = 0.01,
 # ----------------------------------------------------------------------------- the exact side
 
 
-def exact_answer(rules: Any, players: int | None = None, *, pieces: int | None = None, light: str = "random",
-                 dark: str = "random", landings: bool | None = None, tail: float = 1e-10,
-                 progress: bool = False) -> ExactAnswer:
-    """The exact answer a sample is tested against, for a goose rule set or an Ur policy pair."""
-    from .goose.rules import GooseRules
+def exact_answer(rules: Any, players: int | None = None, *, tail: float = 1e-10, progress: bool = False,
+                 **settings: Any) -> ExactAnswer:
+    """The exact answer a sample is tested against: the family's own (``Family.exact_answer``).
 
-    if isinstance(rules, GooseRules):
-        return _exact_goose(rules, players, landings, tail, progress)
-    from .ur.rules import UrRules
+    ``rules`` are loaded rules or a rule set's name or path; ``settings`` are the family's
+    settings for ``crosscheck`` (Ur: ``light``, ``dark``); goose boards also take
+    ``landings`` (``None``: for chains of up to 20,000 states).
 
-    if isinstance(rules, UrRules):
-        return _exact_ur(rules, light, dark, tail, progress)
-    raise TypeError(f"not a rule set: {rules!r}")
+    Example
+    -------
+    >>> from markov_oca import load
+    >>> a = exact_answer(load("oca-moderna"), 1, landings=False)
+    >>> a.seats, round(a.length.mean(), 4)
+    (['seat 1'], 35.6466)
+    """
+    from .family import prepare
 
-
-def _exact_goose(rules: Any, players: int | None, landings: bool | None, tail: float,
-                 progress: bool) -> ExactAnswer:
-    from .goose.model import goose_model
-    from .progress import progress_bar
-    from .results import analyse
-
-    m = goose_model(rules, rules.default_players if players is None else players)
-    chain = m.build(progress=progress)
-    with progress_bar(progress) as bar:
-        bar.add_task(f"solving {chain.n:,} states", total=None)
-        dist = chain.length_distribution(tail=tail)
-        res = analyse(chain, rules=rules, players=m.players, landings=landings, tail=tail,
-                      landing_events=lambda seat: m.landing_events(chain, seat))
-    special = set(res.special_squares) - {0}
-    table = {(x.seat - 1, x.square): float(x.chance) for x in res.landings or [] if x.square in special}
-    return ExactAnswer(
-        rules=rules.name, seats=[f"seat {k + 1}" for k in range(m.players)], outcome_names=list(chain.outcomes),
-        length=dist, throws_given_end=float(res.expected["throws"].given_end), landings=table,
-        deadlock=float(res.deadlock), notes=[res.landings_note] if res.landings_note else [],
-    )
-
-
-def _exact_punti(rules: Any, players: int | None, bet: str, tail: float, progress: bool) -> tuple[ExactAnswer, Any]:
-    """The points game's exact answer, and the bet policy the simulation must follow."""
-    from .progress import progress_bar
-    from .punti import build_punti_chain, punti_model
-
-    policy = None
-    m = punti_model(rules, players)
-    if bet != "optimal" and not m.fits_chain() and m.players <= 3:
-        from .punti.independent import applies, solve_independent
-        from .punti.model import MODES
-
-        ok, why = applies(m, MODES[bet])
-        if ok:  # the chain is out of reach; independent paths give the same law, turn by turn
-            dist = solve_independent(m, MODES[bet])["length"]
-            return ExactAnswer(rules=rules.name, seats=[f"seat {k + 1}" for k in range(m.players)],
-                               outcome_names=[m.outcome_name(k) for k in m.outcome_masks()], length=dist,
-                               notes=[f"exact side by independent paths: {why}"]), None
-    if bet == "optimal":
-        from .punti.optimal import optimal_chain
-
-        pc, _info, policy = optimal_chain(m, progress=progress)
-    else:
-        pc = build_punti_chain(rules, players, bet=bet, progress=progress)
-    chain = pc.chain
-    with progress_bar(progress) as bar:
-        bar.add_task(f"solving {chain.n:,} states", total=None)
-        dist = chain.length_distribution(tail=tail)
-    n = chain.players
-    return ExactAnswer(rules=rules.name, seats=[f"seat {k + 1}" for k in range(n)],
-                       outcome_names=list(chain.outcomes), length=dist, deadlock=dist.never_ends), policy
-
-
-def _exact_ur(rules: Any, light: str, dark: str, tail: float, progress: bool) -> ExactAnswer:
-    from .progress import progress_bar
-    from .ur.chain import check_chain_memory, ur_chain
-    from .ur.optimal import solve_optimal
-
-    check_chain_memory(rules)  # before the value iteration, which would be wasted on a refused chain
-    with progress_bar(progress) as bar:
-        bar.add_task(f"solving {rules.name} with {rules.pieces} pieces", total=None)
-        values = solve_optimal(rules).values if "optimal" in (light, dark) else None
-        chain = ur_chain(rules, light, dark, values)
-        exp = chain.expected({"throws": chain.state_rewards["throws"]})
-        dist = chain.length_distribution(tail=tail)
-    return ExactAnswer(rules=rules.name, seats=["light", "dark"], outcome_names=list(chain.outcomes),
-                       length=dist, throws_given_end=float(exp["throws"][1]), deadlock=dist.never_ends)
+    extra = {"landings": settings.pop("landings")} if "landings" in settings else {}
+    play = prepare(rules, "crosscheck", players=players, **settings)
+    return play.family.exact_answer(play, tail=tail, progress=progress, **extra)
 
 
 # ----------------------------------------------------------------------------- someone else's games
@@ -506,19 +451,18 @@ def _count(name: str, where: str, key: str, value: Any) -> int:
 # ----------------------------------------------------------------------------- the whole job
 
 
-def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_000_000, seed: int = 0,
+def crosscheck(rules: Any, players: int | None = None, *, games: int = 1_000_000, seed: int = 0,
                results: str | Path | None = None, turn_limit: int | None = None,
                options: Mapping[str, Any] | None = None, simulate_options: Mapping[str, Any] | None = None,
-               pieces: int | None = None, light: str = "random", dark: str = "random", bet: str = "never",
-               alpha: float = 0.01, progress: bool = False) -> CrosscheckResult:
+               alpha: float = 0.01, progress: bool = False, **settings: Any) -> CrosscheckResult:
     """Simulate (or read) games of a rule set and test them against its exact chain.
 
     Parameters
     ----------
     rules : str or Path
-        A shipped rule set or a TOML file (goose family or Ur).
+        A shipped rule set or a TOML file, of any family.
     players : int, optional
-        Goose games: the number of players (default: the rule set's).
+        The number of players, for families that take it (default: the rule set's).
     games, seed : int
         The simulation's size and seed (ignored with ``results``).
     results : path, optional
@@ -529,11 +473,10 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
     options, simulate_options : mapping
         Rule options for both sides, and extra ones for the simulated games only
         (a deliberately wrong simulation, to see the check fail).
-    pieces, light, dark
-        Ur: pieces per side and the two policies.
-    bet : str
-        Points game: the Pulcinella bets (``never``, ``always``, ``optimal``); its simulator is
-        plain Python (about 2,000 games a second).
+    **settings
+        The family's other settings for ``crosscheck`` (Ur: ``pieces``, ``light``, ``dark``,
+        whose policies default to ``random`` here; points: ``bet``). A setting the family does
+        not take is a :class:`~markov_oca.errors.RulesError`.
     alpha : float
         Family-wise error rate of the verdict, Holm-corrected.
 
@@ -549,41 +492,23 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
     """
     import time
 
-    from . import api
+    from .family import prepare
 
+    settings["players"] = players
     if games < 1:
         raise RulesError(f"--games must be at least 1, got {games}")
     if not 0 < alpha < 1:
         raise RulesError(f"--alpha must be between 0 and 1, got {alpha}")
-    timer: dict[str, float] = {}
-    fam = api.family(rules)
-    opts = dict(options or {})
-    sim_opts = {**opts, **dict(simulate_options or {})}
-    if fam == "ur":
-        from .ur.rules import load_ur
-
-        if pieces is not None:
-            opts["pieces"] = sim_opts["pieces"] = pieces
-        exact_rules, sim_rules = load_ur(rules, opts), load_ur(rules, sim_opts)
-        n_players = 2
-    elif fam == "goose":
-        exact_rules, sim_rules = api.load(rules, opts), api.load(rules, sim_opts)
-        n_players = exact_rules.default_players if players is None else players
-    elif fam == "punti":
-        from .punti import load_punti
-
-        exact_rules, sim_rules = load_punti(rules, opts), load_punti(rules, sim_opts)
-        n_players = exact_rules.default_players if players is None else players
-    else:
-        raise RulesError(f"cross-checks cover the goose, ur and punti families, not '{fam}'", key="game.family")
     if turn_limit is not None and turn_limit < 1:
         raise RulesError(f"--turn-limit must be at least 1, got {turn_limit}")
+    timer: dict[str, float] = {}
+    opts = dict(options or {})
+    sim_opts = {**opts, **dict(simulate_options or {})}
+    play = prepare(rules, "crosscheck", opts, **settings)
+    sim_play = prepare(rules, "crosscheck", sim_opts, **settings) if isinstance(rules, (str, Path)) else play
+    fam = play.family
     t0 = time.perf_counter()
-    policy = None
-    if fam == "punti":
-        exact, policy = _exact_punti(exact_rules, n_players, bet, 1e-10, progress)
-    else:
-        exact = exact_answer(exact_rules, n_players, light=light, dark=dark, progress=progress)
+    exact = fam.exact_answer(play, tail=1e-10, progress=progress)
     timer["exact"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     if results is not None:
@@ -591,30 +516,12 @@ def crosscheck(rules: str | Path, players: int | None = None, *, games: int = 1_
         source = str(results)
     else:
         limit = exact.horizon if turn_limit is None else turn_limit
-        if fam == "punti":
-            from .punti.simulate import simulate_summary
-
-            sample = simulate_summary(sim_rules, n_players, games, bet=bet, policy=policy, seed=seed,
-                                      turn_limit=limit, progress=progress)
-        elif fam == "ur":
-            from .simulate.ur import simulate_ur
-
-            sample = simulate_ur(sim_rules, light, dark, games, seed=seed, turn_limit=limit, progress=progress)
-        else:
-            from .simulate.goose import simulate_goose
-
-            sample = simulate_goose(sim_rules, n_players, games, seed=seed, turn_limit=limit, progress=progress)
+        sample = fam.simulate(sim_play, games, seed=seed, turn_limit=limit, progress=progress, **exact.simulate_with)
         source = f"markov_oca simulator, seed {seed}"
     timer["sample"] = time.perf_counter() - t1
-    out = compare(exact, sample, alpha=alpha, source=source, players=n_players)
+    out = compare(exact, sample, alpha=alpha, source=source, players=len(exact.seats))
     out.simulated_options = {} if results is not None else {k: v for k, v in sim_opts.items() if opts.get(k) != v}
-    if fam == "punti":
-        out.setting = f"{n_players} players, bets {bet}"
-    elif fam == "ur":
-        out.setting = f"{exact_rules.pieces} piece{'s' if exact_rules.pieces > 1 else ''} a side, light {light} " \
-                      f"against dark {dark}"
-    else:
-        out.setting = f"{n_players} player{'s' if n_players > 1 else ''}"
+    out.setting = fam.describe_play(play)
     out.timings = timer
     return out
 

@@ -22,7 +22,7 @@ headers and label files (measured with stormpy 2.0: Storm refuses PRISM's
 with the same file names; ``docs/export.md`` gives both and the commands that
 reproduce our numbers. :func:`properties` lists those queries.
 
-:func:`export` does the whole job for a rule set by name or path (goose or Ur),
+:func:`export` does the whole job for a rule set by name or path (any family),
 for the command line.
 """
 
@@ -44,7 +44,6 @@ import numpy as np
 
 from .chain import Chain
 from .errors import RulesError, TooLargeError
-from .goose.model import GooseModel, LocalStates
 
 __all__ = [
     "FILE_LIMIT",
@@ -179,10 +178,11 @@ def label_names(chain: Chain) -> dict[str, str]:
     return out
 
 
-def _goose_model_of(chain: Chain) -> GooseModel | None:
-    # A goose chain describes its states with its model's bound method.
-    owner = getattr(chain.describe_state, "__self__", None)
-    return owner if isinstance(owner, GooseModel) else None
+def _describer(chain: Chain, model: Any = None) -> Any:
+    """What describes the chain's states in bulk: ``model``, or the object whose method the chain's
+    ``describe_state`` is, when it has ``node_attributes(chain)`` (a goose model does)."""
+    owner = model if model is not None else getattr(chain.describe_state, "__self__", None)
+    return owner if hasattr(owner, "node_attributes") else None
 
 
 def _turn_rewards(chain: Chain) -> np.ndarray:
@@ -194,41 +194,6 @@ def _turn_rewards(chain: Chain) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- node attributes
-
-
-def _status(local: LocalStates, l: int) -> str:
-    if local.finished[l]:
-        return "finished"
-    parts = []
-    if local.skip[l]:
-        parts.append(f"misses {int(local.skip[l])}")
-    if local.wait[l]:
-        parts.append("waiting")
-    if local.again[l]:
-        parts.append("throws again")
-    return ", ".join(parts) or "playing"
-
-
-def _goose_node_attrs(chain: Chain, model: GooseModel) -> list[dict[str, Any]]:
-    if chain.state_ids is None:
-        raise ValueError("a goose model can describe only a chain it built (the chain has no state ids)")
-    if model.players != chain.players:
-        raise ValueError(f"the model is for {model.players} players, the chain for {chain.players}")
-    n_states = chain.state_ids.size
-    seats, locs = model.decode(chain.state_ids)
-    local = model.local
-    squares = local.square[locs].tolist()
-    status_of = [_status(local, l) for l in range(local.size)]
-    statuses = [[status_of[l] for l in row] for row in locs.tolist()]
-    attrs: list[dict[str, Any]] = []
-    for r in range(n_states):
-        a: dict[str, Any] = {"seat_to_move": int(seats[r]) + 1}
-        for k in range(model.players):
-            a[f"p{k + 1}_square"] = squares[r][k]
-            a[f"p{k + 1}_status"] = statuses[r][k]
-        attrs.append(a)
-    attrs += [{} for _ in range(chain.n - n_states)]
-    return attrs
 
 
 def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -251,25 +216,13 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _described_attrs(chain: Chain) -> list[dict[str, Any]]:
-    from .ur.state import decode
-
     outcome_states = set(chain.outcomes.values())
     attrs: list[dict[str, Any]] = []
     for s in range(chain.n):
         if s in outcome_states:
             attrs.append({})
             continue
-        d = chain.describe(s)
-        pos = d.get("position")
-        if isinstance(pos, Mapping) and "lane" in pos:
-            # Ur: the position is seen from the side to move; name the pieces by colour.
-            mine, theirs = decode(tuple(pos.values()))
-            light, dark = (mine, theirs) if d.get("side_to_move") == "light" else (theirs, mine)
-            a = {k: v for k, v in _flatten(d).items() if not k.startswith("position_")}
-            a["light_squares"] = ",".join(map(str, light))
-            a["dark_squares"] = ",".join(map(str, dark))
-        else:
-            a = _flatten(d)
+        a = _flatten(chain.describe(s))
         if "seat_to_move" not in a and chain.mover[s] >= 0:
             a["seat_to_move"] = int(chain.mover[s]) + 1
         attrs.append(a)
@@ -279,7 +232,7 @@ def _described_attrs(chain: Chain) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- the graph
 
 
-def to_networkx(chain: Chain, *, model: GooseModel | None = None, rules: str | None = None,
+def to_networkx(chain: Chain, *, model: Any = None, rules: str | None = None,
                 max_states: int | None = GRAPH_LIMIT) -> nx.DiGraph:
     """The chain as a directed graph: states as nodes, merged transitions as edges.
 
@@ -287,10 +240,12 @@ def to_networkx(chain: Chain, *, model: GooseModel | None = None, rules: str | N
     ----------
     chain : Chain
         A compiled chain (:func:`markov_oca.build`, :func:`markov_oca.ur.chain.ur_chain`).
-    model : GooseModel, optional
-        The goose model that built the chain. Taken from the chain itself when it
-        was built by one; it gives the node attributes ``pK_square`` and
-        ``pK_status`` and the edge attribute ``landings``.
+    model : optional
+        What describes the chain's states in bulk: an object with
+        ``node_attributes(chain)`` (and, for the edge attribute ``landings``,
+        ``landing_events(chain, seat)``), as a goose model has. Taken from the chain
+        itself when its states are described by such an object's method; a goose
+        chain's nodes then get ``pK_square`` and ``pK_status``.
     rules : str, optional
         The rule set's name for the graph attribute ``rules`` (the model's by default).
     max_states : int or None
@@ -350,17 +305,17 @@ class _Tables:
     edge_columns: dict[str, list]
 
 
-def _tables(chain: Chain, model: GooseModel | None, rules: str | None) -> _Tables:
-    model = model or _goose_model_of(chain)
+def _tables(chain: Chain, model: Any, rules: str | None) -> _Tables:
+    model = _describer(chain, model)
     edges = _merged_edges(chain)
     outcome_of = {s: name for name, s in chain.outcomes.items()}
     graph = {
-        "rules": rules if rules is not None else (model.rules.name if model is not None else ""),
+        "rules": rules if rules is not None else getattr(getattr(model, "rules", None), "name", ""),
         "players": int(chain.players),
         "denominator": int(chain.denom),
         "init": int(chain.init),
     }
-    attrs = _goose_node_attrs(chain, model) if model is not None else _described_attrs(chain)
+    attrs = model.node_attributes(chain) if model is not None else _described_attrs(chain)
     deadlock = chain.structure.deadlock.tolist()
     turn = np.asarray(_turn_rewards(chain), bool).tolist()
     for s in range(chain.n):
@@ -377,12 +332,12 @@ def _tables(chain: Chain, model: GooseModel | None, rules: str | None) -> _Table
     for name in edges.reward_num:
         values = edges.reward(name)
         columns[name] = np.rint(values).astype(np.int64).tolist() if edges.reward_integral(name) else values.tolist()
-    if model is not None:
+    if model is not None and hasattr(model, "landing_events"):
         columns["landings"] = _landings(chain, model, edges)
     return _Tables(graph, attrs, edges.src.tolist(), edges.dst.tolist(), columns)
 
 
-def _landings(chain: Chain, model: GooseModel, edges: _Edges) -> list[str]:
+def _landings(chain: Chain, model: Any, edges: _Edges) -> list[str]:
     """The squares each edge's throw lands on, ``|`` between merged branches that differ."""
     key = np.full(chain.next.shape, -1, np.int64)
     table = None
@@ -598,7 +553,7 @@ def _props_text(chain: Chain, stem: str, prism: bool, transitions: int) -> str:
 # ----------------------------------------------------------------------------- writing
 
 
-def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: GooseModel | None = None,
+def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: Any = None,
                 rules: str | None = None, max_states: int | None = FILE_LIMIT) -> list[Path]:
     """Write a chain to a file (or, for ``prism`` and ``storm``, a set of files).
 
@@ -870,31 +825,30 @@ def _write_labels(chain: Chain, path: Path, prism: bool) -> None:
 # ----------------------------------------------------------------------------- the whole job
 
 
-def export(rules: str | Path, players: int | None, fmt: str, out: str | Path, *,
-           options: Mapping[str, Any] | None = None, light: str = "optimal", dark: str = "optimal",
-           bet: str = "never", max_states: int | None = FILE_LIMIT, progress: bool = False) -> list[Path]:
+def export(rules: Any, players: int | None, fmt: str, out: str | Path, *,
+           options: Mapping[str, Any] | None = None, max_states: int | None = FILE_LIMIT,
+           progress: bool = False, **settings: Any) -> list[Path]:
     """Build a rule set's chain and write it: the command line's ``export``.
 
     Parameters
     ----------
-    rules : str or Path
-        A shipped rule set's name or a TOML file, of the goose or the Ur family.
+    rules : str, Path or loaded rules
+        A shipped rule set's name or a TOML file, of any family.
     players : int or None
-        Goose: the number of players (the rule set's default when None). Ur: None or 2.
+        The number of players, for families that take it (the rule set's default when None).
     fmt : str
         One of :data:`FORMATS`.
     out : str or Path
         The file, or for ``prism`` and ``storm`` the stem (see :func:`write_chain`).
     options : mapping, optional
         Rule options (Ur: ``pieces``, ``throw``, ``end``, ``total``).
-    light, dark : str
-        Ur only: the policies of the two sides (``random``, ``greedy``, ``optimal``).
-    bet : str
-        Points game only: the Pulcinella bets (``never``, ``always``, ``optimal``).
     max_states : int or None
         As for :func:`write_chain`.
     progress : bool
         Show progress bars while building.
+    **settings
+        The family's settings for ``export`` (Ur: ``pieces``, ``light``, ``dark``, whose
+        policies default to ``optimal``; points: ``bet``).
 
     Returns
     -------
@@ -909,27 +863,10 @@ def export(rules: str | Path, players: int | None, fmt: str, out: str | Path, *,
     ...                         dark="random")]
     ['ur1.graphml']
     """
-    from . import api
+    from .family import prepare
 
     if fmt not in FORMATS:
         raise RulesError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
-    source = rules if isinstance(rules, Path) else str(rules)
-    if api.family(source) == "punti":
-        from .punti import build_punti_chain, load_punti
-
-        p = load_punti(source, options or {})
-        chain = build_punti_chain(p, players, bet=bet, progress=progress).chain
-        return write_chain(chain, out, fmt, rules=p.name, max_states=max_states)
-    if api.family(source) == "ur":
-        from .ur.chain import ur_chain
-        from .ur.rules import load_ur
-
-        if players not in (None, 2):
-            raise RulesError(f"the Royal Game of Ur is played by 2, not {players}")
-        r = load_ur(source, options or {})
-        chain = ur_chain(r, light, dark)
-        return write_chain(chain, out, fmt, rules=r.name, max_states=max_states)
-    g = api.load(source, options)
-    m = api.model(g, players)
-    chain = m.build(progress=progress)
-    return write_chain(chain, out, fmt, model=m, rules=g.name, max_states=max_states)
+    play = prepare(rules, "export", options, players=players, **settings)
+    chain = play.family.chain(play, progress=progress)
+    return write_chain(chain, out, fmt, rules=play.rules.name, max_states=max_states)

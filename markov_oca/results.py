@@ -136,6 +136,12 @@ class SolveResults:
     solver: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
+    def text(self) -> str:
+        """The report for reading in a terminal (what ``markov-oca`` prints)."""
+        from .goose.report import solve_text
+
+        return solve_text(self)
+
     def to_dict(self, with_pmf: bool = True) -> dict:
         return {
             "schema": SCHEMA,
@@ -288,6 +294,12 @@ class UrResults:
     positions: int = 0  # S: positions per side to move for this number of pieces
     solver: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The report for reading in a terminal (what ``markov-oca`` prints)."""
+        from .ur.report import ur_text
+
+        return ur_text(self)
 
     def to_dict(self, with_pmf: bool = True) -> dict:
         return {

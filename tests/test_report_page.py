@@ -308,7 +308,7 @@ def test_ur_two_pieces(ur2):
 
 
 def test_ur_occupancy_counts_every_piece():
-    from markov_oca.report_page import _ur_occupancy
+    from markov_oca.ur.page import _ur_occupancy
     from markov_oca.ur.chain import ur_chain
     from markov_oca.ur.optimal import solve_optimal
     from markov_oca.ur.rules import load_ur

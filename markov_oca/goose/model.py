@@ -470,6 +470,43 @@ class GooseModel:
         key[:n_states, :width] = np.where(mine, mover_square[:, None] * width + np.arange(width), -1)
         return key, table
 
+    def node_attributes(self, chain: Chain) -> list[dict]:
+        """Per state of a chain this model built: ``seat_to_move`` and every seat's ``pK_square`` and
+        ``pK_status`` (the graph exports' node attributes; outcome states get none)."""
+        if chain.state_ids is None:
+            raise ValueError("a goose model can describe only a chain it built (the chain has no state ids)")
+        if self.players != chain.players:
+            raise ValueError(f"the model is for {self.players} players, the chain for {chain.players}")
+        n_states = chain.state_ids.size
+        seats, locs = self.decode(chain.state_ids)
+        local = self.local
+        squares = local.square[locs].tolist()
+        status_of = [_status(local, l) for l in range(local.size)]
+        statuses = [[status_of[l] for l in row] for row in locs.tolist()]
+        attrs: list[dict] = []
+        for r in range(n_states):
+            a: dict = {"seat_to_move": int(seats[r]) + 1}
+            for k in range(self.players):
+                a[f"p{k + 1}_square"] = squares[r][k]
+                a[f"p{k + 1}_status"] = statuses[r][k]
+            attrs.append(a)
+        attrs += [{} for _ in range(chain.n - n_states)]
+        return attrs
+
+
+def _status(local: LocalStates, l: int) -> str:
+    """A local state in words, for node attributes: finished, misses K, waiting, throws again, playing."""
+    if local.finished[l]:
+        return "finished"
+    parts = []
+    if local.skip[l]:
+        parts.append(f"misses {int(local.skip[l])}")
+    if local.wait[l]:
+        parts.append("waiting")
+    if local.again[l]:
+        parts.append("throws again")
+    return ", ".join(parts) or "playing"
+
 
 def goose_model(rules: GooseRules, players: int) -> GooseModel:
     """The model of ``rules`` for ``players`` players (validated)."""

@@ -21,13 +21,11 @@ from typing import Any
 from ..errors import RulesError, TooLargeError
 from ..progress import progress_bar
 from .analysis import PuntiResults, PuntiSeat, analyse
+from .family import BETS, METHODS
 from .independent import applies, independent_results, solve_independent
 from .model import MODE_DECIDE, MODES, PuntiChain, PuntiModel, punti_model
 from .report import punti_text
 from .rules import PUNTI_OPTIONS, PuntiRules, build_punti, load_punti
-
-BETS = ("never", "always", "optimal")
-METHODS = ("auto", "chain", "independent", "layered")
 
 
 def build_punti_chain(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",

@@ -84,6 +84,12 @@ class PuntiResults:
     method: str = "chain"  # chain: the whole chain built and solved; layered: solved layer by layer
     notes: list[str] = field(default_factory=list)
 
+    def text(self) -> str:
+        """The report for reading in a terminal (what ``markov-oca`` prints)."""
+        from .report import punti_text
+
+        return punti_text(self)
+
     def to_dict(self, with_pmf: bool = True) -> dict:
         return {
             "schema": SCHEMA,

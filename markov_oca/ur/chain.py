@@ -193,9 +193,12 @@ def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Calla
     n = reach.size
 
     def describe(full_id: int) -> dict:
-        pos = space.unrank(int(full_id) // 4)
-        return {"side_to_move": "light" if (full_id // 2) % 2 == 0 else "dark",
-                "throwing_again": bool(full_id % 2), "position": pos._asdict()}
+        # The position is ranked from the side to move; name the pieces by colour.
+        mine, theirs = decode(tuple(space.unrank(int(full_id) // 4)))
+        side = "light" if (full_id // 2) % 2 == 0 else "dark"
+        light, dark = (mine, theirs) if side == "light" else (theirs, mine)
+        return {"side_to_move": side, "throwing_again": bool(full_id % 2), "light_squares": list(light),
+                "dark_squares": list(dark)}
 
     return Chain(
         next=nxt_r,

@@ -1,0 +1,323 @@
+"""The report page of an Ur policy pair: who wins, how long, where the pieces stand, best moves."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import RulesError
+from ..progress import progress_bar
+from ..report import fmt
+from ..report_page import (
+    BOARD_PNG,
+    Block,
+    Bullets,
+    Code,
+    Heading,
+    Inline,
+    Num,
+    Picture,
+    Table,
+    colour_scale,
+    length_blocks,
+    new_figure,
+    options_table,
+    para,
+    plural,
+    png_bytes,
+    solver_blocks,
+    text_colour,
+)
+from .rules import UrRules
+from .solve import solve_ur
+
+if TYPE_CHECKING:
+    from ..chain import Chain
+
+# Ur chains above this many states get no occupancy picture (a second build and a forward pass).
+_UR_OCCUPANCY_LIMIT = 3_000_000
+
+
+# ----------------------------------------------------------------------------- Ur pages
+
+
+def ur_page(r: UrRules, light: str, dark: str, progress: bool = False) -> tuple[str, list[Block]]:
+    """The page of ``r`` with light playing ``light`` and dark ``dark``: its title and blocks."""
+    from .chain import check_chain_memory, ur_chain
+    from .optimal import solve_optimal
+    from .state import UrSpace
+
+    check_chain_memory(r)
+    # The optimal values serve the move tables whatever the policies; the policy chain serves
+    # both the results and the occupancy. Each is computed once.
+    with progress_bar(progress) as bar:
+        bar.add_task("optimal values for the move table", total=None)
+        t0 = time.perf_counter()
+        sol = solve_optimal(r)
+        values = sol.values
+        t1 = time.perf_counter()
+        chain = ur_chain(r, light, dark, values)
+        t2 = time.perf_counter()
+    res = solve_ur(r, light, dark, progress=progress, chain=chain,
+                       optimal=sol if "optimal" in (light, dark) else None)
+    res.timings = {"optimal": t1 - t0, "build": t2 - t1, **res.timings}
+    occ = None
+    if 4 * res.positions <= _UR_OCCUPANCY_LIMIT:
+        with progress_bar(progress) as bar:
+            bar.add_task("where the pieces stand", total=None)
+            occ = _ur_occupancy(chain, r.pieces)
+
+    head = f"{res.title} with {plural(res.pieces, 'piece')} a side"
+    blocks: list[Block] = [
+        Heading(1, head),
+        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
+           f"; light (moves first) plays {light}, dark plays {dark}."),
+    ]
+    if r.summary:
+        blocks.append(para(f"The rule file's summary: {r.summary}."))
+    blocks.append(para(f"Positions per side to move: {res.positions:,}; the chain of this pair of policies has "
+                     f"{res.states:,} states and {res.transitions:,} transitions (floating point).", small=True))
+
+    blocks.append(Heading(2, "The rules as read"))
+    blocks.append(Bullets([
+        [f"Throw: {r.describe_throw()}; a throw of 0, or one with no legal move, passes."],
+        [f"Path: {r.path_length} squares a side: 1–4 its own, {r.shared[0]}–{r.shared[1]} the shared lane, "
+         f"13–14 its own, then off the board (15); pieces wait in hand (0). A move takes one piece forward by the "
+         "throw; it may not land on its own piece and must reach 15 exactly to leave. Landing on an opponent's "
+         "piece in the shared lane sends it back to its owner's hand."],
+        [_rosettes_text(r)],
+        [f"End: {r.describe_end()}."],
+    ]))
+    blocks.append(Table(["Throw", "Chance"], [[Num(str(v)), Num(f"{p} = {float(p):.4f}" if isinstance(p, Fraction)
+                                                                 and p.denominator > 1 else f"{float(p):.4f}")]
+                                              for v, p in r.throws]))
+    blocks.append(para("Options in force:"))
+    blocks.append(options_table(r.options, r.option_choices, r.option_docs))
+
+    blocks.append(Heading(2, "Who wins"))
+    blocks.append(Table(["Side", "Plays", "Chance to win"],
+                        [["light (moves first)", light, Num(fmt(res.wins["light"]))],
+                         ["dark", dark, Num(fmt(res.wins["dark"]))]]))
+    deadlock = max(0.0, 1.0 - float(res.wins["light"]) - float(res.wins["dark"]))
+    blocks.append(para("Chance of deadlock (the game never ends): ", Num(fmt(deadlock)),
+                     " (one minus the two chances to win)."))
+    start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
+    blocks.append(para(f"Light's chance when both play optimally: {float(values[start]):.6f} (value iteration to "
+                     f"a final change of {sol.residual:.1e})."))
+
+    blocks.append(Heading(2, "How long it lasts"))
+    blocks.append(para("Expected totals (a rosette's extra throw is part of the same turn):"))
+    blocks.append(Table(["Expected", "Whole game", "Given that the game ends"],
+                        [[k, Num(fmt(e.total, 4)), Num(fmt(e.given_end, 4))] for k, e in res.expected.items()]))
+    blocks += length_blocks(res.length, "both sides' turns")
+
+    blocks.append(Heading(2, "The board"))
+    what = ("the share of all turns at whose start a piece of that side stands on the square, under these "
+            "policies (the expected number of such turns divided by the expected number of turns)")
+    blocks.append(Picture(
+        BOARD_PNG, _ur_board_png(r, occ),
+        "The Ur board, three rows of eight with two squares missing at the top and bottom, rosettes drawn, "
+        "light's squares above, dark's below, the shared lane in the middle"
+        + (", coloured by how often a piece stands there" if occ is not None else ""),
+        "The board as on the real one: three rows of eight with two squares missing in the top and bottom rows. "
+        "Light's own squares are the top row, dark's the bottom row, the shared lane the middle row (each lane "
+        "square split: light above, dark below). Small numbers are path squares: a side enters at 1, runs to 4, "
+        "along the lane 5–12, back to 13 and 14 and off. Rosettes are drawn as flowers. "
+        + (f"Colour and number: {what}." if occ is not None else
+           "Colour: none (the chain is too large for a second pass)."),
+    ))
+    if occ is not None:
+        blocks.append(para("Expected pieces in hand and off the board at the start of a turn, averaged over the "
+                         f"turns: light {occ[0, 0]:.3f} in hand, {occ[0, 15]:.3f} off; dark {occ[1, 0]:.3f} "
+                         f"in hand, {occ[1, 15]:.3f} off."))
+
+    blocks.append(Heading(2, "Best moves under optimal play"))
+    blocks.append(para("For a few positions with light to move: for each throw, the move of greatest value and "
+                     "the value of every other legal move. A move's value is the mover's chance to win after it, "
+                     "both sides playing optimally from there. Positions are written as in ",
+                     Code("markov-oca ur best-move"),
+                     ": one path square per piece, 0 in hand, 1–14 on the board, 15 off."))
+    blocks += _ur_move_blocks(r, values)
+    blocks += solver_blocks(res.solver, res.timings)
+    return head, blocks
+
+
+def _rosettes_text(r: UrRules) -> str:
+    safe = [s for s in r.rosettes if r.shared[0] <= s <= r.shared[1]]
+    text = f"Rosettes (ending a move there gives another throw): {', '.join(map(str, r.rosettes))}"
+    if safe:
+        text += (f"; {', '.join(map(str, safe))} in the shared lane "
+                 f"{'is' if len(safe) == 1 else 'are'} safe: no capture there, and a piece may not land on it "
+                 "while the opponent holds it")
+    return text + "."
+
+
+def _ur_occupancy(chain: Chain, pieces: int) -> np.ndarray:
+    """``occ[side, q]``: the expected number of pieces of ``side`` (0 light, 1 dark) on path square ``q``
+    at the start of a turn, averaged over the turns of a game.
+
+    The chance of each chain state at each throw, summed over throws, is the expected
+    number of visits (one forward pass, carried until 1e-10 of the mass is still in play, as the length
+    distribution is).
+    """
+    from .state import LANE_SQUARES, PRIVATE_SQUARES, UrSpace
+
+    pt = chain.P.T.tocsr()
+    outcome = np.array(list(chain.outcomes.values()))
+    v = np.zeros(chain.n)
+    v[chain.init] = 1.0
+    visits = np.zeros(chain.n)
+    for _ in range(1_000_000):
+        visits += v
+        v = pt @ v
+        v[outcome] = 0.0
+        if v.sum() < 1e-10:
+            break
+    live = chain.mover >= 0
+    weight = np.where(chain.turn_start, visits, 0.0)[live]
+    ids = np.asarray(chain.state_ids)[live]
+    pos = UrSpace(pieces).unrank_many(ids // 4)
+    light_moves = (ids // 2) % 2 == 0
+    occ = np.zeros((2, 16))
+    for side in (0, 1):
+        mine = light_moves if side == 0 else ~light_moves
+        mask = np.where(mine, pos.mine_mask, pos.their_mask).astype(np.int64)
+        colour = np.where(mine, 1, 2)
+        for bit, q in enumerate(PRIVATE_SQUARES):
+            occ[side, q] = weight @ ((mask >> bit) & 1)
+        lane = pos.lane.astype(np.int64)
+        for digit, q in enumerate(LANE_SQUARES):
+            occ[side, q] = weight @ ((lane // 3**digit) % 3 == colour)
+        occ[side, 0] = weight @ np.where(mine, pos.mine_hand, pos.their_hand).astype(float)
+        occ[side, 15] = weight @ np.where(mine, pos.mine_off, pos.their_off).astype(float)
+    return occ / weight.sum()
+
+
+def _ur_cell(q: int, side: int) -> tuple[int, int]:
+    """(column, row) of path square ``q`` of ``side`` on the 3 x 8 grid (row 2 light, 1 lane, 0 dark)."""
+    if 5 <= q <= 12:
+        return q - 5, 1
+    return (4 - q if q <= 4 else 20 - q), (2 if side == 0 else 0)
+
+
+def _ur_board_png(r: UrRules, occ: np.ndarray | None) -> bytes:
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.patches import Circle, Rectangle
+
+    cmap, norm = colour_scale(occ[:, 1:15] if occ is not None else None)
+
+    def colour(side: int, q: int):
+        return cmap(norm(occ[side, q])) if occ is not None else (1.0, 1.0, 1.0, 1.0)
+
+    fig = new_figure(10.0, 4.3)
+    ax = fig.add_axes((0.02, 0.24, 0.96, 0.74))
+    lane_q = range(r.shared[0], r.shared[1] + 1)
+    for q in range(1, r.path_length + 1):
+        if q in lane_q:
+            x, y = _ur_cell(q, 0)
+            for side, y0 in ((0, y + 0.5), (1, y)):
+                ax.add_patch(Rectangle((x, y0), 1, 0.5, facecolor=colour(side, q), edgecolor="none"))
+                if occ is not None:
+                    ax.text(x + 0.5, y0 + (0.36 if side == 0 else 0.14), f"{occ[side, q]:.3f}", ha="center",
+                            va="center", fontsize=9, color=text_colour(colour(side, q)), zorder=6)
+            ax.add_patch(Rectangle((x, y), 1, 1, facecolor="none", edgecolor="#333", lw=1.2, zorder=3))
+            ax.text(x + 0.06, y + 0.5, str(q), ha="left", va="center", fontsize=8, color="#555", zorder=6)
+            continue
+        for side in (0, 1):
+            x, y = _ur_cell(q, side)
+            ax.add_patch(Rectangle((x, y), 1, 1, facecolor=colour(side, q), edgecolor="#333", lw=1.2, zorder=2))
+            ax.text(x + 0.06, y + 0.9, str(q), ha="left", va="top", fontsize=8, color=text_colour(colour(side, q)),
+                    zorder=6)
+            if occ is not None:
+                ax.text(x + 0.5, y + 0.12, f"{occ[side, q]:.3f}", ha="center", va="center", fontsize=9,
+                        color=text_colour(colour(side, q)), zorder=6)
+    ax.add_patch(Rectangle((0, 1), 8, 1, facecolor="none", edgecolor="#7a4a12", lw=3.0, zorder=4))
+    for q in r.rosettes:
+        for side in ((0,) if q in lane_q else (0, 1)):
+            x, y = _ur_cell(q, side)
+            cx, cy = x + 0.5, y + 0.5
+            for k in range(8):
+                a = k * math.pi / 4
+                ax.add_patch(Circle((cx + 0.17 * math.cos(a), cy + 0.17 * math.sin(a)), 0.09, facecolor="none",
+                                    edgecolor="#8b1a1a", lw=1.4, zorder=5))
+            ax.add_patch(Circle((cx, cy), 0.07, facecolor="#8b1a1a", edgecolor="none", zorder=5))
+    for y, label in ((2.5, "light"), (1.5, "shared lane\n(light above,\ndark below)"), (0.5, "dark")):
+        ax.text(-0.12, y, label, ha="right", va="center", fontsize=11)
+    for y in (2, 0):
+        ax.text(4.08, y + 0.7, "\u2190 in to 1", ha="left", va="center", fontsize=9, color="#555")
+        ax.text(5.92, y + 0.3, "off \u2190 14", ha="right", va="center", fontsize=9, color="#555")
+    ax.set_xlim(-1.4, 8.1)
+    ax.set_ylim(-0.05, 3.05)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    cax = fig.add_axes((0.25, 0.12, 0.6, 0.04))
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), cax=cax, orientation="horizontal")
+    bar.set_label("pieces of that side on the square at the start of a turn, averaged over the turns"
+                  if occ is not None else "not computed")
+    return png_bytes(fig)
+
+
+def _ur_positions(n: int) -> list[tuple[str, list[int], list[int]]]:
+    """A few positions for the move table: the opening and some mid-game choices, for ``n`` pieces."""
+
+    def side(board: list[int], rest: int) -> list[int]:
+        return (board + [rest] * n)[:n]
+
+    def where(squares: list[int]) -> str:
+        on = [str(q) for q in squares if 0 < q < 15]
+        return " and ".join(on) if on else "nowhere on the board"
+
+    out = [("The opening: every piece in hand", [0] * n, [0] * n)]
+    for title, lt, dk in (("A rosette or a step ahead", side([4], 0), side([6], 0)),
+                          ("In the shared lane", side([7, 2], 0), side([9, 12], 0)),
+                          ("The race home", side([13, 10], 15), side([12, 6], 15))):
+        out.append((f"{title}: light at {where(lt)}, dark at {where(dk)}", lt, dk))
+    return out
+
+
+def _move_text(source: int, target: int, events: Sequence[str]) -> str:
+    if source < 0:
+        return "pass"
+    src = "hand" if source == 0 else str(source)
+    dst = "off" if target == 15 else str(target)
+    ev = [e for e in events if e != "pass"]
+    return f"{src} → {dst}" + (f" ({', '.join(ev)})" if ev else "")
+
+
+def _notation(light: Sequence[int], dark: Sequence[int]) -> str:
+    return f"light:{','.join(map(str, light))} dark:{','.join(map(str, dark))}"
+
+
+def _ur_move_blocks(r: UrRules, values: np.ndarray) -> list[Block]:
+    from .bestmove import best_moves
+
+    blocks: list[Block] = []
+    seen = set()
+    for title, light, dark in _ur_positions(r.pieces):
+        key = (tuple(sorted(light)), tuple(sorted(dark)))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            value, moves = best_moves(r, light, dark, "light", values)
+        except RulesError:
+            continue
+        blocks.append(Heading(3, title))
+        blocks.append(para(Code(_notation(light, dark)), f": light to move wins with {value:.6f} under optimal play."))
+        rows: list[list[Inline]] = []
+        for throw in dict.fromkeys(m.throw for m in moves):
+            these = [m for m in moves if m.throw == throw]
+            best = next(m for m in these if m.best)
+            others = "; ".join(f"{_move_text(m.source, m.target, m.events)}: {fmt(m.value)}"
+                               for m in these if m is not best)
+            rows.append([Num(str(throw)), Num(f"{best.probability:.4f}"),
+                         _move_text(best.source, best.target, best.events), Num(fmt(best.value)),
+                         others or ("no legal move" if best.source < 0 else "none (the only legal move)")])
+        blocks.append(Table(["Throw", "Chance of the throw", "Best move", "Its value", "The other moves (value)"],
+                            rows))
+    return blocks

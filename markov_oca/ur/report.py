@@ -1,0 +1,67 @@
+"""The text of ``solve`` and ``explain`` for the Royal Game of Ur."""
+
+from __future__ import annotations
+
+from ..report import fmt, option_text, turn_text
+
+
+def ur_text(r) -> str:
+    """The text report of a pair of Ur policies (:class:`~markov_oca.results.UrResults`)."""
+    L = r.length
+    lines = [
+        f"{r.title} [{r.rules}, seed {r.seed}] with {r.pieces} piece{'s' if r.pieces > 1 else ''} a side",
+        f"light (moves first) plays {r.light}, dark plays {r.dark}",
+        f"positions per side to move: {r.positions:,}; policy chain: {r.states:,} states, "
+        f"{r.transitions:,} transitions",
+        "",
+        f"chance to win: light {fmt(r.wins['light'])}, dark {fmt(r.wins['dark'])}",
+    ]
+    if r.optimal_value is not None:
+        lines.append(f"(light's chance when both play optimally: {r.optimal_value:.6f}; value iteration "
+                     f"to a final change of {r.optimal_residual:.1e})")
+    lines += [
+        f"expected throws {fmt(r.expected['throws'].total, 4)}, turns {fmt(r.expected['turns'].total, 4)} "
+        "(a rosette's extra throw is part of the same turn)",
+        f"game length in turns: median {turn_text(L.median)}, 90th percentile {turn_text(L.p90)}, "
+        f"99th percentile {turn_text(L.p99)}",
+    ]
+    res = max((s["residual"] for s in r.solver), default=0.0)
+    lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
+    return "\n".join(lines)
+
+
+def ur_explain_dict(rules) -> dict:
+    """An Ur rule set as read, for ``explain --format json`` (schema ``markov_oca.explain-ur/1``)."""
+    return {
+        "schema": "markov_oca.explain-ur/1",
+        "rules": rules.name, "title": rules.title, "seed": rules.seed, "source": rules.source,
+        "pieces": rules.pieces, "path_length": rules.path_length, "shared": list(rules.shared),
+        "rosettes": list(rules.rosettes), "throw": rules.describe_throw(),
+        "throws": [{"move": v, "probability": str(p)} for v, p in rules.throws],
+        "end": rules.describe_end(),
+        "options": {k: {"value": v, "choices": list(rules.option_choices.get(k, ())) or None,
+                        "doc": rules.option_docs.get(k, "")} for k, v in rules.options.items()},
+    }
+
+
+def ur_explain_text(rules) -> str:
+    """An Ur rule set as the engine reads it: path, rosettes, the throw, the end, the options."""
+    lo, hi = rules.shared
+    lines = [
+        f"{rules.title} [{rules.name}{', seed ' + rules.seed if rules.seed else ''}] from {rules.source}",
+        f"{rules.pieces} piece{'s' if rules.pieces > 1 else ''} a side; each walks path squares 1..{rules.path_length}"
+        f" (0 is the hand, {rules.path_length + 1} off the board); squares {lo}..{hi} are shared, where a piece "
+        "landing on an opponent's sends it back to the hand",
+        "rosettes (another throw; the shared one cannot be taken while held): "
+        + ", ".join(map(str, rules.rosettes)),
+        f"throw: {rules.describe_throw()}: "
+        + ", ".join(f"{v} with {p}" for v, p in rules.throws),
+        f"end: {rules.describe_end()}",
+        "",
+        "options in force:",
+    ]
+    for k, v in rules.options.items():
+        choices = rules.option_choices.get(k)
+        extra = f"  (choices: {', '.join(map(str, choices))})" if choices else ""
+        lines.append(f"  {k} = {option_text(v)}{extra}  {rules.option_docs.get(k, '')}")
+    return "\n".join(lines)
