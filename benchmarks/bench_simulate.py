@@ -25,8 +25,8 @@ import time
 import numba
 
 from markov_oca import api
-from markov_oca.simulate.goose import flatten_goose, play_goose_python, simulate_goose
-from markov_oca.simulate.ur import play_ur_python, simulate_ur
+from markov_oca.sampling.goose import flatten_goose, play_goose_python, simulate_goose
+from markov_oca.sampling.ur import play_ur_python, simulate_ur
 from markov_oca.ur.rules import load_ur
 
 Row = tuple[str, int, float]  # label, games, seconds

@@ -13,18 +13,21 @@ your own: :class:`Family`) goes through the same few functions.
 0.4918
 """
 
-from .api import build, explain, load, simulate, solve, solve_ur, variants
+from .api import build, explain, load, simulate, solve, variants
 from .chain import Chain
+from .crosscheck import CrosscheckResult, crosscheck
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
 from .exact import ExactChain
 from .family import Family, Setting, register
 from .results import SolveResults
+from .ur.solve import solve_ur
 
 __version__ = "0.1.0"
 
-# Imported on first use: scipy.stats and networkx add half a second to every command's start.
-_LAZY = {"crosscheck": ("crosscheck", "crosscheck"), "CrosscheckResult": ("crosscheck", "CrosscheckResult"),
-         "to_networkx": ("export", "to_networkx")}
+# Imported on first use: networkx adds half a second to every command's start. (``crosscheck``
+# is imported here, not lazily: importing the module of the same name would otherwise replace
+# the function with the module as the package's attribute.)
+_LAZY = {"to_networkx": ("export", "to_networkx")}
 
 
 def __getattr__(name: str):

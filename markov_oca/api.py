@@ -25,7 +25,6 @@ from .chain import Chain
 from .errors import RulesError
 from .family import Family, family_named, family_of_rules, prepare, read_rules
 from .rulefile import read_toml, resolve_source, shipped_names
-from .ur.solve import solve_ur
 
 
 def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any) -> Any:
@@ -48,7 +47,7 @@ def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any)
     -------
     >>> load("oca-moderna", until="last").until
     'last'
-    >>> load("ur", pieces=2).pieces
+    >>> load("ur-simplificado", pieces=2).pieces
     2
     """
     src = read_rules(rules)
@@ -60,8 +59,8 @@ def family(rules: Any) -> str:
 
     Example
     -------
-    >>> family("gioco-oca-punti")
-    'punti'
+    >>> family("ur-simplificado") == family("ur-7-rescatados") != family("oca-moderna")
+    True
     """
     return family_of_rules(rules).name
 
@@ -91,7 +90,7 @@ def build(rules: Any, players: int | None = None, *, options: Mapping[str, Any] 
     >>> c = build("oca-moderna", players=1)
     >>> round(c.outcome_probabilities()["seat 1 wins"], 6)
     0.491845
-    >>> build("ur", pieces=1, light="random", dark="random").players
+    >>> build("ur-simplificado", pieces=1, light="random", dark="random").players
     2
     """
     play = prepare(rules, "export", options, players=players, **settings)
@@ -127,8 +126,8 @@ def solve(rules: Any, players: int | None = None, *, options: Mapping[str, Any] 
     >>> r = solve("examples/snakes_and_ladders.toml", exact=True, landings=False)
     >>> float(r.expected["turns"].total)  # doctest: +ELLIPSIS
     39.225122308...
-    >>> round(float(solve("ur", pieces=1, dark="random").wins["light"]), 4)
-    0.8201
+    >>> round(float(solve("ur-simplificado", pieces=1, dark="random").wins["light"]), 4)
+    0.5387
     """
     if not 0 < tail < 1:
         raise RulesError(f"--tail must be between 0 and 1, got {tail}")
@@ -155,7 +154,7 @@ def explain(rules: Any, options: Mapping[str, Any] | None = None, **kw: Any) -> 
 
     Example
     -------
-    >>> explain("ur", pieces=3).to_dict()["pieces"]
+    >>> explain("ur-simplificado", pieces=3).to_dict()["pieces"]
     3
     """
     if isinstance(rules, (str, Path)):
@@ -168,8 +167,8 @@ def variants() -> list[dict[str, Any]]:
 
     Example
     -------
-    >>> [v["family"] for v in variants() if v["name"] == "ur"]
-    ['ur']
+    >>> len({v["family"] for v in variants()}) > 1
+    True
     """
     rows = []
     for name in shipped_names():
@@ -278,4 +277,4 @@ class _GameWriter:
 
 
 __all__ = ["Explained", "build", "explain", "family", "load", "read_toml", "resolve_source", "simulate", "solve",
-           "solve_ur", "variants"]
+           "variants"]

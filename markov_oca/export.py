@@ -859,8 +859,8 @@ def export(rules: Any, players: int | None, fmt: str, out: str | Path, *,
     -------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> [p.name for p in export("ur", None, "graphml", d / "ur1", options={"pieces": 1}, light="random",
-    ...                         dark="random")]
+    >>> [p.name for p in export("ur-simplificado", None, "graphml", d / "ur1", options={"pieces": 1},
+    ...                         light="random", dark="random")]
     ['ur1.graphml']
     """
     from .family import prepare

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .chain import Chain
     from .crosscheck import ExactAnswer
     from .report_page import Block
-    from .simulate.summary import SimSummary
+    from .sampling.summary import SimSummary
 
 #: The commands a setting can belong to.
 COMMANDS = ("solve", "simulate", "crosscheck", "export", "report")

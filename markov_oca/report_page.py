@@ -122,7 +122,7 @@ def write_report(rules: Any, out: str | Path, *, options: Mapping[str, Any] | No
     Parameters
     ----------
     rules : str, Path or loaded rules
-        A shipped rule set (``"oca-moderna"``, ``"ur"``, ``"gioco-oca-punti"``), a path
+        A shipped rule set (``markov-oca variants`` lists them), a path
         to a TOML file, or rules already loaded (which then take no ``options``).
     out : str or Path
         The directory to write into (created when missing; files of the same

@@ -27,7 +27,7 @@ from markov_oca.crosscheck import (
     read_results,
 )
 from markov_oca.errors import RulesError
-from markov_oca.simulate.summary import SimSummary
+from markov_oca.sampling.summary import SimSummary
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAKES = str(ROOT / "examples" / "snakes_and_ladders.toml")

@@ -28,6 +28,7 @@ from markov_oca.export import (
 )
 from markov_oca.ur.chain import ur_chain
 from markov_oca.ur.rules import load_ur
+from markov_oca.ur.solve import solve_ur
 
 SNAKES = Path(__file__).resolve().parent.parent / "examples" / "snakes_and_ladders.toml"
 
@@ -349,7 +350,7 @@ def test_export_by_name(tmp_path, storm_env):
     model = stormpy.build_model_from_explicit(files[0], files[1], state_rewards=files[2])
     results = {p.get_name(): stormpy.model_checking(model, p, environment=env).get_value(model.initial_states[0])
                for p in stormpy.parse_properties(str(files[-1]))}
-    solved = api.solve_ur("ur", "random", "random", options={"pieces": 1})
+    solved = solve_ur("ur", "random", "random", options={"pieces": 1})
     assert results["P_light_wins"] == pytest.approx(float(solved.wins["light"]), abs=1e-8)
     assert results["R_turns"] == pytest.approx(float(solved.expected["turns"].total), rel=1e-8)
 

@@ -20,6 +20,7 @@ from markov_oca import api
 from markov_oca.errors import RulesError
 from markov_oca.report import fmt
 from markov_oca.report_page import write_report
+from markov_oca.ur.solve import solve_ur
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 VOID = {"meta", "img", "br", "hr", "link", "input", "source", "col", "area", "base", "wbr"}
@@ -286,7 +287,7 @@ def test_punti_bad_bet(tmp_path):
 def test_ur_two_pieces(ur2):
     out, paths = ur2
     page, md = check_page(out, paths)
-    res = api.solve_ur("ur", options={"pieces": 2})
+    res = solve_ur("ur", options={"pieces": 2})
     rows = page.table("Side", "Plays", "Chance to win")
     assert rows == [["light (moves first)", "optimal", fmt(res.wins["light"])],
                     ["dark", "optimal", fmt(res.wins["dark"])]]
@@ -308,9 +309,9 @@ def test_ur_two_pieces(ur2):
 
 
 def test_ur_occupancy_counts_every_piece():
-    from markov_oca.ur.page import _ur_occupancy
     from markov_oca.ur.chain import ur_chain
     from markov_oca.ur.optimal import solve_optimal
+    from markov_oca.ur.page import _ur_occupancy
     from markov_oca.ur.rules import load_ur
 
     r = load_ur("ur", {"pieces": 1})
@@ -392,7 +393,7 @@ def test_in_a_browser(report, request, tmp_path):
         assert numbers == [fmt(s.win_share) for s in res.seats]
     else:
         numbers = [r[2] for r in page.table("Side", "Plays", "Chance to win")]
-        res = api.solve_ur("ur", options={"pieces": 2})
+        res = solve_ur("ur", options={"pieces": 2})
         assert numbers == [fmt(res.wins["light"]), fmt(res.wins["dark"])]
     shot = tmp_path / "shot.png"
     chromium(tmp_path, html_file, f"--screenshot={shot}", "--window-size=1200,2000", "--hide-scrollbars")

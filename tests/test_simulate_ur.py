@@ -1,4 +1,4 @@
-"""The numba Ur simulator (markov_oca.simulate.ur) against the exact policy chains.
+"""The numba Ur simulator (markov_oca.sampling.ur) against the exact policy chains.
 
 Statistical checks use a z-test at Z = 4.5 standard errors of the sample size at hand
 (two-sided, a correct simulator fails one such assertion with chance about 7e-6):
@@ -19,7 +19,7 @@ import pytest
 from scipy.stats import chi2
 
 from markov_oca.errors import RulesError
-from markov_oca.simulate.ur import (
+from markov_oca.sampling.ur import (
     OUTCOMES,
     SEATS,
     play_ur_python,
