@@ -9,7 +9,6 @@ rules cannot tell apart (same total, same first-throw target) share a branch.
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
@@ -43,11 +42,3 @@ class Dice:
 
     def describe(self) -> str:
         return f"{self.count}d{self.faces}" if self.count > 1 else f"1d{self.faces}"
-
-
-def common_denominator(fractions: list[Fraction]) -> int:
-    """The least common denominator of a list of fractions."""
-    d = 1
-    for f in fractions:
-        d = math.lcm(d, f.denominator)
-    return d

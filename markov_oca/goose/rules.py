@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -398,9 +397,3 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
 
     compile_board(rules)
     return rules
-
-
-def first_throw_probability(rules: GooseRules) -> Fraction:
-    """The chance that a throw from square 0 triggers the first-throw rule."""
-    table = dict(rules.dice_at(0).throws())
-    return sum((table.get(c, Fraction(0)) for c, _ in rules.first_throw), Fraction(0))
