@@ -227,7 +227,7 @@ _command("export", "Write the chain as a graph (GraphML, GEXF, DOT, node-link JS
          "files.", [
              _RULES,
              _opt("out", ..., "--out", help="the file to write (prism/storm: the stem of the files)", kind=str),
-             _opt("fmt", "graphml", "--format", help="graphml, gexf, dot, json, prism or storm"),
+             _opt("fmt", "graphml", "--format", help="graphml, gexf, dot, json, prism, storm or drn"),
              _option_flag(),
          ], _export)
 

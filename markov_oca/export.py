@@ -42,6 +42,7 @@ import networkx as nx
 import numba
 import numpy as np
 
+from .atomic import atomic_files
 from .chain import Chain
 from .errors import RulesError, TooLargeError
 
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 #: Every format :func:`write_chain` writes.
-FORMATS = ("graphml", "gexf", "dot", "json", "prism", "storm")
+FORMATS = ("graphml", "gexf", "dot", "json", "prism", "storm", "drn")
 #: The graph formats and their file suffixes.
 GRAPH_SUFFIX = {"graphml": ".graphml", "gexf": ".gexf", "dot": ".dot", "json": ".json"}
 #: Above this many states ``to_networkx`` refuses: a NetworkX graph needs about 1 KB an edge
@@ -592,6 +593,8 @@ def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: Any = None,
     if fmt in ("prism", "storm"):
         stem = path.with_suffix("") if path.suffix in _EXPLICIT_SUFFIXES else path
         return write_explicit(chain, stem, flavour=fmt)
+    if fmt == "drn":
+        return [write_drn(chain, path if path.suffix == ".drn" else path.with_name(path.name + ".drn"))]
     if fmt not in GRAPH_SUFFIX:
         raise RulesError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
     if max_states is not None and chain.n > max_states:
@@ -600,15 +603,16 @@ def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: Any = None,
     if not path.suffix:
         path = path.with_suffix(GRAPH_SUFFIX[fmt])
     G = to_networkx(chain, model=model, rules=rules, max_states=max_states)
-    if fmt == "graphml":
-        nx.write_graphml(G, path)
-    elif fmt == "gexf":
-        nx.write_gexf(G, path)
-    elif fmt == "json":
-        with open(path, "w") as fh:
-            json.dump(nx.node_link_data(G, edges="edges"), fh)
-    else:
-        _write_dot(G, path)
+    with atomic_files([path]) as (tmp,):
+        if fmt == "graphml":
+            nx.write_graphml(G, tmp)
+        elif fmt == "gexf":
+            nx.write_gexf(G, tmp)
+        elif fmt == "json":
+            with open(tmp, "w") as fh:
+                json.dump(nx.node_link_data(G, edges="edges"), fh)
+        else:
+            _write_dot(G, tmp)
     return [path]
 
 
@@ -747,7 +751,6 @@ def write_explicit(chain: Chain, stem: str | Path, flavour: str = "storm") -> li
         raise RulesError(f"unknown explicit flavour {flavour!r} (prism or storm)")
     prism = flavour == "prism"
     stem = Path(stem)
-    written: list[Path] = []
     n = chain.n
     edges = _merged_edges(chain)
     rows = chain.row_sums()
@@ -758,60 +761,61 @@ def write_explicit(chain: Chain, stem: str | Path, flavour: str = "storm") -> li
     def path_for(suffix: str) -> Path:
         return stem.parent / (stem.name + suffix)
 
-    tra = path_for(".tra")
-    with open(tra, "wb") as fh:
-        fh.write((f"{n} {edges.src.size}\n" if prism else "dtmc\n").encode())
-        tokens, inv = _value_tokens(edges.num, edges.denom)
-        _write_lines(fh, edges.src, edges.dst, tokens, inv)
-    written.append(tra)
-
-    lab = path_for(".lab")
-    _write_labels(chain, lab, prism)
-    written.append(lab)
-
-    for name in _reward_names(chain):
-        p = path_for(_reward_suffix(chain, name))
-        with open(p, "wb") as fh:
-            if name in chain.state_rewards or name == "turns":
-                values = np.asarray(_turn_rewards(chain) if name == "turns" else chain.state_rewards[name])
-                values = np.rint(values).astype(np.int64) if values.dtype.kind in "biu" else values
-                nz = np.flatnonzero(values)
-                if prism:
-                    fh.write(f"{n} {nz.size}\n".encode())
-                if values.dtype.kind == "f":
-                    tokens = [" " + repr(float(v)) for v in values[nz]]
-                    inv = np.arange(nz.size)
+    names = _reward_names(chain)
+    finals = [path_for(".tra"), path_for(".lab"), *(path_for(_reward_suffix(chain, r)) for r in names),
+              path_for(".props")]
+    # Written under temporary names and renamed together: the set appears whole or not at all.
+    with atomic_files(finals) as temps:
+        tra, lab, *reward_files, props = temps
+        with open(tra, "wb") as fh:
+            fh.write((f"{n} {edges.src.size}\n" if prism else "dtmc\n").encode())
+            tokens, inv = _value_tokens(edges.num, edges.denom)
+            _write_lines(fh, edges.src, edges.dst, tokens, inv)
+        _write_labels(chain, lab, prism)
+        for name, p in zip(names, reward_files, strict=True):
+            with open(p, "wb") as fh:
+                if name in chain.state_rewards or name == "turns":
+                    values = np.asarray(_turn_rewards(chain) if name == "turns" else chain.state_rewards[name])
+                    values = np.rint(values).astype(np.int64) if values.dtype.kind in "biu" else values
+                    nz = np.flatnonzero(values)
+                    if prism:
+                        fh.write(f"{n} {nz.size}\n".encode())
+                    if values.dtype.kind == "f":
+                        tokens = [" " + repr(float(v)) for v in values[nz]]
+                        inv = np.arange(nz.size)
+                    else:
+                        tokens, inv = _value_tokens(values[nz].astype(np.int64), 1)
+                    _write_lines(fh, nz, None, tokens, inv)
                 else:
-                    tokens, inv = _value_tokens(values[nz].astype(np.int64), 1)
-                _write_lines(fh, nz, None, tokens, inv)
-            else:
-                nz = np.flatnonzero(edges.reward_num[name])
-                if prism:
-                    fh.write(f"{n} {nz.size}\n".encode())
-                tokens, inv = _value_tokens(edges.reward_num[name][nz], edges.num[nz])
-                _write_lines(fh, edges.src[nz], edges.dst[nz], tokens, inv)
-        written.append(p)
-
-    props = path_for(".props")
-    props.write_text(_props_text(chain, stem.name, prism, int(edges.src.size)))
-    written.append(props)
-    return written
+                    nz = np.flatnonzero(edges.reward_num[name])
+                    if prism:
+                        fh.write(f"{n} {nz.size}\n".encode())
+                    tokens, inv = _value_tokens(edges.reward_num[name][nz], edges.num[nz])
+                    _write_lines(fh, edges.src[nz], edges.dst[nz], tokens, inv)
+        props.write_text(_props_text(chain, stem.name, prism, int(edges.src.size)))
+    return finals
 
 
-def _write_labels(chain: Chain, path: Path, prism: bool) -> None:
+def _state_labels(chain: Chain) -> tuple[list[str], dict[int, list[str]]]:
+    """Every label name (``init``, the outcomes, ``done``, ``deadlock``) and the labels of each labelled state."""
     names = label_names(chain)
     order = ["init", *names.values(), "done", "deadlock"]
-    index = {lab: i for i, lab in enumerate(order)}
     per_state: dict[int, list[str]] = {chain.init: ["init"]}
     for outcome, s in chain.outcomes.items():
         per_state.setdefault(s, []).extend([names[outcome], "done"])
-    dead = np.flatnonzero(chain.structure.deadlock)
-    states = np.array(sorted(set(per_state) | set(dead.tolist())), np.int64)
-    dead_set = set(dead.tolist())
+    for s in np.flatnonzero(chain.structure.deadlock).tolist():
+        per_state.setdefault(s, []).append("deadlock")
+    return order, per_state
+
+
+def _write_labels(chain: Chain, path: Path, prism: bool) -> None:
+    order, per_state = _state_labels(chain)
+    index = {lab: i for i, lab in enumerate(order)}
+    states = np.array(sorted(per_state), np.int64)
     combos: dict[str, int] = {}
     tok = np.empty(states.size, np.int64)
     for i, s in enumerate(states.tolist()):
-        labs = per_state.get(s, []) + (["deadlock"] if s in dead_set else [])
+        labs = per_state[s]
         text = (":" + "".join(f" {index[x]}" for x in labs)) if prism else "".join(f" {x}" for x in labs)
         tok[i] = combos.setdefault(text, len(combos))
     with open(path, "wb") as fh:
@@ -820,6 +824,71 @@ def _write_labels(chain: Chain, path: Path, prism: bool) -> None:
         else:
             fh.write(("#DECLARATION\n" + " ".join(order) + "\n#END\n").encode())
         _write_lines(fh, states, None, list(combos), tok)
+
+
+def _fraction_text(num: np.ndarray, den: np.ndarray | int) -> list[str]:
+    """Each ``num/den`` in lowest terms as DRN writes a rational: ``1/6``, ``2``, ``0``."""
+    num = np.asarray(num, np.int64)
+    den = np.broadcast_to(np.asarray(den, np.int64), num.shape)
+    g = np.gcd(num, den)
+    g[g == 0] = 1
+    a, b = (num // g).tolist(), (den // g).tolist()
+    return [str(x) if y == 1 else f"{x}/{y}" for x, y in zip(a, b, strict=True)]
+
+
+def write_drn(chain: Chain, path: str | Path) -> Path:
+    """Write the chain in Storm's DRN format, every probability and reward an exact fraction.
+
+    One reward model per reward of the chain (``turns`` first): a per-state reward
+    is the state's reward, a per-branch reward (a throw, a landing) is the action's
+    expected reward, so expected totals are the same as with the explicit files.
+    Labels as in :func:`write_explicit`. Storm reads it with
+    ``stormpy.build_model_from_drn`` (and PRISM 4.9 or later with ``-importmodel``).
+
+    Example
+    -------
+    >>> import tempfile, pathlib
+    >>> from markov_oca import build
+    >>> p = write_drn(build("examples/snakes_and_ladders.toml", players=1), pathlib.Path(tempfile.mkdtemp()) / "sl.drn")
+    >>> p.read_text().splitlines()[2:4]
+    ['@type: DTMC', '@parameters']
+    """
+    path = Path(path)
+    rows = chain.row_sums()
+    if not np.all(rows == chain.denom):
+        bad = int(np.flatnonzero(rows != chain.denom)[0])
+        raise ValueError(f"state {bad}: probabilities sum to {rows[bad]}/{chain.denom}, not 1")
+    n = chain.n
+    edges = _merged_edges(chain)
+    names = _reward_names(chain)
+    state_rew, action_rew = [], []
+    for name in names:
+        if name in chain.state_rewards or name == "turns":
+            values = np.asarray(_turn_rewards(chain) if name == "turns" else chain.state_rewards[name])
+            state_rew.append(_fraction_text(np.rint(values).astype(np.int64), 1) if values.dtype.kind in "biuf"
+                             and np.all(values == np.rint(values)) else [repr(float(v)) for v in values])
+            action_rew.append(["0"] * n)
+        else:
+            per_state = np.bincount(edges.src, weights=edges.reward_num[name], minlength=n).astype(np.int64)
+            state_rew.append(["0"] * n)
+            action_rew.append(_fraction_text(per_state, edges.denom))
+    order, labels = _state_labels(chain)
+    probs = _fraction_text(edges.num, edges.denom)
+    dst = edges.dst.tolist()
+    starts = np.searchsorted(edges.src, np.arange(n + 1)).tolist()
+    lines = ["// Exported by markov_oca", f"// {n} states, {edges.src.size} transitions", "@type: DTMC",
+             "@parameters", "", "@reward_models", " ".join(_identifier(r) for r in names), "@nr_states", str(n),
+             "@nr_choices", str(n), "@model"]
+    for s in range(n):
+        srew = ", ".join(col[s] for col in state_rew)
+        arew = ", ".join(col[s] for col in action_rew)
+        lab = "".join(f" {x}" for x in labels.get(s, ()))
+        lines.append(f"state {s} [{srew}]{lab}")
+        lines.append(f"\taction 0 [{arew}]")
+        lines += [f"\t\t{dst[e]} : {probs[e]}" for e in range(starts[s], starts[s + 1])]
+    with atomic_files([path]) as (tmp,):
+        tmp.write_text("\n".join(lines) + "\n")
+    return path
 
 
 # ----------------------------------------------------------------------------- the whole job

@@ -3,9 +3,11 @@
 ``state``: the position space and its perfect ranking (re-exported here);
 ``rules``: rule sets as data; ``kernel``: legal moves and successors;
 ``optimal``: values under optimal play; ``chain``: a pair of policies as a Chain;
-``bestmove``: the value of every move of one position.
+``bestmove``: the value of every move of one position; ``family``: the family declared for
+the shared modules (``markov_oca.load("ur", pieces=2)`` and ``markov_oca.solve`` reach it).
 """
 
+from .rules import UrRules, load_ur
 from .state import (
     LANE_SQUARES,
     PRIVATE_SQUARES,
@@ -22,10 +24,12 @@ __all__ = [
     "LANE_SQUARES",
     "PRIVATE_SQUARES",
     "Position",
+    "UrRules",
     "UrSpace",
     "count_positions",
     "decode",
     "encode",
+    "load_ur",
     "mirror",
     "mirror_many",
 ]
