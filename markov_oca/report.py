@@ -34,6 +34,16 @@ def option_text(v: object) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
+def options_lines(rules, show=option_text) -> list[str]:
+    """``options in force:`` and one line per option of loaded rules (any family): value, choices, meaning."""
+    lines = ["options in force:"]
+    for k, v in rules.options.items():
+        choices = rules.option_choices.get(k)
+        extra = f"  (choices: {', '.join(map(str, choices))})" if choices else ""
+        lines.append(f"  {k} = {show(v)}{extra}  {rules.option_docs.get(k, '')}")
+    return lines
+
+
 def crosscheck_text(r) -> str:
     """A cross-check side by side: exact, simulated, the 99% interval, pass or fail (Holm)."""
     lines = [

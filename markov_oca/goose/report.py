@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..report import fmt, option_text, turn_text
+from ..report import fmt, option_text, options_lines, turn_text
 from ..results import SolveResults
 from .board import compile_board
 from .rules import GooseRules
@@ -76,12 +76,8 @@ def explain_text(rules: GooseRules) -> str:
         f"squares 0 (start, off the board) to {rules.goal} (the goal); {rules.dice.describe()} thrown"
         + "".join(f", {d.describe()} from square {s} on" for s, d in rules.dice_from),
         "",
-        "options in force:",
+        *options_lines(rules),
     ]
-    for k, v in rules.options.items():
-        choices = rules.option_choices.get(k)
-        extra = f"  (choices: {', '.join(choices)})" if choices else ""
-        lines.append(f"  {k} = {option_text(v)}{extra}  {rules.option_docs.get(k, '')}")
     if rules.first_throw:
         lines += ["", "first-throw rule (from square 0; the target's effect "
                   + ("applies)" if rules.first_throw_effect else "does not apply)")]

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..report import options_lines
 from .analysis import PuntiResults
 
 _BETS = {
@@ -83,12 +84,8 @@ def punti_explain_text(rules) -> str:
         f"{rules.head_fee}; Pulcinella bet {rules.bet_cost} to win {rules.bet_prize}; mutual aid {rules.aid} "
         f"from each other player, {rules.aid_uses} time(s), {rules.aid_throws} throws",
         "",
-        "options in force:",
+        *options_lines(rules, show=str),
     ]
-    for k, v in rules.options.items():
-        choices = rules.option_choices.get(k)
-        extra = f"  (choices: {', '.join(map(str, choices))})" if choices else ""
-        lines.append(f"  {k} = {v}{extra}  {rules.option_docs.get(k, '')}")
     lines += ["", "squares with an effect:"]
     for s, sq in sorted(rules.squares.items()):
         name = f" ({sq.name})" if sq.name else ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..report import fmt, option_text, turn_text
+from ..report import fmt, options_lines, turn_text
 
 
 def ur_text(r) -> str:
@@ -58,10 +58,6 @@ def ur_explain_text(rules) -> str:
         + ", ".join(f"{v} with {p}" for v, p in rules.throws),
         f"end: {rules.describe_end()}",
         "",
-        "options in force:",
+        *options_lines(rules),
     ]
-    for k, v in rules.options.items():
-        choices = rules.option_choices.get(k)
-        extra = f"  (choices: {', '.join(map(str, choices))})" if choices else ""
-        lines.append(f"  {k} = {option_text(v)}{extra}  {rules.option_docs.get(k, '')}")
     return "\n".join(lines)
