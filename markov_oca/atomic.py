@@ -9,9 +9,11 @@ during the renames so the set is never left half-replaced by Ctrl-C. A file
 written as it streams (games out of the simulator) takes :class:`AtomicFile`,
 which is renamed into place by :meth:`AtomicFile.commit` and dropped otherwise.
 
-The temporary files are hidden (``.name.XXXX.part``) and get the permissions a
-plain ``open`` would give (those of the file replaced, else ``0o666`` less the
-umask), not the private ``0o600`` of :func:`tempfile.mkstemp`.
+An exit that skips the ``finally`` blocks (the command line's Ctrl-C handler ends the
+process at once) calls :func:`remove_temporaries` first. The temporary files are
+hidden (``.name.XXXX.part``) and get the permissions a plain ``open`` would give
+(those of the file replaced, else ``0o666`` less the umask), not the private
+``0o600`` of :func:`tempfile.mkstemp`.
 """
 
 from __future__ import annotations
@@ -36,8 +38,27 @@ def _umask() -> int:
     return mask
 
 
+# Temporary files not yet renamed or removed: what an immediate exit (Ctrl-C) must delete.
+_LIVE: set[str] = set()
+
+
+def remove_temporaries() -> None:
+    """Delete every temporary file still open here (an exit that skips ``finally`` blocks calls this)."""
+    for name in list(_LIVE):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        _LIVE.discard(name)
+
+
+def _forget(temp: Path) -> None:
+    with contextlib.suppress(OSError):
+        temp.unlink()
+    _LIVE.discard(str(temp))
+
+
 def _temp_beside(path: Path) -> Path:
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    _LIVE.add(name)
     try:
         try:
             mode = os.stat(path).st_mode & 0o7777
@@ -89,10 +110,10 @@ def atomic_files(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
         with _sigint_held():
             for t, p in zip(temps, finals, strict=True):
                 os.replace(t, p)
+                _LIVE.discard(str(t))
     finally:
         for t in temps:
-            with contextlib.suppress(FileNotFoundError):
-                t.unlink()
+            _forget(t)
 
 
 @contextlib.contextmanager
@@ -137,7 +158,7 @@ class AtomicFile:
         try:
             self.file: IO[Any] = open(self.temp, mode, **kw)  # closed by commit or discard
         except BaseException:
-            self.temp.unlink(missing_ok=True)
+            _forget(self.temp)
             raise
         self.done = False
 
@@ -149,9 +170,10 @@ class AtomicFile:
             self.file.close()
             with _sigint_held():
                 os.replace(self.temp, self.path)
+                _LIVE.discard(str(self.temp))
         finally:
             self.done = True
-            self.temp.unlink(missing_ok=True)
+            _forget(self.temp)
 
     def discard(self) -> None:
         """Close and remove the temporary file; the final name is left untouched."""
@@ -160,7 +182,7 @@ class AtomicFile:
         self.done = True
         with contextlib.suppress(OSError):
             self.file.close()
-        self.temp.unlink(missing_ok=True)
+        _forget(self.temp)
 
     def __enter__(self) -> AtomicFile:
         return self
@@ -176,4 +198,4 @@ class AtomicFile:
             self.discard()
 
 
-__all__ = ["AtomicFile", "atomic_files", "atomic_write"]
+__all__ = ["AtomicFile", "atomic_files", "atomic_write", "remove_temporaries"]

@@ -12,12 +12,15 @@ for, hold the interrupt back until they are done. The pieces here make it prompt
   a second each, so a kernel called once per block is interrupted between blocks.
 - :func:`map_threads` runs work in threads and, on an interrupt, cancels what has not
   started and stops what has (through :data:`STOP`) instead of waiting for all of it.
-- :func:`run_cli` runs the command line: typer turns an interrupt into a silent exit 130,
-  so it prints the line itself, and it leaves without waiting for worker threads.
+- :func:`run_cli` runs the command line. Its handler does not raise: it deletes the
+  temporary files, prints the line and ends the process with code 130 on the spot, so
+  nothing waits for worker threads (and typer, which turns an interrupt into a silent
+  exit 130, never sees one).
 
 Files are never left half-written because every output goes through
-:mod:`markov_oca.atomic`, whose ``finally`` blocks remove the temporary files as the
-interrupt unwinds.
+:mod:`markov_oca.atomic`: under its temporary name until whole, and the temporary
+removed by the ``finally`` blocks as an exception unwinds, or by the handler before an
+immediate exit.
 """
 
 from __future__ import annotations
@@ -62,15 +65,30 @@ def _on_sigint(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def install() -> bool:
+_PROG = ["markov-oca"]
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    STOP[0] = 1
+    _leave(_PROG[0])
+
+
+def install(*, exit_now: bool = False, prog: str = "markov-oca") -> bool:
     """Put the SIGINT handler in place (main thread only); False if SIGINT is ignored or this is another thread.
 
-    A SIGINT ignored on entry (a background job of a non-interactive shell, ``nohup``) stays ignored.
+    The handler sets :data:`STOP` and raises :class:`KeyboardInterrupt`; with ``exit_now``
+    (the command line) it instead removes the temporary files of :mod:`markov_oca.atomic`,
+    prints ``{prog}: interrupted`` and ends the process with code 130 on the spot. Raising
+    is what a library must do, but on the command line it costs: the exception unwinds
+    through ``with`` blocks that wait for worker threads, and raised as a numba kernel
+    hands back its arrays it has been seen to crash the process (SIGSEGV). A SIGINT
+    ignored on entry (a background job of a non-interactive shell, ``nohup``) stays ignored.
     """
     try:
         if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
             return False
-        signal.signal(signal.SIGINT, _on_sigint)
+        _PROG[0] = prog
+        signal.signal(signal.SIGINT, _exit_now if exit_now else _on_sigint)
     except ValueError:
         return False
     return True
@@ -128,6 +146,9 @@ def _from_interrupt(exc: BaseException | None) -> bool:
 
 
 def _leave(prog: str) -> None:
+    from .atomic import remove_temporaries
+
+    remove_temporaries()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -141,10 +162,11 @@ def run_cli(main: Callable[[], Any], prog: str = "markov-oca") -> None:
     """Run ``main`` (a typer app, or a function calling one) with the interrupt handled.
 
     An interrupt anywhere in ``main`` prints ``{prog}: interrupted`` on stderr as the
-    only line and ends the process with exit code 130 at once; every other exit goes
-    through unchanged.
+    only line and ends the process with exit code 130 at once (the handler of
+    ``install(exit_now=True)``; a :class:`KeyboardInterrupt` raised some other way, and
+    typer's silent exit 130, end the same way); every other exit goes through unchanged.
     """
-    install()
+    install(exit_now=True, prog=prog)
     try:
         main()
     except KeyboardInterrupt:

@@ -128,3 +128,20 @@ def test_missing_folder_is_an_oserror_and_leaves_nothing(tmp_path):
     with pytest.raises(FileNotFoundError):
         AtomicFile(tmp_path / "nope" / "y.txt")
     assert names(tmp_path) == []
+
+
+def test_remove_temporaries_before_an_immediate_exit(tmp_path):
+    # What the command line's Ctrl-C handler calls before os._exit: no .part file survives.
+    from markov_oca.atomic import remove_temporaries
+
+    f = AtomicFile(tmp_path / "games.csv")
+    f.file.write("half")
+    f.file.flush()
+    with atomic_files([tmp_path / "m.tra", tmp_path / "m.lab"]) as temps:
+        assert len(names(tmp_path)) == 3
+        remove_temporaries()
+        assert names(tmp_path) == []
+        for t in temps:
+            t.write_text("rewritten after the cleanup")  # the block still ends normally
+    f.discard()
+    assert names(tmp_path) == ["m.lab", "m.tra"]
