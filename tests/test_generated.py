@@ -265,7 +265,7 @@ def punti_boards(draw):
     return "\n".join(lines) + "\n", draw(st.sampled_from(["never", "always"])), players
 
 
-@settings(max_examples=60 * SCALE)
+@settings(max_examples=40 * SCALE)
 @given(punti_boards())
 def test_random_points_boards_solve_or_refuse(case):
     from markov_oca.punti import solve_punti
