@@ -141,6 +141,7 @@ def test_outcome_turn_by_turn_equals_chain(tmp_path):
         assert dist.by_outcome.sum(axis=1) == pytest.approx(dist.pmf, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_crosscheck_three_players_on_the_shipped_board():
     # The chain is out of reach; the exact side comes from independent paths. A correct
     # simulation passes; one where the head-of-game fee goes to the bank (equal dowries) fails.

@@ -63,6 +63,7 @@ def test_layered_shipped_two_players_with_length_from_the_race():
     assert d["method"] == "layered" and d["length"]["pmf"]
 
 
+@pytest.mark.slow
 def test_layered_kernel_invariants():
     # Every layer's system is solved to a tiny true residual, no mass is lost, and the layers
     # never go backwards (an inflow left over would raise).
