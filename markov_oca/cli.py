@@ -6,14 +6,15 @@ Each command takes the settings that some family declares for it (``--players``,
 take exits with code 2, whatever the family and the command. Bad input (a rule
 file, an option, a player count) prints one line naming the file, key or value at
 fault and exits with code 2; a chain too large for the memory at hand is refused
-up front the same way. Ctrl-C prints one line and exits with code 130.
+up front the same way. Ctrl-C prints one line and exits with code 130 at once (:func:`markov_oca.interrupt.run_cli`),
+leaving no file half-written (:mod:`markov_oca.atomic`). ``--max-memory`` sets the budget every
+up-front size check compares with (default: 80% of the memory at hand, cgroup limits included).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import signal
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -24,6 +25,7 @@ import typer
 from . import api
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
 from .family import Setting, all_families, settings_for
+from .memory import parse_memory, set_max_memory
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Race board games solved exactly as Markov chains.")
@@ -107,14 +109,24 @@ def _command(name: str, doc: str, common: list[tuple[str, Any, Any]],
     (a flag left unset is not passed, so the family's default applies).
     """
     declared = settings_for(name)
+    common = [*common, _opt("max_memory", None, "--max-memory",
+                            help="memory this may use, e.g. 8G, 500M or 80% (default: 80% of what is at hand)",
+                            kind=str | None)]
 
     def command(**kw: Any) -> None:
+        limit = kw.pop("max_memory")
         settings = {}
         for s in declared:
             value = kw.pop(s.name)
             if value is not None and not (s.kind is bool and not s.negatable and value is False):
                 settings[s.name] = value
-        _guarded(lambda: run(kw, settings))
+
+        def body() -> None:
+            if limit is not None:
+                set_max_memory(parse_memory(limit))
+            run(kw, settings)
+
+        _guarded(body)
 
     params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=k) for n, d, k in common]
     params += [_setting_param(s, name) for s in declared]
@@ -257,14 +269,6 @@ for _family in all_families():
         app.add_typer(_sub, name=_family.name)
 
 
-class Interrupted(BaseException):
-    """Ctrl-C, raised by our own SIGINT handler so that no library turns it into something else."""
-
-
-def _on_sigint(signum: int, frame: Any) -> None:
-    raise Interrupted
-
-
 def _usage_errors() -> tuple[type, type, type]:
     """The command-line parser's ``UsageError``, ``NoArgsIsHelpError`` and ``Abort``: typer vendors click
     from 0.2x on (``typer._click``), earlier versions use click itself."""
@@ -275,14 +279,10 @@ def _usage_errors() -> tuple[type, type, type]:
     return e.UsageError, getattr(e, "NoArgsIsHelpError", ()), typer.Abort
 
 
-def main() -> None:
+def _main() -> None:
     usage_error, no_args, abort = _usage_errors()
-    signal.signal(signal.SIGINT, _on_sigint)
     try:
         code = app(standalone_mode=False)
-    except Interrupted:
-        typer.echo("markov-oca: interrupted", err=True)
-        sys.exit(130)
     except no_args as exc:  # the command's help, as asked for by giving nothing
         typer.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc), err=True)
         sys.exit(2)
@@ -296,6 +296,13 @@ def main() -> None:
         typer.echo(f"markov-oca: error: {exc}", err=True)
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def main() -> None:
+    """The console script: the app, with Ctrl-C ending it at once in one line and exit code 130."""
+    from .interrupt import run_cli
+
+    run_cli(_main)
 
 
 if __name__ == "__main__":

@@ -339,9 +339,11 @@ def read_results(path: str | Path, exact: ExactAnswer, turn_limit: int | None = 
     path = Path(path)
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is not a column
+        text = path.read_bytes().decode("utf-8-sig")  # a spreadsheet's byte-order mark is not a column
     except OSError as exc:
         raise RulesError(f"cannot read results: {exc.strerror or exc}", source=name) from None
+    except UnicodeDecodeError as exc:
+        raise RulesError(f"not UTF-8 text (byte {exc.start} of the file)", source=name) from None
     rows = _jsonl_rows(name, text) if path.suffix.lower() in (".jsonl", ".ndjson") else _csv_rows(name, text)
     lookup = _winner_names(exact)
     winners, turns, throws = [], [], []
@@ -408,6 +410,8 @@ def _jsonl_rows(name: str, text: str) -> list[tuple[int, dict[str, Any]]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise RulesError(f"not JSON ({exc.msg})", source=name, key=f"line {i}") from None
+        except (ValueError, RecursionError):  # a number of thousands of digits, nesting without end
+            raise RulesError("not a JSON object of winner and turns", source=name, key=f"line {i}") from None
         if not isinstance(obj, dict):
             raise RulesError("each line must be a JSON object with winner and turns", source=name, key=f"line {i}")
         out.append((i, {str(k).lower(): v for k, v in obj.items()}))
@@ -444,13 +448,23 @@ def _choices(exact: ExactAnswer) -> str:
     return f"{seats} (or {', '.join(exact.seats)}{extra}), or empty for unfinished"
 
 
+#: The most turns or throws a game in a results file may report: the length histogram has a bin per turn.
+MAX_COUNT = 10_000_000
+
+
 def _count(name: str, where: str, key: str, value: Any) -> int:
+    text = str(value).strip()
     try:
-        v = int(str(value).strip())
+        v = int(text) if len(text) <= 20 else None
     except (TypeError, ValueError):
-        raise RulesError(f"{key} must be a whole number of turns, got {value!r}", source=name, key=where) from None
+        v = None
+    if v is None:
+        shown = value if len(text) <= 40 else text[:20] + "..."
+        raise RulesError(f"{key} must be a whole number of turns, got {shown!r}", source=name, key=where)
     if v < 0:
         raise RulesError(f"{key} must not be negative, got {v}", source=name, key=where)
+    if v > MAX_COUNT:
+        raise RulesError(f"{key} must be at most {MAX_COUNT:,}, got {v:,}", source=name, key=where)
     return v
 
 

@@ -409,17 +409,12 @@ def test_random_results_files_read_or_refuse(case):
     read_or_refuse(write(text, suffix))
 
 
-KNOWN = "crosscheck.read_results: bad UTF-8, huge numbers and deep JSON escape as other errors (see report)"
-
-
-@pytest.mark.xfail(reason=KNOWN, strict=False)
 @settings(max_examples=40 * SCALE)
 @given(st.binary(max_size=200), st.sampled_from([".csv", ".jsonl"]))
 def test_corrupted_results_bytes_read_or_refuse(data, suffix):
     read_or_refuse(write(b"winner,turns\n1,20\n" + data, suffix))
 
 
-@pytest.mark.xfail(reason=KNOWN, strict=False)
 @pytest.mark.parametrize(("data", "suffix"), [
     (b"winner,turns\n1,\xff\xfe20\n", ".csv"),  # not UTF-8
     (b"winner,turns\n1,99999999999999999999999\n", ".csv"),  # beyond int64

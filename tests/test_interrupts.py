@@ -182,12 +182,9 @@ def test_blocks_follow_the_time_per_block():
 
 # ----------------------------------------------------------------------------- real commands
 
-NEEDS_CLI = "needs cli.main wrapped in interrupt.run_cli (typer exits 130 in silence, after the pool's wait)"
-NEEDS_ATOMIC = "needs run_cli, and export/report/simulate --out writing through markov_oca.atomic"
 NEEDS_EARLY = "needs the handler in place before the slow imports (lazy markov_oca/__init__)"
 
 
-@pytest.mark.xfail(reason=NEEDS_ATOMIC, strict=False)
 def test_export_storm_interrupted_while_writing(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -198,7 +195,6 @@ def test_export_storm_interrupted_while_writing(tmp_path):
     assert_clean_stop(s, previous)
 
 
-@pytest.mark.xfail(reason=NEEDS_ATOMIC, strict=False)
 def test_simulate_out_interrupted_while_streaming(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -207,14 +203,12 @@ def test_simulate_out_interrupted_while_streaming(tmp_path):
     assert_clean_stop(s)
 
 
-@pytest.mark.xfail(reason=NEEDS_CLI, strict=False)
 def test_report_interrupted_while_solving(tmp_path):
     out = tmp_path / "rep"
     s = interrupt(cli("report", "oca-moderna", "-n", "2", "--out", "rep"), out, after=3.0)
     assert_clean_stop(s)
 
 
-@pytest.mark.xfail(reason=NEEDS_CLI, strict=False)
 def test_solve_interrupted_while_solving(tmp_path):
     s = interrupt(cli("solve", "oca-moderna", "-n", "3"), tmp_path / "none", after=6.0)
     assert_clean_stop(s)
@@ -235,7 +229,6 @@ COMMANDS = {
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason=NEEDS_ATOMIC, strict=False)
 @pytest.mark.parametrize("after", [0.2, 1.0, 2.0, 3.5, 5.0, 8.0, 12.0])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_sweep_interrupt_points(request, tmp_path, command, after):

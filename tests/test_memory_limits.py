@@ -202,7 +202,6 @@ def _has_max_memory() -> bool:
     return "--max-memory" in CliRunner().invoke(app, ["solve", "--help"]).output
 
 
-@pytest.mark.xfail(not _has_max_memory(), reason="needs --max-memory wiring", strict=False)
 def test_cli_max_memory_refuses_up_front():
     r = subprocess.run([sys.executable, "-m", "markov_oca.cli", "solve", "oca-moderna", "-n", "3",
                         "--max-memory", "10M"], capture_output=True, text=True, timeout=120)
