@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .hitting import hitting_block
-from .solve import LinearSystem, SolveReport
+from .solve import LinearSystem, SolveReport, adjoint_solve
 
 
 @dataclass
@@ -87,8 +87,11 @@ class Chain:
     state_ids: np.ndarray | None = None  # the model's own id of each state
     describe_state: Callable[[int], dict] | None = None
     sweep_order: np.ndarray | None = None  # states in the order a Gauss-Seidel sweep visits them
+    # Deprecated: where solves put their reports when the caller passes no ``reports`` list of its own.
+    # Callers pass ``reports=`` (or read ``absorption_report``); this field goes once none reads it.
     reports: list[SolveReport] = field(default_factory=list)
     _lengths: dict = field(default_factory=dict, repr=False, compare=False)
+    _absorption_report: SolveReport | None = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -160,17 +163,42 @@ class Chain:
         """``x = b + Q x`` on the transient states, factorised or ordered once."""
         return LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, order=self.order())
 
-    def _solve(self, b: np.ndarray) -> np.ndarray:
+    def _solve(self, b: np.ndarray, reports: list[SolveReport] | None) -> np.ndarray:
         x, report = self.system.solve(b)
-        self.reports.append(report)
+        self._log(report, reports)
+        return x
+
+    def _log(self, report: SolveReport, reports: list[SolveReport] | None) -> None:
+        (self.reports if reports is None else reports).append(report)
+
+    def _cache_absorption(self, x: np.ndarray, report: SolveReport) -> np.ndarray:
+        # A cached answer, not a change of the chain: the same query gives the same array.
+        self.__dict__["absorption"] = x
+        self._absorption_report = report
         return x
 
     # ------------------------------------------------------------------ analyses
 
     @functools.cached_property
     def absorption(self) -> np.ndarray:
-        """(n, k + 1): from each state, the chance of each outcome and, last, of deadlock."""
-        return self._absorption_from(self._solve(self._absorption_rhs()))
+        """(n, k + 1): from each state, the chance of each outcome and, last, of deadlock.
+
+        Solved once and kept; :attr:`absorption_report` is that solve's report.
+        """
+        return self._absorption_solve(None)
+
+    def _absorption_solve(self, reports: list[SolveReport] | None) -> np.ndarray:
+        if "absorption" in self.__dict__:
+            return self.__dict__["absorption"]
+        x, report = self.system.solve(self._absorption_rhs())
+        self._log(report, reports)
+        return self._cache_absorption(self._absorption_from(x), report)
+
+    @property
+    def absorption_report(self) -> SolveReport:
+        """The report (method, true residual, iterations) of the solve behind :attr:`absorption`."""
+        _ = self.absorption
+        return self._absorption_report
 
     def _absorption_rhs(self) -> np.ndarray:
         st = self.structure
@@ -197,9 +225,13 @@ class Chain:
         x[st.deadlock, k] = 1.0
         return x
 
-    def outcome_probabilities(self) -> dict[str, float]:
-        """The chance of each outcome from the start, and of ``"deadlock"``."""
-        a = self.absorption[self.init]
+    def outcome_probabilities(self, reports: list[SolveReport] | None = None) -> dict[str, float]:
+        """The chance of each outcome from the start, and of ``"deadlock"``.
+
+        When the absorption is solved here, its report goes to ``reports`` (or the
+        deprecated :attr:`reports` when none is given).
+        """
+        a = self._absorption_solve(reports)[self.init]
         out = {name: float(a[c]) for c, name in enumerate(self.outcomes)}
         out["deadlock"] = float(a[-1])
         return out
@@ -208,8 +240,8 @@ class Chain:
     def deadlock_probability(self) -> float:
         return float(self.absorption[self.init, -1])
 
-    def expected(self, values: Mapping[str, np.ndarray],
-                 given_end: bool | Collection[str] = True) -> dict[str, tuple[float, float]]:
+    def expected(self, values: Mapping[str, np.ndarray], given_end: bool | Collection[str] = True,
+                 reports: list[SolveReport] | None = None) -> dict[str, tuple[float, float]]:
         """For each named reward: (expected total, expected total given the game ends).
 
         ``values`` are per-state ``(n,)`` or per-branch ``(n, J)`` arrays. The
@@ -217,7 +249,7 @@ class Chain:
         reward; the second conditions on the game ending (the Doob transform
         with the chance of ending), and is ``nan`` when the game never ends
         (or not asked for: ``given_end`` is False, or a collection of the names
-        to condition).
+        to condition). The solves' reports go to ``reports``.
         """
         st = self.structure
         names = list(values)
@@ -229,11 +261,12 @@ class Chain:
         if "absorption" not in self.__dict__:
             # One block solve for the absorption and these rewards: the passes are memory-bound.
             ab = self._absorption_rhs()
-            both = self._solve(np.hstack([ab, b]))
-            self.__dict__["absorption"] = self._absorption_from(both[:, :ab.shape[1]].copy())
+            both, report = self.system.solve(np.hstack([ab, b]))
+            self._log(report, reports)
+            self._cache_absorption(self._absorption_from(both[:, :ab.shape[1]].copy()), report)
             x = both[:, ab.shape[1]:]
         else:
-            x = self._solve(b)
+            x = self._solve(b, reports)
         ends = self.absorption[:, :-1].sum(axis=1)
         total = x[self.init]
         wanted = names if given_end is True else [k for k in names if given_end and k in given_end]
@@ -251,7 +284,7 @@ class Chain:
                 v = values[k]
                 cond_b[:, c] = v * ends if v.ndim == 1 else (pn * v * nxt_end).sum(axis=1)
             cond_b[~st.transient] = 0.0
-            g[:, cols] = self._solve(cond_b)
+            g[:, cols] = self._solve(cond_b, reports)
         p_end = ends[self.init]
         out = {}
         for c, k in enumerate(names):
@@ -260,16 +293,61 @@ class Chain:
             out[k] = (t, cond)
         return out
 
-    def hitting_probabilities(self, key: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def hitting_probabilities(self, key: np.ndarray, table: np.ndarray,
+                              reports: list[SolveReport] | None = None) -> np.ndarray:
         """The chance, from the start, that each event ever happens.
 
         Event ``c`` is the set of branches ``(s, j)`` with ``key[s, j] >= 0`` and
         ``table[key[s, j], c]`` (see :mod:`markov_oca.hitting`); all events are
-        solved together.
+        solved together, at the cost of one right-hand side per event. The report
+        goes to ``reports``.
         """
         x, residual, iters = hitting_block(self.system, key, table, self.init)
-        self.reports.append(SolveReport(f"block BiCGSTAB, {table.shape[1]} events", residual, iters))
+        self._log(SolveReport(f"block BiCGSTAB, {table.shape[1]} events", residual, iters), reports)
         return x
+
+    @functools.cached_property
+    def _visits(self) -> tuple[np.ndarray, SolveReport]:
+        e = np.zeros(self.n)
+        e[self.init] = 1.0
+        active = self.structure.transient
+        if not active[self.init]:
+            return np.zeros(self.n), SolveReport("none", 0.0, 0)
+        return adjoint_solve(self.next, self.pnum, self.denom, active, self.order(), e)
+
+    def expected_visits(self) -> tuple[np.ndarray, SolveReport]:
+        """Expected number of visits to each transient state from the start, and the solve's report.
+
+        One adjoint solve, ``v = e_init + Q^T v`` (kept: later calls return the
+        same array; do not write to it). Outcome and deadlocked states get 0 here:
+        every expected total is ``v`` times the reward of one step from each
+        transient state, so one solve serves every reward, every square and seat.
+        """
+        return self._visits
+
+    def expected_landings(self, key: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, SolveReport]:
+        """Expected number of times each event happens from the start, from one adjoint solve.
+
+        Events are given as in :meth:`hitting_probabilities` (``key[s, j]`` indexes a
+        row of ``table[key, column]``), so for the landings of a seat
+        (:meth:`GooseModel.landing_events`) column ``q`` is the expected number of
+        its landings on square ``q``. An event that a reachable deadlock keeps
+        repeating has an infinite count.
+        """
+        visits, report = self.expected_visits()
+        st = self.structure
+        valid = (self.next >= 0) & (key >= 0)
+        rows, js = np.nonzero(valid)
+        k = key[rows, js]
+        w = visits[rows] * self.pnum[rows, js] / self.denom
+        keys_w = np.bincount(k, weights=w, minlength=table.shape[0])
+        out = keys_w @ table.astype(np.float64)
+        if st.deadlock.any():
+            dead_keys = np.zeros(table.shape[0], bool)
+            dead_keys[k[st.deadlock[rows]]] = True
+            # every state of a built chain is reachable, so a deadlocked class is reached
+            out = np.where(table[dead_keys].any(axis=0), np.inf, out)
+        return out, report
 
     def length_distribution(self, tail: float = 1e-12, max_turns: int = 1_000_000) -> LengthDistribution:
         """Distribution of the number of turns until the game ends, to ``tail`` mass still in play.

@@ -431,14 +431,15 @@ class GooseModel:
             sweep_order=progress_order(key),
         )
 
-    def check_memory(self) -> None:
+    def check_memory(self, avail: int | None = None) -> None:
+        """Refuse, in one line with the estimate, a chain that would not fit in ``avail`` bytes."""
         need = self.estimated_bytes()
-        avail = available_memory()
+        avail = available_memory() if avail is None else avail
         if need > avail:
             raise TooLargeError(
                 f"{self.rules.name} with {self.players} players: {self.full_size:,} states in the "
-                f"mixed-radix space, about {need / 2**30:.1f} GiB to build; "
-                f"{avail / 2**30:.1f} GiB available"
+                f"mixed-radix space, about {need / 2**30:.1f} GiB to build and solve; "
+                f"{avail / 2**30:.1f} GiB available (use simulate, or crosscheck against a simulation)"
             )
 
     def describe_state(self, full_id: int) -> dict:

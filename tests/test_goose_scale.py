@@ -1,0 +1,67 @@
+"""Chain analyses written once (visits, landings, reports returned) and the size guard of the goose chains."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import board
+
+from markov_oca.errors import TooLargeError
+from markov_oca.goose.model import goose_model
+from markov_oca.goose.rules import load_goose
+
+
+def test_expected_visits_by_hand():
+    # Squares 0..2, a coin: from 0 a 1 goes to 1 and a 2 finishes; from 1 a 1 finishes and a 2
+    # bounces back to 1. Visits: start once; square 1 is entered with chance 1/2 and then held
+    # for a geometric number of turns of mean 2: one expected visit.
+    rules = board(2)
+    m = goose_model(rules, 1)
+    chain = m.build()
+    v, report = chain.expected_visits()
+    seats, locs = m.decode(chain.state_ids)
+    at = {int(m.local.square[l[0]]): v[i] for i, l in enumerate(locs)}
+    assert at == pytest.approx({0: 1.0, 1: 1.0}, abs=1e-14)
+    assert report.residual < 1e-12
+    assert v[list(chain.outcomes.values())].tolist() == [0.0]
+    key, table = m.landing_events(chain, 0)
+    land, _ = chain.expected_landings(key, table)
+    # landings on 1: from 0 (chance 1/2), then every bounce back (one visit expected there, less the
+    # first: 1/2); on 2 (the goal): once.
+    assert land.tolist() == pytest.approx([0.0, 1.0, 1.0], abs=1e-14)
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_landings_from_one_adjoint_solve_match_the_per_square_solves(players):
+    rules = board(9, {2: {"jump": 5}, 4: {"miss": 1}, 6: {"wait": True}, 7: {"jump": 1}}, faces=3,
+                  occupancy="occupant-returns")
+    m = goose_model(rules, players)
+    chain = m.build()
+    for seat in range(players):
+        key, table = m.landing_events(chain, seat)
+        land, report = chain.expected_landings(key, table)
+        per_square = chain.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
+                                     for q in range(rules.goal + 1)}, given_end=False, reports=[])
+        assert land == pytest.approx([per_square[str(q)][0] for q in range(rules.goal + 1)], abs=1e-10)
+        assert report.residual < 1e-10
+
+
+def test_solve_reports_are_returned_not_kept():
+    rules = board(9, {2: {"jump": 5}, 4: {"miss": 1}}, faces=3)
+    chain = goose_model(rules, 2).build()
+    mine: list = []
+    chain.expected({"turns": chain.state_rewards["turns"]}, reports=mine)
+    chain.outcome_probabilities(reports=mine)
+    key, table = goose_model(rules, 2).landing_events(chain, 0)
+    chain.hitting_probabilities(key, table, reports=mine)
+    assert chain.reports == []
+    assert [r.method.split(",")[0] for r in mine][-1] == "block BiCGSTAB"
+    assert len(mine) == 2 and all(r.residual < 1e-10 for r in mine)
+    assert chain.absorption_report is mine[0]
+
+
+def test_four_interacting_players_are_refused_up_front_with_the_estimate():
+    m = goose_model(load_goose("oca-moderna"), 4)
+    with pytest.raises(TooLargeError, match="GiB") as err:
+        m.check_memory(avail=2**30)
+    assert "simulate" in str(err.value) and "\n" not in str(err.value)
