@@ -231,6 +231,22 @@ class Chain:
         When the absorption is solved here, its report goes to ``reports`` (or the
         deprecated :attr:`reports` when none is given).
         """
+        if "absorption" not in self.__dict__ and not self.structure.deadlock.any():
+            # No deadlock: the chance of each outcome is the visits times the branches into it.
+            v = self._visits_logged(reports)
+            rows, js = np.nonzero(self.next >= 0)
+            col = np.full(self.n, -1, np.int64)
+            col[list(self.outcomes.values())] = np.arange(len(self.outcomes))
+            k = col[self.next[rows, js]]
+            hit = (k >= 0) & self.structure.transient[rows]
+            mass = np.bincount(k[hit], weights=v[rows[hit]] * self.pnum[rows[hit], js[hit]] / self.denom,
+                               minlength=len(self.outcomes))
+            init_out = col[self.init]
+            if init_out >= 0:
+                mass[init_out] = 1.0
+            out = {name: float(mass[c]) for c, name in enumerate(self.outcomes)}
+            out["deadlock"] = 0.0
+            return out
         a = self._absorption_solve(reports)[self.init]
         out = {name: float(a[c]) for c, name in enumerate(self.outcomes)}
         out["deadlock"] = float(a[-1])
@@ -238,7 +254,16 @@ class Chain:
 
     @property
     def deadlock_probability(self) -> float:
+        if not self.structure.deadlock.any():
+            return 0.0
         return float(self.absorption[self.init, -1])
+
+    def _visits_logged(self, reports: list[SolveReport] | None) -> np.ndarray:
+        fresh = "_visits" not in self.__dict__
+        v, report = self.expected_visits()
+        if fresh:
+            self._log(report, reports)
+        return v
 
     def expected(self, values: Mapping[str, np.ndarray], given_end: bool | Collection[str] = True,
                  reports: list[SolveReport] | None = None) -> dict[str, tuple[float, float]]:
@@ -258,6 +283,11 @@ class Chain:
         step = np.column_stack([self.step_reward(values[k]) for k in names])
         infinite = (step[st.deadlock] > 0).any(axis=0) if st.deadlock.any() else np.zeros(len(names), bool)
         b = np.where(st.transient[:, None], step, 0.0)
+        if not st.deadlock.any():
+            # The game ends with certainty: every total is the expected visits times the step reward,
+            # one adjoint solve for all of them (and for the outcomes), whatever the number of rewards.
+            totals = self._visits_logged(reports) @ b
+            return {k: (float(totals[c]), float(totals[c])) for c, k in enumerate(names)}
         if "absorption" not in self.__dict__:
             # One block solve for the absorption and these rewards: the passes are memory-bound.
             ab = self._absorption_rhs()
