@@ -516,6 +516,97 @@ def _split_solve(a: SplitMatrix, b: np.ndarray, tol: float, max_iter: int) -> tu
     return x, iters
 
 
+@numba.njit(cache=True)
+def _split_transposed(nxt, pnum, denom, active, ids, pos):
+    """:class:`SplitMatrix` arrays of ``D^-1 (I - Q)^T`` in the order ``ids``, straight from branch form.
+
+    Row ``i`` of the transpose gathers the branches into state ``ids[i]``; two
+    passes (count, then fill) so that nothing larger than the result is held.
+    Columns within a row are not merged or sorted: the sweeps do not need it.
+    """
+    n = ids.size
+    J = nxt.shape[1]
+    self_num = np.zeros(n, np.int64)
+    n_lo = np.zeros(n + 1, np.int64)
+    n_up = np.zeros(n + 1, np.int64)
+    for s in ids:
+        i_s = pos[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            i_t = pos[t]
+            if i_t == i_s:
+                self_num[i_s] += pnum[s, j]
+            elif i_s < i_t:
+                n_lo[i_t + 1] += 1
+            else:
+                n_up[i_t + 1] += 1
+    lp = np.cumsum(n_lo)
+    up = np.cumsum(n_up)
+    lx = np.empty(lp[n], np.int32)
+    lv = np.empty(lp[n], np.float64)
+    ux = np.empty(up[n], np.int32)
+    uv = np.empty(up[n], np.float64)
+    d = np.empty(n, np.float64)
+    for i in range(n):
+        d[i] = (denom - self_num[i]) / denom
+    fl = lp[:n].copy()
+    fu = up[:n].copy()
+    for s in ids:
+        i_s = pos[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            i_t = pos[t]
+            if i_t == i_s:
+                continue
+            dn = denom - self_num[i_t]
+            v = -pnum[s, j] / dn if dn > 0 else 0.0
+            if i_s < i_t:
+                lx[fl[i_t]] = i_s
+                lv[fl[i_t]] = v
+                fl[i_t] += 1
+            else:
+                ux[fu[i_t]] = i_s
+                uv[fu[i_t]] = v
+                fu[i_t] += 1
+    return lp, lx, lv, up, ux, uv, d
+
+
+@numba.njit(cache=True)
+def _adjoint_residual(nxt, pnum, inv_denom, active, b, v):
+    """``max |v - b - Q^T v|`` over the active states and columns."""
+    n, m = b.shape
+    acc = np.zeros((n, m))
+    for s in range(n):
+        if not active[s]:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            p = pnum[s, j] * inv_denom
+            for c in range(m):
+                acc[t, c] += p * v[s, c]
+    worst = 0.0
+    for s in range(n):
+        if not active[s]:
+            continue
+        for c in range(m):
+            r = abs(v[s, c] - b[s, c] - acc[s, c])
+            if not r <= worst:
+                worst = r
+    return worst
+
+
 def progress_order(key: np.ndarray) -> np.ndarray:
     """A Gauss-Seidel sweep order for a race: decreasing ``key``, ties in reverse state numbering.
 
@@ -698,8 +789,9 @@ def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
     """Solve ``v = b + Q^T v`` on the active states (expected visits when ``b`` is the start).
 
     The adjoint system runs with the race, so its Gauss-Seidel sweeps go the
-    reverse of ``order``; it is built once as CSR and handed to the same fused
-    driver as :class:`LinearSystem`. Returns ``v`` (zero off the active set) and the
+    reverse of ``order``; its split matrix is built straight from branch form
+    (:func:`_split_transposed`) and handed to the same fused driver as
+    :class:`LinearSystem`. Returns ``v`` (zero off the active set) and the
     solve's report with the true residual.
     """
     squeeze = b.ndim == 1
@@ -709,20 +801,24 @@ def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
     v = np.zeros_like(b2)
     if ids.size == 0:
         return (v[:, 0] if squeeze else v), SolveReport("none", 0.0, 0)
-    a, act_ids = system_matrix(nxt, pnum, denom, active, None)
     pos = np.full(nxt.shape[0], -1, np.int64)
-    pos[act_ids] = np.arange(act_ids.size)
-    perm = pos[ids]
-    at = sp.csr_array(a.T)[perm][:, perm].tocsr()
-    del a
+    pos[ids] = np.arange(ids.size)
     if ids.size <= DIRECT_LIMIT:
-        v[ids] = spla.splu(at.tocsc()).solve(b2[ids])
+        a, act_ids = system_matrix(nxt, pnum, denom, active, None)
+        at_pos = np.full(nxt.shape[0], -1, np.int64)
+        at_pos[act_ids] = np.arange(act_ids.size)
+        perm = at_pos[ids]
+        at = sp.csr_array(a.T)[perm][:, perm].tocsc()
+        v[ids] = spla.splu(at).solve(b2[ids])
         method, iters = "direct sparse LU (SuperLU), adjoint", 1
     else:
-        sol, iters = _split_solve(SplitMatrix.from_csr(at), b2[ids], tol, 5000)
+        split = SplitMatrix(*_split_transposed(nxt, pnum, np.int64(denom), active, ids, pos))
+        if not (split.d > 0).all():
+            raise SolverError("an active state never leaves itself: the system is singular")
+        sol, iters = _split_solve(split, b2[ids], tol, 5000)
         v[ids] = sol
         method = "BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint"
-    res = np.abs(at @ v[ids] - b2[ids]).max() if ids.size else 0.0
+    res = _adjoint_residual(nxt, pnum, 1.0 / denom, active, b2, v)
     report = SolveReport(method, float(res), iters)
     if not np.isfinite(report.residual) or report.residual > 1e-6 * max(1.0, float(np.abs(b2).max())):
         raise SolverError(f"{method}: residual {report.residual:.3g} is too large")

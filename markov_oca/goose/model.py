@@ -292,7 +292,8 @@ def _write_branches(ids, index, outcome_base, P, L, goal, until, occupancy, n_fu
             pnum[r, j] = out_p[j]
             throw[r, j] = out_throw[j]
             stake[r, j] = out_stake[j]
-            place[r, j] = out_place[j]
+            if place.shape[0] > 1:  # kept only when places are counted (until = "last")
+                place[r, j] = out_place[j]
 
 
 # ----------------------------------------------------------------------------- building
@@ -386,10 +387,11 @@ class GooseModel:
         index[ids] = np.arange(n_states, dtype=np.int32)
         J = self.board.branches + 1
         nxt = np.full((n, J), -1, np.int32)
-        pnum = np.zeros((n, J), np.int32)
+        # The narrowest integers that hold the numerators and the stakes (bytes per state matter here).
+        pnum = np.zeros((n, J), np.int16 if self.board.denominator < 2**15 else np.int32)
         throw = np.zeros((n, J), np.bool_)
-        stake = np.zeros((n, J), np.int32)
-        place = np.zeros((n, J), np.int8)
+        stake = np.zeros((n, J), np.int16 if int(self.board.stake.max(initial=0)) * 2 < 2**15 else np.int32)
+        place = np.zeros((n, J) if self.rules.until == "last" else (1, J), np.int8)
         mover = np.full(n, -1, np.int8)
         turn_start = np.zeros(n, np.bool_)
         round_start = np.zeros(n, np.bool_)
