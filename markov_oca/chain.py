@@ -521,7 +521,16 @@ def _push(nxt, pnum, inv_denom, v, w):
 
 @numba.njit(cache=True)
 def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail, max_turns, pmf):
+    """Turn by turn: push the mass, push again what stopped mid-turn, take out the outcomes and deadlocks.
+
+    Only the few special states (mid-turn, outcome, deadlocked) are visited one by
+    one; the mass still in play is the total less what left, so a turn costs one
+    pass over the branches.
+    """
     n = nxt.shape[0]
+    mids = np.flatnonzero(mid_turn)
+    outs = np.flatnonzero(outcome_of >= 0)
+    deads = np.flatnonzero(deadlock)
     v = np.zeros(n)
     w = np.zeros(n)
     mid = np.zeros(n)
@@ -534,14 +543,15 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail
         w[:] = 0.0
         _push(nxt, pnum, inv_denom, v, w)
         for _inner in range(10_000):
+            if mids.size == 0:
+                break
+            mid[:] = 0.0
             any_mid = False
-            for s in range(n):
-                if mid_turn[s] and w[s] != 0.0:
+            for s in mids:
+                if w[s] != 0.0:
                     mid[s] = w[s]
                     w[s] = 0.0
                     any_mid = True
-                else:
-                    mid[s] = 0.0
             if not any_mid:
                 break
             _push(nxt, pnum, inv_denom, mid, w)
@@ -549,17 +559,20 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail
             bigger = np.zeros((pmf.shape[0] * 2, pmf.shape[1]))
             bigger[:pmf.shape[0]] = pmf
             pmf = bigger
-        left = 0.0
-        for s in range(n):
-            if outcome_of[s] >= 0:
-                pmf[t, outcome_of[s]] += w[s]
-                w[s] = 0.0
-            elif deadlock[s]:
-                dead += w[s]
-                w[s] = 0.0
-            else:
-                left += w[s]
+        gone = 0.0
+        for s in outs:
+            pmf[t, outcome_of[s]] += w[s]
+            gone += w[s]
+            w[s] = 0.0
+        for s in deads:
+            dead += w[s]
+            gone += w[s]
+            w[s] = 0.0
+        # What is still in play: last turn's, less what ended now (summed afresh now and then, against drift).
+        left = left - gone if t % 64 else w.sum()
         v, w = w, v
         if left < tail:
-            break
+            left = v.sum()
+            if left < tail:
+                break
     return pmf[:t + 1].copy(), dead, left

@@ -321,6 +321,13 @@ class GooseModel:
     def estimated_bytes(self, states: int | None = None, transitions: int | None = None) -> int:
         """The peak memory of a build, solve and length distribution, in bytes (interpreter included).
 
+        The largest of :meth:`estimated_phases`, plus the interpreter's own.
+        """
+        return BASE_BYTES + max(self.estimated_phases(states, transitions).values())
+
+    def estimated_phases(self, states: int | None = None, transitions: int | None = None) -> dict[str, int]:
+        """The bytes each phase holds at its peak: ``explore``, ``build`` and ``solve``.
+
         Without ``states`` every mixed-radix id is taken as reachable (an upper
         bound); after the exploration the count is known and the estimate is
         close (``benchmarks/goose_scale.py`` prints it beside the measured peak).
@@ -345,7 +352,7 @@ class GooseModel:
         branches = J * (4 + (2 if narrow else 4) + 1 + 2 + (1 if self.rules.until == "last" else 0)) + 3
         build = full * 4 + states * (branches + 8 + 8 * (self.players + 4))
         solve = states * (branches + 8 + 8 + 15 * 8 + 3 * 8 + 16) + transitions * 12
-        return BASE_BYTES + max(explore, build, solve)
+        return {"explore": explore, "build": build, "solve": solve}
 
     def outcome_names(self) -> list[str]:
         if self.rules.until == "first" or self.players == 1:
