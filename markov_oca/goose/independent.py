@@ -350,7 +350,10 @@ def solve_independent(rules: GooseRules, players: int, *, landings: bool | None 
         ))
     total_throws = float(throws.sum())
     note = independent_note(N, race)
+    # The results say which route they took: in the solver line, and in a note field once results.py has one.
+    extra = {"note": note} if "note" in getattr(SolveResults, "__dataclass_fields__", {}) else {}
     return SolveResults(
+        **extra,
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N,
         options=dict(rules.options), states=race.states, transitions=race.transitions, exact=False,
         outcomes=outcomes, deadlock=0.0, seats=seats,
