@@ -23,8 +23,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from .errors import SolverError
 from .hitting import hitting_block
-from .solve import LinearSystem, SolveReport, adjoint_solve
+from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, adjoint_solve
+
+VISITS_TAIL = 1e-10  # mass still in play at which the visits' forward pass hands over to the solve
+VISITS_TOL = 1e-13  # the hand-over solve's tolerance (its right-hand side is at most VISITS_TAIL)
 
 
 @dataclass
@@ -344,13 +348,33 @@ class Chain:
         active = self.structure.transient
         if not active[self.init]:
             return np.zeros(self.n), SolveReport("none", 0.0, 0)
-        return adjoint_solve(self.next, self.pnum, self.denom, active, self.order(), e)
+        if int(active.sum()) <= DIRECT_LIMIT:
+            return adjoint_solve(self.next, self.pnum, self.denom, active, self.order(), e)
+        # The length distribution's forward pass visits every state anyway: it sums the visits of the
+        # turns it plays (and is kept for the length asked with the same tail), and only what is still
+        # in play when it stops, mass VISITS_TAIL at most, is left to the adjoint solve: a few iterations.
+        dist, acc, rest = self._length_pass(VISITS_TAIL, 1_000_000, visits=True)
+        self._lengths.setdefault((VISITS_TAIL, 1_000_000), dist)
+        more, report = adjoint_solve(self.next, self.pnum, self.denom, active, self.order(), rest,
+                                     tol=VISITS_TOL)
+        v = acc + more
+        v[~active] = 0.0
+        b = e.reshape(-1, 1)
+        residual = float(_adjoint_residual(self.next, self.pnum, 1.0 / self.denom, active, b, v.reshape(-1, 1)))
+        if not residual <= 1e-9:
+            raise SolverError(f"expected visits: residual {residual:.3g} is too large")
+        return v, SolveReport(f"forward pass of {dist.pmf.size - 1} turns, then {report.method}", residual,
+                              report.iterations)
 
     def expected_visits(self) -> tuple[np.ndarray, SolveReport]:
         """Expected number of visits to each transient state from the start, and the solve's report.
 
-        One adjoint solve, ``v = e_init + Q^T v`` (kept: later calls return the
-        same array; do not write to it). Outcome and deadlocked states get 0 here:
+        ``v = e_init + Q^T v``, kept (later calls return the same array; do not
+        write to it). Beyond ``DIRECT_LIMIT`` states the length distribution's
+        forward pass sums the visits of the turns it plays (to ``VISITS_TAIL`` of
+        the mass in play; that distribution is kept for ``length_distribution``
+        with the same tail) and an adjoint solve adds the rest; the report's
+        residual is the true one of the whole. Outcome and deadlocked states get 0 here:
         every expected total is ``v`` times the reward of one step from each
         transient state, so one solve serves every reward, every square and seat.
         """
@@ -383,6 +407,13 @@ class Chain:
         cached = self._lengths.get((tail, max_turns))
         if cached is not None:
             return cached
+        dist, _, _ = self._length_pass(tail, max_turns, visits=False)
+        self._lengths[(tail, max_turns)] = dist
+        return dist
+
+    def _length_pass(self, tail: float, max_turns: int,
+                     visits: bool) -> tuple[LengthDistribution, np.ndarray, np.ndarray]:
+        """The length distribution, with the visits summed on the way and the mass still in play."""
         st = self.structure
         turn_start = np.ones(self.n, bool) if self.turn_start is None else self.turn_start
         is_outcome = np.zeros(self.n, bool)
@@ -390,11 +421,11 @@ class Chain:
         outcome_of = np.full(self.n, -1, np.int64)
         outcome_of[list(self.outcomes.values())] = np.arange(len(self.outcomes))
         pmf = np.zeros((1024, len(self.outcomes)))
-        pmf, dead, left = _length_pmf(self.next, self.pnum, 1.0 / self.denom, self.init,
-                                      st.transient & ~turn_start, outcome_of, st.deadlock, tail, max_turns, pmf)
-        dist = LengthDistribution(pmf.sum(axis=1), float(dead), float(left), by_outcome=pmf)
-        self._lengths[(tail, max_turns)] = dist
-        return dist
+        acc = np.zeros(self.n if visits else 0)
+        pmf, dead, left, rest = _length_pmf(self.next, self.pnum, 1.0 / self.denom, self.init,
+                                            st.transient & ~turn_start, outcome_of, st.deadlock, tail, max_turns,
+                                            pmf, acc)
+        return LengthDistribution(pmf.sum(axis=1), float(dead), float(left), by_outcome=pmf), acc, rest
 
 
 @numba.njit(cache=True)
@@ -520,13 +551,15 @@ def _push(nxt, pnum, inv_denom, v, w):
 
 
 @numba.njit(cache=True)
-def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail, max_turns, pmf):
+def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail, max_turns, pmf, acc):
     """Turn by turn: push the mass, push again what stopped mid-turn, take out the outcomes and deadlocks.
 
     Only the few special states (mid-turn, outcome, deadlocked) are visited one by
     one; the mass still in play is the total less what left, so a turn costs one
-    pass over the branches.
+    pass over the branches. With a non-empty ``acc`` every mass pushed is added there too
+    (the expected visits of the turns played); the mass still in play is returned last.
     """
+    sums = acc.size > 0
     n = nxt.shape[0]
     mids = np.flatnonzero(mid_turn)
     outs = np.flatnonzero(outcome_of >= 0)
@@ -541,6 +574,9 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail
     while t < max_turns:
         t += 1
         w[:] = 0.0
+        if sums:
+            for s in range(n):
+                acc[s] += v[s]
         _push(nxt, pnum, inv_denom, v, w)
         for _inner in range(10_000):
             if mids.size == 0:
@@ -554,6 +590,9 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail
                     any_mid = True
             if not any_mid:
                 break
+            if sums:
+                for s in mids:
+                    acc[s] += mid[s]
             _push(nxt, pnum, inv_denom, mid, w)
         if t >= pmf.shape[0]:
             bigger = np.zeros((pmf.shape[0] * 2, pmf.shape[1]))
@@ -575,4 +614,4 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail
             left = v.sum()
             if left < tail:
                 break
-    return pmf[:t + 1].copy(), dead, left
+    return pmf[:t + 1].copy(), dead, left, v
