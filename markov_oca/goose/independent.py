@@ -109,10 +109,24 @@ def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, 
 
 
 @numba.njit(cache=True)
+def _grown(a, cap):
+    out = np.zeros(cap)
+    out[:a.size] = a
+    return out
+
+
+@numba.njit(cache=True)
+def _grown2(a, cap):
+    out = np.zeros((cap, a.shape[1]))
+    out[:a.shape[0]] = a
+    return out
+
+
+@numba.njit(cache=True)
 def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, lkey, tab_ptr, tab_col,
                  n_sq, tail, max_turns):
     n = nxt.shape[0]
-    cap = max_turns + 1
+    cap = min(max_turns + 1, 1024)  # grown by doubling: most races end in a few hundred turns
     fin = np.zeros(cap)
     alive = np.zeros(cap)
     thr = np.zeros(cap)
@@ -132,6 +146,14 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
     left = 1.0
     while k < max_turns and left > tail:
         k += 1
+        if k >= cap:
+            cap *= 2
+            fin = _grown(fin, cap)
+            alive = _grown(alive, cap)
+            thr = _grown(thr, cap)
+            stk = _grown(stk, cap)
+            land = _grown2(land, cap)
+            first = _grown2(first, cap)
         cur[:] = v
         curf[:, :] = vf
         v[:] = 0.0
