@@ -23,8 +23,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from .errors import SolverError
 from .hitting import hitting_block
-from .solve import LinearSystem, SolveReport
+from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, adjoint_solve
+
+VISITS_TAIL = 1e-10  # mass still in play at which the visits' forward pass hands over to the solve
+VISITS_TOL = 1e-13  # the hand-over solve's tolerance (its right-hand side is at most VISITS_TAIL)
 
 
 @dataclass
@@ -87,8 +91,11 @@ class Chain:
     state_ids: np.ndarray | None = None  # the model's own id of each state
     describe_state: Callable[[int], dict] | None = None
     sweep_order: np.ndarray | None = None  # states in the order a Gauss-Seidel sweep visits them
+    # Deprecated: where solves put their reports when the caller passes no ``reports`` list of its own.
+    # Callers pass ``reports=`` (or read ``absorption_report``); this field goes once none reads it.
     reports: list[SolveReport] = field(default_factory=list)
     _lengths: dict = field(default_factory=dict, repr=False, compare=False)
+    _absorption_report: SolveReport | None = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -111,15 +118,10 @@ class Chain:
 
     @functools.cached_property
     def P(self) -> sp.csr_array:
-        """The transition matrix (float), duplicates summed."""
-        rows = np.repeat(np.arange(self.n), self.next.shape[1])
-        cols = self.next.ravel()
-        keep = cols >= 0
-        p = self.pnum.ravel()[keep] / self.denom
-        m = sp.coo_array((p, (rows[keep], cols[keep].astype(np.int64))), shape=(self.n, self.n)).tocsr()
-        m.sum_duplicates()
-        m.sort_indices()
-        return m
+        """The transition matrix (float), duplicates summed, columns sorted; built straight from the branches
+        (12 bytes a transition, no intermediate triplets)."""
+        indptr, indices, data = _branch_csr(self.next, self.pnum, 1.0 / self.denom)
+        return sp.csr_array((data, indices, indptr), shape=(self.n, self.n))
 
     def row_sums(self) -> np.ndarray:
         """Each row's probability numerators summed: all equal ``denom`` in a valid chain."""
@@ -129,7 +131,9 @@ class Chain:
         """Expected reward of one step from each state, for per-state or per-branch values."""
         if values.ndim == 1:
             return values.astype(np.float64)
-        return (np.where(self.next >= 0, self.pnum, 0) * values).sum(axis=1) / self.denom
+        if values.dtype == np.bool_:
+            values = values.view(np.uint8)
+        return _branch_step(self.next, self.pnum, values, 1.0 / self.denom)
 
     # ------------------------------------------------------------------ structure
 
@@ -137,12 +141,15 @@ class Chain:
     def structure(self) -> Structure:
         absorbing = np.zeros(self.n, bool)
         absorbing[list(self.outcomes.values())] = True
-        n_comp, label = connected_components(self.P, directed=True, connection="strong")
+        # The matrix is built for this and let go unless someone asked for it: it is 12 bytes a transition.
+        P = self.__dict__.get("P")
+        if P is None:
+            indptr, indices, data = _branch_csr(self.next, self.pnum, 1.0 / self.denom)
+            P = sp.csr_array((data, indices, indptr), shape=(self.n, self.n))
+        n_comp, label = connected_components(P, directed=True, connection="strong")
+        del P
         # A class is closed when no transition leaves it.
-        coo = self.P.tocoo()
-        leaves = np.zeros(n_comp, bool)
-        leaving = label[coo.row] != label[coo.col]
-        leaves[label[coo.row[leaving]]] = True
+        leaves = _classes_left(self.next, label.astype(np.int32), n_comp)
         has_outcome = np.zeros(n_comp, bool)
         has_outcome[label[absorbing]] = True
         dead_class = ~leaves & ~has_outcome
@@ -160,17 +167,42 @@ class Chain:
         """``x = b + Q x`` on the transient states, factorised or ordered once."""
         return LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, order=self.order())
 
-    def _solve(self, b: np.ndarray) -> np.ndarray:
+    def _solve(self, b: np.ndarray, reports: list[SolveReport] | None) -> np.ndarray:
         x, report = self.system.solve(b)
-        self.reports.append(report)
+        self._log(report, reports)
+        return x
+
+    def _log(self, report: SolveReport, reports: list[SolveReport] | None) -> None:
+        (self.reports if reports is None else reports).append(report)
+
+    def _cache_absorption(self, x: np.ndarray, report: SolveReport) -> np.ndarray:
+        # A cached answer, not a change of the chain: the same query gives the same array.
+        self.__dict__["absorption"] = x
+        self._absorption_report = report
         return x
 
     # ------------------------------------------------------------------ analyses
 
     @functools.cached_property
     def absorption(self) -> np.ndarray:
-        """(n, k + 1): from each state, the chance of each outcome and, last, of deadlock."""
-        return self._absorption_from(self._solve(self._absorption_rhs()))
+        """(n, k + 1): from each state, the chance of each outcome and, last, of deadlock.
+
+        Solved once and kept; :attr:`absorption_report` is that solve's report.
+        """
+        return self._absorption_solve(None)
+
+    def _absorption_solve(self, reports: list[SolveReport] | None) -> np.ndarray:
+        if "absorption" in self.__dict__:
+            return self.__dict__["absorption"]
+        x, report = self.system.solve(self._absorption_rhs())
+        self._log(report, reports)
+        return self._cache_absorption(self._absorption_from(x), report)
+
+    @property
+    def absorption_report(self) -> SolveReport:
+        """The report (method, true residual, iterations) of the solve behind :attr:`absorption`."""
+        _ = self.absorption
+        return self._absorption_report
 
     def _absorption_rhs(self) -> np.ndarray:
         st = self.structure
@@ -197,19 +229,44 @@ class Chain:
         x[st.deadlock, k] = 1.0
         return x
 
-    def outcome_probabilities(self) -> dict[str, float]:
-        """The chance of each outcome from the start, and of ``"deadlock"``."""
-        a = self.absorption[self.init]
+    def outcome_probabilities(self, reports: list[SolveReport] | None = None) -> dict[str, float]:
+        """The chance of each outcome from the start, and of ``"deadlock"``.
+
+        When the absorption is solved here, its report goes to ``reports`` (or the
+        deprecated :attr:`reports` when none is given).
+        """
+        if "absorption" not in self.__dict__ and not self.structure.deadlock.any():
+            # No deadlock: the chance of each outcome is the visits times the branches into it.
+            v = np.where(self.structure.transient, self._visits_logged(reports), 0.0)
+            col = np.full(self.n, -1, np.int64)
+            col[list(self.outcomes.values())] = np.arange(len(self.outcomes))
+            mass = _flow_into(self.next, self.pnum, 1.0 / self.denom, v, col, len(self.outcomes))
+            init_out = col[self.init]
+            if init_out >= 0:
+                mass[init_out] = 1.0
+            out = {name: float(mass[c]) for c, name in enumerate(self.outcomes)}
+            out["deadlock"] = 0.0
+            return out
+        a = self._absorption_solve(reports)[self.init]
         out = {name: float(a[c]) for c, name in enumerate(self.outcomes)}
         out["deadlock"] = float(a[-1])
         return out
 
     @property
     def deadlock_probability(self) -> float:
+        if not self.structure.deadlock.any():
+            return 0.0
         return float(self.absorption[self.init, -1])
 
-    def expected(self, values: Mapping[str, np.ndarray],
-                 given_end: bool | Collection[str] = True) -> dict[str, tuple[float, float]]:
+    def _visits_logged(self, reports: list[SolveReport] | None) -> np.ndarray:
+        fresh = "_visits" not in self.__dict__
+        v, report = self.expected_visits()
+        if fresh:
+            self._log(report, reports)
+        return v
+
+    def expected(self, values: Mapping[str, np.ndarray], given_end: bool | Collection[str] = True,
+                 reports: list[SolveReport] | None = None) -> dict[str, tuple[float, float]]:
         """For each named reward: (expected total, expected total given the game ends).
 
         ``values`` are per-state ``(n,)`` or per-branch ``(n, J)`` arrays. The
@@ -217,23 +274,34 @@ class Chain:
         reward; the second conditions on the game ending (the Doob transform
         with the chance of ending), and is ``nan`` when the game never ends
         (or not asked for: ``given_end`` is False, or a collection of the names
-        to condition).
+        to condition). The solves' reports go to ``reports``.
         """
         st = self.structure
         names = list(values)
         if not names:
             return {}
+        if not st.deadlock.any():
+            # The game ends with certainty: every total is the expected visits times the step reward,
+            # one adjoint solve for all of them (and for the outcomes), whatever the number of rewards;
+            # one reward at a time, so that no (states x rewards) block is ever held.
+            v = np.where(st.transient, self._visits_logged(reports), 0.0)
+            out = {}
+            for k in names:
+                t = float(v @ self.step_reward(values[k]))
+                out[k] = (t, t)
+            return out
         step = np.column_stack([self.step_reward(values[k]) for k in names])
         infinite = (step[st.deadlock] > 0).any(axis=0) if st.deadlock.any() else np.zeros(len(names), bool)
         b = np.where(st.transient[:, None], step, 0.0)
         if "absorption" not in self.__dict__:
             # One block solve for the absorption and these rewards: the passes are memory-bound.
             ab = self._absorption_rhs()
-            both = self._solve(np.hstack([ab, b]))
-            self.__dict__["absorption"] = self._absorption_from(both[:, :ab.shape[1]].copy())
+            both, report = self.system.solve(np.hstack([ab, b]))
+            self._log(report, reports)
+            self._cache_absorption(self._absorption_from(both[:, :ab.shape[1]].copy()), report)
             x = both[:, ab.shape[1]:]
         else:
-            x = self._solve(b)
+            x = self._solve(b, reports)
         ends = self.absorption[:, :-1].sum(axis=1)
         total = x[self.init]
         wanted = names if given_end is True else [k for k in names if given_end and k in given_end]
@@ -251,7 +319,7 @@ class Chain:
                 v = values[k]
                 cond_b[:, c] = v * ends if v.ndim == 1 else (pn * v * nxt_end).sum(axis=1)
             cond_b[~st.transient] = 0.0
-            g[:, cols] = self._solve(cond_b)
+            g[:, cols] = self._solve(cond_b, reports)
         p_end = ends[self.init]
         out = {}
         for c, k in enumerate(names):
@@ -260,16 +328,76 @@ class Chain:
             out[k] = (t, cond)
         return out
 
-    def hitting_probabilities(self, key: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def hitting_probabilities(self, key: np.ndarray, table: np.ndarray,
+                              reports: list[SolveReport] | None = None) -> np.ndarray:
         """The chance, from the start, that each event ever happens.
 
         Event ``c`` is the set of branches ``(s, j)`` with ``key[s, j] >= 0`` and
         ``table[key[s, j], c]`` (see :mod:`markov_oca.hitting`); all events are
-        solved together.
+        solved together, at the cost of one right-hand side per event. The report
+        goes to ``reports``.
         """
         x, residual, iters = hitting_block(self.system, key, table, self.init)
-        self.reports.append(SolveReport(f"block BiCGSTAB, {table.shape[1]} events", residual, iters))
+        self._log(SolveReport(f"block BiCGSTAB, {table.shape[1]} events", residual, iters), reports)
         return x
+
+    @functools.cached_property
+    def _visits(self) -> tuple[np.ndarray, SolveReport]:
+        e = np.zeros(self.n)
+        e[self.init] = 1.0
+        active = self.structure.transient
+        if not active[self.init]:
+            return np.zeros(self.n), SolveReport("none", 0.0, 0)
+        if int(active.sum()) <= DIRECT_LIMIT:
+            return adjoint_solve(self.next, self.pnum, self.denom, active, self.order(), e)
+        # The length distribution's forward pass visits every state anyway: it sums the visits of the
+        # turns it plays (and is kept for the length asked with the same tail), and only what is still
+        # in play when it stops, mass VISITS_TAIL at most, is left to the adjoint solve: a few iterations.
+        dist, acc, rest = self._length_pass(VISITS_TAIL, 1_000_000, visits=True)
+        self._lengths.setdefault((VISITS_TAIL, 1_000_000), dist)
+        more, report = adjoint_solve(self.next, self.pnum, self.denom, active, self.order(), rest,
+                                     tol=VISITS_TOL)
+        v = acc + more
+        v[~active] = 0.0
+        b = e.reshape(-1, 1)
+        residual = float(_adjoint_residual(self.next, self.pnum, 1.0 / self.denom, active, b, v.reshape(-1, 1)))
+        if not residual <= 1e-9:
+            raise SolverError(f"expected visits: residual {residual:.3g} is too large")
+        return v, SolveReport(f"forward pass of {dist.pmf.size - 1} turns, then {report.method}", residual,
+                              report.iterations)
+
+    def expected_visits(self) -> tuple[np.ndarray, SolveReport]:
+        """Expected number of visits to each transient state from the start, and the solve's report.
+
+        ``v = e_init + Q^T v``, kept (later calls return the same array; do not
+        write to it). Beyond ``DIRECT_LIMIT`` states the length distribution's
+        forward pass sums the visits of the turns it plays (to ``VISITS_TAIL`` of
+        the mass in play; that distribution is kept for ``length_distribution``
+        with the same tail) and an adjoint solve adds the rest; the report's
+        residual is the true one of the whole. Outcome and deadlocked states get 0 here:
+        every expected total is ``v`` times the reward of one step from each
+        transient state, so one solve serves every reward, every square and seat.
+        """
+        return self._visits
+
+    def expected_landings(self, key: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, SolveReport]:
+        """Expected number of times each event happens from the start, from one adjoint solve.
+
+        Events are given as in :meth:`hitting_probabilities` (``key[s, j]`` indexes a
+        row of ``table[key, column]``), so for the landings of a seat
+        (:meth:`GooseModel.landing_events`) column ``q`` is the expected number of
+        its landings on square ``q``. An event that a reachable deadlock keeps
+        repeating has an infinite count.
+        """
+        visits, report = self.expected_visits()
+        st = self.structure
+        keys_w, dead_keys = _flow_by_key(self.next, self.pnum, 1.0 / self.denom, visits, key, st.deadlock,
+                                         table.shape[0])
+        out = keys_w @ table.astype(np.float64)
+        if st.deadlock.any():
+            # every state of a built chain is reachable, so a deadlocked class is reached
+            out = np.where(table[dead_keys].any(axis=0), np.inf, out)
+        return out, report
 
     def length_distribution(self, tail: float = 1e-12, max_turns: int = 1_000_000) -> LengthDistribution:
         """Distribution of the number of turns until the game ends, to ``tail`` mass still in play.
@@ -279,6 +407,13 @@ class Chain:
         cached = self._lengths.get((tail, max_turns))
         if cached is not None:
             return cached
+        dist, _, _ = self._length_pass(tail, max_turns, visits=False)
+        self._lengths[(tail, max_turns)] = dist
+        return dist
+
+    def _length_pass(self, tail: float, max_turns: int,
+                     visits: bool) -> tuple[LengthDistribution, np.ndarray, np.ndarray]:
+        """The length distribution, with the visits summed on the way and the mass still in play."""
         st = self.structure
         turn_start = np.ones(self.n, bool) if self.turn_start is None else self.turn_start
         is_outcome = np.zeros(self.n, bool)
@@ -286,11 +421,120 @@ class Chain:
         outcome_of = np.full(self.n, -1, np.int64)
         outcome_of[list(self.outcomes.values())] = np.arange(len(self.outcomes))
         pmf = np.zeros((1024, len(self.outcomes)))
-        pmf, dead, left = _length_pmf(self.next, self.pnum, 1.0 / self.denom, self.init,
-                                      st.transient & ~turn_start, outcome_of, st.deadlock, tail, max_turns, pmf)
-        dist = LengthDistribution(pmf.sum(axis=1), float(dead), float(left), by_outcome=pmf)
-        self._lengths[(tail, max_turns)] = dist
-        return dist
+        acc = np.zeros(self.n if visits else 0)
+        pmf, dead, left, rest = _length_pmf(self.next, self.pnum, 1.0 / self.denom, self.init,
+                                            st.transient & ~turn_start, outcome_of, st.deadlock, tail, max_turns,
+                                            pmf, acc)
+        return LengthDistribution(pmf.sum(axis=1), float(dead), float(left), by_outcome=pmf), acc, rest
+
+
+@numba.njit(cache=True)
+def _branch_csr(nxt, pnum, inv_denom):
+    """CSR arrays of the transition matrix from branch form: duplicates merged, columns sorted."""
+    n, J = nxt.shape
+    cols = np.empty(J, np.int64)
+    nums = np.empty(J, np.int64)
+    indptr = np.zeros(n + 1, np.int64)
+    for s in range(n):
+        cnt = 0
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            seen = False
+            for k in range(cnt):
+                if cols[k] == t:
+                    seen = True
+            if not seen:
+                cols[cnt] = t
+                cnt += 1
+        indptr[s + 1] = indptr[s] + cnt
+    indices = np.empty(indptr[n], np.int32)
+    data = np.empty(indptr[n], np.float64)
+    for s in range(n):
+        cnt = 0
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            k = 0
+            while k < cnt and cols[k] < t:
+                k += 1
+            if k < cnt and cols[k] == t:
+                nums[k] += pnum[s, j]
+                continue
+            for h in range(cnt, k, -1):
+                cols[h] = cols[h - 1]
+                nums[h] = nums[h - 1]
+            cols[k] = t
+            nums[k] = pnum[s, j]
+            cnt += 1
+        base = indptr[s]
+        for k in range(cnt):
+            indices[base + k] = cols[k]
+            data[base + k] = nums[k] * inv_denom
+    return indptr, indices, data
+
+
+@numba.njit(cache=True)
+def _branch_step(nxt, pnum, values, inv_denom):
+    out = np.zeros(nxt.shape[0])
+    for s in range(nxt.shape[0]):
+        acc = 0.0
+        for j in range(nxt.shape[1]):
+            if nxt[s, j] < 0:
+                break
+            acc += pnum[s, j] * values[s, j]
+        out[s] = acc * inv_denom
+    return out
+
+
+@numba.njit(cache=True)
+def _flow_into(nxt, pnum, inv_denom, v, col, k):
+    """``out[col[t]] += v[s] p(s, t)`` over every branch into a state with ``col[t] >= 0``."""
+    out = np.zeros(k)
+    for s in range(nxt.shape[0]):
+        if v[s] == 0.0:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if col[t] >= 0:
+                out[col[t]] += v[s] * pnum[s, j] * inv_denom
+    return out
+
+
+@numba.njit(cache=True)
+def _flow_by_key(nxt, pnum, inv_denom, v, key, deadlock, n_keys):
+    """Visits times branch probability summed per event key, and the keys a deadlocked state has."""
+    out = np.zeros(n_keys)
+    dead = np.zeros(n_keys, np.bool_)
+    for s in range(nxt.shape[0]):
+        for j in range(nxt.shape[1]):
+            if nxt[s, j] < 0:
+                break
+            k = key[s, j]
+            if k < 0:
+                continue
+            out[k] += v[s] * pnum[s, j] * inv_denom
+            if deadlock[s]:
+                dead[k] = True
+    return out, dead
+
+
+@numba.njit(cache=True)
+def _classes_left(nxt, label, n_comp):
+    """For each strongly connected class, whether some transition leaves it."""
+    leaves = np.zeros(n_comp, np.bool_)
+    for s in range(nxt.shape[0]):
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if label[t] != label[s]:
+                leaves[label[s]] = True
+    return leaves
 
 
 @numba.njit(cache=True)
@@ -307,8 +551,19 @@ def _push(nxt, pnum, inv_denom, v, w):
 
 
 @numba.njit(cache=True)
-def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail, max_turns, pmf):
+def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail, max_turns, pmf, acc):
+    """Turn by turn: push the mass, push again what stopped mid-turn, take out the outcomes and deadlocks.
+
+    Only the few special states (mid-turn, outcome, deadlocked) are visited one by
+    one; the mass still in play is the total less what left, so a turn costs one
+    pass over the branches. With a non-empty ``acc`` every mass pushed is added there too
+    (the expected visits of the turns played); the mass still in play is returned last.
+    """
+    sums = acc.size > 0
     n = nxt.shape[0]
+    mids = np.flatnonzero(mid_turn)
+    outs = np.flatnonzero(outcome_of >= 0)
+    deads = np.flatnonzero(deadlock)
     v = np.zeros(n)
     w = np.zeros(n)
     mid = np.zeros(n)
@@ -319,34 +574,44 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail
     while t < max_turns:
         t += 1
         w[:] = 0.0
+        if sums:
+            for s in range(n):
+                acc[s] += v[s]
         _push(nxt, pnum, inv_denom, v, w)
         for _inner in range(10_000):
+            if mids.size == 0:
+                break
+            mid[:] = 0.0
             any_mid = False
-            for s in range(n):
-                if mid_turn[s] and w[s] != 0.0:
+            for s in mids:
+                if w[s] != 0.0:
                     mid[s] = w[s]
                     w[s] = 0.0
                     any_mid = True
-                else:
-                    mid[s] = 0.0
             if not any_mid:
                 break
+            if sums:
+                for s in mids:
+                    acc[s] += mid[s]
             _push(nxt, pnum, inv_denom, mid, w)
         if t >= pmf.shape[0]:
             bigger = np.zeros((pmf.shape[0] * 2, pmf.shape[1]))
             bigger[:pmf.shape[0]] = pmf
             pmf = bigger
-        left = 0.0
-        for s in range(n):
-            if outcome_of[s] >= 0:
-                pmf[t, outcome_of[s]] += w[s]
-                w[s] = 0.0
-            elif deadlock[s]:
-                dead += w[s]
-                w[s] = 0.0
-            else:
-                left += w[s]
+        gone = 0.0
+        for s in outs:
+            pmf[t, outcome_of[s]] += w[s]
+            gone += w[s]
+            w[s] = 0.0
+        for s in deads:
+            dead += w[s]
+            gone += w[s]
+            w[s] = 0.0
+        # What is still in play: last turn's, less what ended now (summed afresh now and then, against drift).
+        left = left - gone if t % 64 else w.sum()
         v, w = w, v
         if left < tail:
-            break
-    return pmf[:t + 1].copy(), dead, left
+            left = v.sum()
+            if left < tail:
+                break
+    return pmf[:t + 1].copy(), dead, left, v

@@ -4,10 +4,12 @@ For an event E (a set of branches), ``h(s) = P(E ever happens | s)`` solves
 ``h = b_E + Q_E h`` where ``b_E(s)`` is the chance that the next step from ``s``
 is in E and ``Q_E`` is ``Q`` without the branches of E. Each event has its own
 matrix, so the solves cannot share a factorisation; but ``Q_E`` differs from
-``Q`` only by the stopped branches, so one Gauss-Seidel sweep of the plain
-system still preconditions them all well. We carry every event as a column of
-one block BiCGSTAB, with a mat-vec in branch form that skips each column's own
-stopped branches.
+``Q`` only by the stopped branches, so one symmetric Gauss-Seidel sweep of the plain
+system still preconditions them all well. Every event is a column of one block
+BiCGSTAB (:func:`markov_oca.solve.block_bicgstab`, the solver's own driver), with
+a mat-vec in branch form that skips each column's own stopped branches. The cost
+is that of a solve with one right-hand side per event (the whole board for a seat:
+G + 1 columns), carried four at a time through each pass.
 
 Events are given compactly: ``key[s, j]`` (-1 for none) indexes a row of a
 boolean ``table[key, column]``; for landings the key is (mover's square,
@@ -20,7 +22,7 @@ import numba
 import numpy as np
 
 from .errors import SolverError
-from .solve import LinearSystem
+from .solve import LinearSystem, block_bicgstab
 
 
 @numba.njit(cache=True)
@@ -91,62 +93,16 @@ def hitting_block(system: LinearSystem, key: np.ndarray, table: np.ndarray, init
     tab_ptr = np.searchsorted(rows, np.arange(table.shape[0] + 1)).astype(np.int64)
     tab_col = cols.astype(np.int64)
 
-    def masked(columns: np.ndarray):
+    def amul(v: np.ndarray, columns: np.ndarray) -> np.ndarray:
         col_of = np.full(m, -1, np.int64)
         col_of[columns] = np.arange(columns.size)
+        out = np.empty_like(v)
+        _masked_matvec(lnext, lp, lkey, tab_ptr, tab_col, col_of, np.ascontiguousarray(v), out)
+        return out
 
-        def amul(v: np.ndarray) -> np.ndarray:
-            out = np.empty_like(v)
-            _masked_matvec(lnext, lp, lkey, tab_ptr, tab_col, col_of, np.ascontiguousarray(v), out)
-            return out
-
-        return amul
-
-    amul = masked(np.arange(m))
-
-    prec = system.precondition
-
-    x = prec(b)
     tol_c = tol * np.maximum(1.0, np.abs(b).max(axis=0))
-    it = 0
-    while it < max_iter:
-        r = b - amul(x)
-        todo = np.flatnonzero(np.abs(r).max(axis=0) > tol_c)
-        if todo.size == 0:
-            break
-        # BiCGSTAB on the columns not yet there; a breakdown restarts from the current iterate.
-        xs, rs = x[:, todo], r[:, todo]
-        amul_s = masked(todo)
-
-        r_hat = rs.copy()
-        rho = alpha = omega = np.ones(todo.size)
-        v = np.zeros_like(rs)
-        p = np.zeros_like(rs)
-        for _ in range(300):
-            it += 1
-            rho_new = (r_hat * rs).sum(axis=0)
-            if (np.abs(rho_new) < 1e-300).any() or (np.abs(omega) < 1e-300).any():
-                break
-            beta = (rho_new / rho) * (alpha / omega)
-            p = rs + beta * (p - omega * v)
-            ph = prec(p)
-            v = amul_s(ph)
-            den = (r_hat * v).sum(axis=0)
-            if (np.abs(den) < 1e-300).any():
-                break
-            alpha = rho_new / den
-            s = rs - alpha * v
-            sh = prec(s)
-            t = amul_s(sh)
-            tt = (t * t).sum(axis=0)
-            omega = np.where(tt > 0, (t * s).sum(axis=0) / np.where(tt > 0, tt, 1.0), 0.0)
-            xs = xs + alpha * ph + omega * sh
-            rs = s - omega * t
-            rho = rho_new
-            if (np.abs(rs).max(axis=0) <= tol_c[todo]).all():
-                break
-        x[:, todo] = xs
-    residual = float(np.abs(b - amul(x)).max())
+    x, it = block_bicgstab(amul, system.precondition, b, tol_c, max_iter=max_iter)
+    residual = float(np.abs(b - amul(x, np.arange(m))).max())
     if residual > 1e-6:
         raise SolverError(f"hitting probabilities: residual {residual:.3g} after {it} iterations")
     i0 = pos[init]

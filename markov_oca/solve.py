@@ -32,6 +32,7 @@ chains, so the updates and dot products ride along the two sweeps.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -218,37 +219,6 @@ def _lower_solve(lp, lx, lv, b, w):
             w[i, 2] = a2
         if m > 3:
             w[i, 3] = a3
-
-
-@numba.njit(cache=True)
-def _forward_sweep(indptr, indices, data, diag, r, out):
-    """One Gauss-Seidel sweep from zero: solve the lower triangle of A for each column of r (CSR A)."""
-    n, m = r.shape
-    for i in range(n):
-        for c in range(m):
-            out[i, c] = r[i, c]
-        for k in range(indptr[i], indptr[i + 1]):
-            j = indices[k]
-            if j < i:
-                v = data[k]
-                for c in range(m):
-                    out[i, c] -= v * out[j, c]
-        for c in range(m):
-            out[i, c] /= diag[i]
-
-
-@numba.njit(cache=True)
-def _matmul(indptr, indices, data, x, out):
-    """``out = A x`` for CSR A and every column of x."""
-    n, m = x.shape
-    for i in range(n):
-        for c in range(m):
-            out[i, c] = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            j = indices[k]
-            v = data[k]
-            for c in range(m):
-                out[i, c] += v * x[j, c]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -546,6 +516,97 @@ def _split_solve(a: SplitMatrix, b: np.ndarray, tol: float, max_iter: int) -> tu
     return x, iters
 
 
+@numba.njit(cache=True)
+def _split_transposed(nxt, pnum, denom, active, ids, pos):
+    """:class:`SplitMatrix` arrays of ``D^-1 (I - Q)^T`` in the order ``ids``, straight from branch form.
+
+    Row ``i`` of the transpose gathers the branches into state ``ids[i]``; two
+    passes (count, then fill) so that nothing larger than the result is held.
+    Columns within a row are not merged or sorted: the sweeps do not need it.
+    """
+    n = ids.size
+    J = nxt.shape[1]
+    self_num = np.zeros(n, np.int64)
+    n_lo = np.zeros(n + 1, np.int64)
+    n_up = np.zeros(n + 1, np.int64)
+    for s in ids:
+        i_s = pos[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            i_t = pos[t]
+            if i_t == i_s:
+                self_num[i_s] += pnum[s, j]
+            elif i_s < i_t:
+                n_lo[i_t + 1] += 1
+            else:
+                n_up[i_t + 1] += 1
+    lp = np.cumsum(n_lo)
+    up = np.cumsum(n_up)
+    lx = np.empty(lp[n], np.int32)
+    lv = np.empty(lp[n], np.float64)
+    ux = np.empty(up[n], np.int32)
+    uv = np.empty(up[n], np.float64)
+    d = np.empty(n, np.float64)
+    for i in range(n):
+        d[i] = (denom - self_num[i]) / denom
+    fl = lp[:n].copy()
+    fu = up[:n].copy()
+    for s in ids:
+        i_s = pos[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            i_t = pos[t]
+            if i_t == i_s:
+                continue
+            dn = denom - self_num[i_t]
+            v = -pnum[s, j] / dn if dn > 0 else 0.0
+            if i_s < i_t:
+                lx[fl[i_t]] = i_s
+                lv[fl[i_t]] = v
+                fl[i_t] += 1
+            else:
+                ux[fu[i_t]] = i_s
+                uv[fu[i_t]] = v
+                fu[i_t] += 1
+    return lp, lx, lv, up, ux, uv, d
+
+
+@numba.njit(cache=True)
+def _adjoint_residual(nxt, pnum, inv_denom, active, b, v):
+    """``max |v - b - Q^T v|`` over the active states and columns."""
+    n, m = b.shape
+    acc = np.zeros((n, m))
+    for s in range(n):
+        if not active[s]:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            p = pnum[s, j] * inv_denom
+            for c in range(m):
+                acc[t, c] += p * v[s, c]
+    worst = 0.0
+    for s in range(n):
+        if not active[s]:
+            continue
+        for c in range(m):
+            r = abs(v[s, c] - b[s, c] - acc[s, c])
+            if not r <= worst:
+                worst = r
+    return worst
+
+
 def progress_order(key: np.ndarray) -> np.ndarray:
     """A Gauss-Seidel sweep order for a race: decreasing ``key``, ties in reverse state numbering.
 
@@ -626,18 +687,13 @@ class LinearSystem:
             self.split = SplitMatrix.from_csr(self.a)
         return self.split
 
-    def sweep(self, r: np.ndarray) -> np.ndarray:
-        """One forward Gauss-Seidel sweep from zero on ``(n_active,)`` or ``(n_active, m)`` values
-        in sweep order: ``(D + L)^-1 r``, the same as ``_forward_sweep`` on :attr:`a`."""
-        return self._sweeps(r, symmetric=False)
-
     def precondition(self, r: np.ndarray) -> np.ndarray:
         """The symmetric Gauss-Seidel preconditioner ``(D + U)^-1 D (D + L)^-1 r`` (a forward,
         then a backward sweep from zero) on ``(n_active,)`` or ``(n_active, m)`` values in
         sweep order; about the cost of one mat-vec."""
         return self._sweeps(r, symmetric=True)
 
-    def _sweeps(self, r: np.ndarray, symmetric: bool) -> np.ndarray:
+    def _sweeps(self, r: np.ndarray, symmetric: bool = True) -> np.ndarray:
         a = self._split_matrix()
         r2 = np.asarray(r, np.float64).reshape(r.shape[0], -1)
         out = np.empty_like(r2)
@@ -672,21 +728,98 @@ class LinearSystem:
         return (x[:, 0] if squeeze else x), report
 
 
-def block_bicgstab(a: sp.csr_array, b: np.ndarray, tol: float = 1e-12,
-                   max_iter: int = 5000) -> tuple[np.ndarray, int]:
-    """BiCGSTAB on every column of ``b`` at once, preconditioned by symmetric Gauss-Seidel in row order.
+def block_bicgstab(amul: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                   precondition: Callable[[np.ndarray], np.ndarray], b: np.ndarray, tol: np.ndarray,
+                   x0: np.ndarray | None = None, max_iter: int = 5000,
+                   inner: int = 300) -> tuple[np.ndarray, int]:
+    """Right-preconditioned BiCGSTAB on every column of ``b`` at once, for operators given as functions.
 
-    ``a`` is the system matrix (rows in sweep order, positive diagonal). The
-    mat-vec and the sweeps are memory-bound, so carrying up to 4 columns
-    through one pass costs little more than one; groups of columns run in
-    parallel threads. Each column keeps its own scalars and stops at its own
-    tolerance (``tol`` times the largest of 1 and its right-hand side, on the
-    true residual); a column that breaks down restarts from its current
-    iterate, and the iteration resumes if the true residual lags behind the
-    recursive one. Returns the solution and the largest iteration count.
+    ``amul(v, columns)`` applies the system to ``v`` whose columns are the system's
+    ``columns`` (each column may have its own matrix, as the hitting events do), and
+    ``precondition(v)`` applies the preconditioner. Each column keeps its own
+    scalars and stops when its true residual is at most ``tol[column]``; a
+    breakdown restarts the remaining columns from their current iterate. This is
+    the general form of the fused driver :func:`_bicgstab_sgs`, which
+    :class:`LinearSystem` uses when every column shares one matrix. Returns the
+    solution and the iterations.
     """
-    b = np.asarray(b, np.float64)
+    m = b.shape[1]
+    everything = np.arange(m)
+    x = precondition(b) if x0 is None else x0.copy()
+    it = 0
+    while it < max_iter:
+        r = b - amul(x, everything)
+        todo = np.flatnonzero(np.abs(r).max(axis=0) > tol)
+        if todo.size == 0:
+            break
+        xs, rs = x[:, todo], r[:, todo]
+        r_hat = rs.copy()
+        rho = alpha = omega = np.ones(todo.size)
+        v = np.zeros_like(rs)
+        p = np.zeros_like(rs)
+        for _ in range(inner):
+            it += 1
+            rho_new = (r_hat * rs).sum(axis=0)
+            if (np.abs(rho_new) < 1e-300).any() or (np.abs(omega) < 1e-300).any():
+                break
+            beta = (rho_new / rho) * (alpha / omega)
+            p = rs + beta * (p - omega * v)
+            ph = precondition(p)
+            v = amul(ph, todo)
+            den = (r_hat * v).sum(axis=0)
+            if (np.abs(den) < 1e-300).any():
+                break
+            alpha = rho_new / den
+            s = rs - alpha * v
+            sh = precondition(s)
+            t = amul(sh, todo)
+            tt = (t * t).sum(axis=0)
+            omega = np.where(tt > 0, (t * s).sum(axis=0) / np.where(tt > 0, tt, 1.0), 0.0)
+            xs = xs + alpha * ph + omega * sh
+            rs = s - omega * t
+            rho = rho_new
+            if (np.abs(rs).max(axis=0) <= tol[todo]).all() or it >= max_iter:
+                break
+        x[:, todo] = xs
+    return x, it
+
+
+def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray, order: np.ndarray,
+                  b: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, SolveReport]:
+    """Solve ``v = b + Q^T v`` on the active states (expected visits when ``b`` is the start).
+
+    The adjoint system runs with the race, so its Gauss-Seidel sweeps go the
+    reverse of ``order``; its split matrix is built straight from branch form
+    (:func:`_split_transposed`) and handed to the same fused driver as
+    :class:`LinearSystem`. Returns ``v`` (zero off the active set) and the
+    solve's report with the true residual.
+    """
     squeeze = b.ndim == 1
-    b2 = b.reshape(b.shape[0], -1)
-    x, iters = _split_solve(SplitMatrix.from_csr(a), b2, tol, max_iter)
-    return (x[:, 0] if squeeze else x), iters
+    b2 = np.ascontiguousarray(b.reshape(b.shape[0], -1), dtype=np.float64)
+    order = np.asarray(order, np.int64)
+    ids = order[active[order]][::-1]  # with the race
+    v = np.zeros_like(b2)
+    if ids.size == 0:
+        return (v[:, 0] if squeeze else v), SolveReport("none", 0.0, 0)
+    pos = np.full(nxt.shape[0], -1, np.int64)
+    pos[ids] = np.arange(ids.size)
+    if ids.size <= DIRECT_LIMIT:
+        a, act_ids = system_matrix(nxt, pnum, denom, active, None)
+        at_pos = np.full(nxt.shape[0], -1, np.int64)
+        at_pos[act_ids] = np.arange(act_ids.size)
+        perm = at_pos[ids]
+        at = sp.csr_array(a.T)[perm][:, perm].tocsc()
+        v[ids] = spla.splu(at).solve(b2[ids])
+        method, iters = "direct sparse LU (SuperLU), adjoint", 1
+    else:
+        split = SplitMatrix(*_split_transposed(nxt, pnum, np.int64(denom), active, ids, pos))
+        if not (split.d > 0).all():
+            raise SolverError("an active state never leaves itself: the system is singular")
+        sol, iters = _split_solve(split, b2[ids], tol, 5000)
+        v[ids] = sol
+        method = "BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint"
+    res = _adjoint_residual(nxt, pnum, 1.0 / denom, active, b2, v)
+    report = SolveReport(method, float(res), iters)
+    if not np.isfinite(report.residual) or report.residual > 1e-6 * max(1.0, float(np.abs(b2).max())):
+        raise SolverError(f"{method}: residual {report.residual:.3g} is too large")
+    return (v[:, 0] if squeeze else v), report

@@ -26,13 +26,14 @@ import numpy as np
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
-from ..memory import available_memory
+from ..memory import available_memory, gib
 from ..progress import progress_bar
 from ..solve import progress_order
 from .board import CompiledBoard, compile_board
 from .rules import GooseRules
 
 UNTIL_FIRST, UNTIL_LAST = 0, 1
+BASE_BYTES = 160 * 2**20  # the interpreter with numpy, scipy and the compiled kernels loaded
 OCC_NONE, OCC_OCCUPANT, OCC_MOVER = 0, 1, 2
 _OCCUPANCY = {"none": OCC_NONE, "occupant-returns": OCC_OCCUPANT, "mover-returns": OCC_MOVER}
 
@@ -292,7 +293,8 @@ def _write_branches(ids, index, outcome_base, P, L, goal, until, occupancy, n_fu
             pnum[r, j] = out_p[j]
             throw[r, j] = out_throw[j]
             stake[r, j] = out_stake[j]
-            place[r, j] = out_place[j]
+            if place.shape[0] > 1:  # kept only when places are counted (until = "last")
+                place[r, j] = out_place[j]
 
 
 # ----------------------------------------------------------------------------- building
@@ -316,19 +318,41 @@ class GooseModel:
         """Ids in the mixed-radix space, before reachability."""
         return self.players * self.n_local**self.players
 
-    def estimated_bytes(self) -> int:
-        """An upper bound of the memory a build and solve need (every id taken as reachable).
+    def estimated_bytes(self, states: int | None = None, transitions: int | None = None) -> int:
+        """The peak memory of a build, solve and length distribution, in bytes (interpreter included).
 
-        Per id of the mixed-radix space: the exploration's seen flag, queue entry
-        and index (13 bytes). Per state: its branches (next, numerator, throw,
-        stake, place: 14 bytes each), the solver's split matrix (12 bytes per
-        branch) and its block work vectors (12 vectors of 8 columns, 768 bytes).
-        Measured on 3-player oca-moderna: 769 MB peak against 1.1 GB estimated.
+        The largest of :meth:`estimated_phases`, plus the interpreter's own.
         """
-        per_full = 1 + 8 + 4
-        width = self.board.branches + 1
-        per_state = width * (14 + 12) + 12 * 8 * 8 + 64
-        return self.full_size * (per_full + per_state)
+        return BASE_BYTES + max(self.estimated_phases(states, transitions).values())
+
+    def estimated_phases(self, states: int | None = None, transitions: int | None = None) -> dict[str, int]:
+        """The bytes each phase holds at its peak: ``explore``, ``build`` and ``solve``.
+
+        Without ``states`` every mixed-radix id is taken as reachable (an upper
+        bound); after the exploration the count is known and the estimate is
+        close (``benchmarks/goose_scale.py`` prints it beside the measured peak).
+        The parts, measured on 3-player ``oca-moderna``:
+
+        * exploring: a seen flag, a queue entry and later an index per id;
+        * per state: its branches (next, numerator, throw, stake, place), its id,
+          the sweep order, and during the solve about 15 work vectors and the
+          length pass's 3;
+        * per transition: 12 bytes, the transition matrix for the class structure
+          and then the solver's split matrix (never both at once).
+        """
+        full = self.full_size
+        J = self.board.branches + 1
+        if states is None:
+            states = full
+        if transitions is None:
+            transitions = states * J
+        queue = 8 if full >= 2**31 else 4
+        explore = full * (1 + queue) + states * 8
+        narrow = self.board.denominator < 2**15
+        branches = J * (4 + (2 if narrow else 4) + 1 + 2 + (1 if self.rules.until == "last" else 0)) + 3
+        build = full * 4 + states * (branches + 8 + 8 * (self.players + 4))
+        solve = states * (branches + 8 + 8 + 15 * 8 + 3 * 8 + 16) + transitions * 12
+        return {"explore": explore, "build": build, "solve": solve}
 
     def outcome_names(self) -> list[str]:
         if self.rules.until == "first" or self.players == 1:
@@ -363,8 +387,8 @@ class GooseModel:
                 lc.throw_local, lc.bumped, b.prob_num, b.final, b.moved, b.stake, b.finished)
 
     def build(self, progress: bool = False) -> Chain:
-        """Explore the reachable states and compile the chain."""
-        self.check_memory()
+        """Explore the reachable states and compile the chain (refused up front when it would not fit)."""
+        sure = self.check_memory()
         full = self.full_size
         args = self._kernel_args()
         seen = np.zeros(full, np.bool_)
@@ -379,6 +403,8 @@ class GooseModel:
                     break
         ids = queue[:tail].astype(np.int64)
         del seen, queue
+        if not sure:
+            self.check_memory(states=int(ids.size))
         n_states = ids.size
         n_out = self.players
         n = n_states + n_out
@@ -386,10 +412,11 @@ class GooseModel:
         index[ids] = np.arange(n_states, dtype=np.int32)
         J = self.board.branches + 1
         nxt = np.full((n, J), -1, np.int32)
-        pnum = np.zeros((n, J), np.int32)
+        # The narrowest integers that hold the numerators and the stakes (bytes per state matter here).
+        pnum = np.zeros((n, J), np.int16 if self.board.denominator < 2**15 else np.int32)
         throw = np.zeros((n, J), np.bool_)
-        stake = np.zeros((n, J), np.int32)
-        place = np.zeros((n, J), np.int8)
+        stake = np.zeros((n, J), np.int16 if int(self.board.stake.max(initial=0)) * 2 < 2**15 else np.int32)
+        place = np.zeros((n, J) if self.rules.until == "last" else (1, J), np.int8)
         mover = np.full(n, -1, np.int8)
         turn_start = np.zeros(n, np.bool_)
         round_start = np.zeros(n, np.bool_)
@@ -431,15 +458,32 @@ class GooseModel:
             sweep_order=progress_order(key),
         )
 
-    def check_memory(self) -> None:
-        need = self.estimated_bytes()
-        avail = available_memory()
-        if need > avail:
-            raise TooLargeError(
-                f"{self.rules.name} with {self.players} players: {self.full_size:,} states in the "
-                f"mixed-radix space, about {need / 2**30:.1f} GiB to build; "
-                f"{avail / 2**30:.1f} GiB available"
-            )
+    def check_memory(self, avail: int | None = None, states: int | None = None) -> bool:
+        """Refuse, in one line with the estimate, a chain that would not fit; True when it surely fits.
+
+        Without ``states`` (before the exploration) the whole mixed-radix space is
+        taken as reachable: when even that fits, True. Otherwise the exploration
+        alone must fit (its ids are counted before anything else is allocated) and
+        False says that the count is to be checked again once known.
+        """
+        avail = available_memory() if avail is None else avail
+        if states is not None:
+            need = self.estimated_bytes(states)
+            if need > avail:
+                self._refuse(f"{states:,} reachable states, about {gib(need)} to build and solve", avail)
+            return True
+        if self.estimated_bytes() <= avail:
+            return True
+        explore = BASE_BYTES + self.full_size * 9
+        if explore > avail:
+            # Not even the exploration fits: say what the chain would need with every id reachable.
+            self._refuse(f"{self.full_size:,} ids in the mixed-radix space, about {gib(explore)} just to explore "
+                         f"and up to {gib(self.estimated_bytes())} to build and solve", avail)
+        return False
+
+    def _refuse(self, what: str, avail: int) -> None:
+        raise TooLargeError(f"{self.rules.name} with {self.players} players: {what}; {gib(avail)} available; "
+                            "beyond exact reach here: use simulate, or crosscheck against a simulation")
 
     def describe_state(self, full_id: int) -> dict:
         seat, locs = self.decode(np.array([full_id]))

@@ -1,18 +1,47 @@
-"""Solving a goose rule set for a number of players: build the chain, analyse it."""
+"""Solving a goose rule set for a number of players: build the chain, analyse it.
+
+When the players never meet (:func:`~markov_oca.goose.independent.never_meet`), the
+figures come from one player's race instead of the joint chain, for up to
+:data:`~markov_oca.goose.independent.MAX_PLAYERS` players; the results' solver
+line says so. Exact answers and a single player always take the joint chain.
+"""
 
 from __future__ import annotations
 
 import time
 
+from ..errors import RulesError
 from ..progress import progress_bar
 from ..results import SolveResults, analyse
+from .independent import MAX_PLAYERS, never_meet, single_race, solve_independent
 from .model import goose_model
 from .rules import GooseRules
 
 
 def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landings: bool | None = None,
-                tail: float = 1e-10, progress: bool = False) -> SolveResults:
-    """Every seat's winning chance, deadlock, expectations, length and landings of ``rules``."""
+                tail: float = 1e-10, progress: bool = False, route: str = "auto") -> SolveResults:
+    """Every seat's winning chance, deadlock, expectations, length and landings of ``rules``.
+
+    ``route`` is ``"auto"`` (independent races when the players never meet and the
+    answer is in floating point), ``"joint"`` or ``"independent"``.
+    """
+    if route not in ("auto", "joint", "independent"):
+        raise ValueError(f"route must be auto, joint or independent, got {route!r}")
+    independent = route == "independent" or (route == "auto" and not exact and players >= 2 and never_meet(rules))
+    if independent:
+        if isinstance(players, bool) or not isinstance(players, int) or not 1 <= players <= MAX_PLAYERS:
+            raise RulesError(f"players must be a whole number from 1 to {MAX_PLAYERS} when the players never "
+                             f"meet, got {players!r}")
+        if not never_meet(rules):
+            raise RulesError(f"{rules.name}: the players meet (occupancy or a waiting square), "
+                             "so they cannot be solved as independent races", source=rules.source, key="rules")
+        race = single_race(rules)
+        if race.never == 0:
+            return solve_independent(rules, players, landings=True if landings is None else landings, tail=tail,
+                                     race=race)
+        if route == "independent":
+            raise RulesError(f"{rules.name}: a single player may never finish (chance {race.never:.3g}), "
+                             "so the race cannot be split by player", source=rules.source)
     m = goose_model(rules, players)
     timer: dict[str, float] = {}
     t0 = time.perf_counter()
