@@ -135,6 +135,8 @@ class SolveResults:
     special_squares: list[int] = field(default_factory=list)
     solver: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    #: How the answer was found when not from the joint chain (players who never meet).
+    note: str = ""
 
     def text(self) -> str:
         """The report for reading in a terminal (what ``markov-oca`` prints)."""
@@ -157,6 +159,7 @@ class SolveResults:
             "landings": [x.to_dict() for x in self.landings] if self.landings is not None else None,
             "landings_note": self.landings_note,
             "special_squares": self.special_squares,
+            "note": self.note,
             "solver": self.solver,
             "timings": self.timings,
         }
@@ -199,8 +202,11 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
             for k in range(1, players):
                 values[f"place{k}@{i}"] = ((place == k) & mine[:, None]).astype(np.int8)
     # Places are chances, not conditioned on the end; every total is given both ways.
-    exp = engine.expected(values, given_end=[k for k in values if not k.startswith("place")])
-    outcome_p = engine.outcome_probabilities()
+    # The solves' reports are returned to this list (the exact solves report nothing).
+    rep: list = []
+    logged = {} if exact else {"reports": rep}
+    exp = engine.expected(values, given_end=[k for k in values if not k.startswith("place")], **logged)
+    outcome_p = engine.outcome_probabilities(**logged)
     deadlock = outcome_p.pop("deadlock")
     timer["solve"] = time.perf_counter() - t0
 
@@ -235,18 +241,24 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         landings = chain.n <= LANDING_LIMIT
         if not landings:
             note = (f"landing chances not computed for chains over {LANDING_LIMIT:,} states "
-                    "(one solve per seat and square); ask for them with --landings")
+                    "(chances: one right-hand side per seat and square); ask for them with --landings")
     if landings and landing_events is not None:
         t2 = time.perf_counter()
         landing_list = []
         squares = range(0, rules.goal + 1)
         for i in range(players):
             key, table = landing_events(i)
-            chances = engine.hitting_probabilities(key, table)
-            counts = engine.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
-                                      for q in squares}, given_end=False)
-            for q, ch in zip(squares, chances, strict=True):
-                landing_list.append(Landing(i + 1, q, ch, counts[str(q)][0]))
+            chances = engine.hitting_probabilities(key, table, **logged)
+            if exact:
+                found = engine.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
+                                         for q in squares}, given_end=False)
+                counts = [found[str(q)][0] for q in squares]
+            else:  # every square's expected landings from one adjoint solve (the expected visits)
+                flat, report = chain.expected_landings(key, table)
+                rep.append(report)
+                counts = [float(flat[q]) for q in squares]
+            for q, ch, cnt in zip(squares, chances, counts, strict=True):
+                landing_list.append(Landing(i + 1, q, ch, cnt))
         timer["landings"] = time.perf_counter() - t2
 
     return SolveResults(
@@ -267,7 +279,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         landings=landing_list,
         landings_note=note,
         special_squares=sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal}),
-        solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in chain.reports],
+        solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in rep],
         timings=timer,
     )
 

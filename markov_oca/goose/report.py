@@ -17,6 +17,7 @@ def solve_text(r: SolveResults) -> str:
         "options: " + ", ".join(f"{k}={option_text(v)}" for k, v in r.options.items()),
         f"chain: {r.states:,} states, {r.transitions:,} transitions; "
         + ("exact rational arithmetic" if r.exact else "floating point"),
+        *([r.note] if r.note else []),
         "",
         "chance to win, by seat:",
     ]

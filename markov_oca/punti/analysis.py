@@ -20,11 +20,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..results import LengthSummary, length_summary, number
-from ..solve import SolveReport
 from .model import ACT_BET, ACT_THROW, PuntiChain
 
 SCHEMA = "markov_oca.solve-punti/1"
@@ -139,48 +137,6 @@ def win_tie_share(masks: list[int], probs, seat: int) -> tuple[float, float, flo
 # ----------------------------------------------------------------------------- visits
 
 
-@numba.njit(cache=True)
-def _forward_sweep(order, indptr, indices, data, init, diag, x):
-    worst = 0.0
-    for k in range(order.size):
-        t = order[k]
-        acc = 1.0 if t == init else 0.0
-        for e in range(indptr[t], indptr[t + 1]):
-            s = indices[e]
-            if s != t:
-                acc += data[e] * x[s]
-        new = acc / (1.0 - diag[t])
-        d = abs(new - x[t])
-        if d > worst:
-            worst = d
-        x[t] = new
-    return worst
-
-
-def visits(pc: PuntiChain, tol: float = 1e-15, max_sweeps: int = 5_000) -> tuple[np.ndarray, float, int]:
-    """Expected visits to each state from the start, by forward Gauss-Seidel: (x, true residual, sweeps)."""
-    chain = pc.chain
-    n = pc.n_states
-    P = chain.P[:n, :n]
-    PT = P.T.tocsr()
-    PT.sort_indices()
-    diag = P.diagonal()
-    order = chain.order()
-    order = order[order < n][::-1].astype(np.int64)  # the race forwards
-    x = np.zeros(n)
-    change, sweeps = 1.0, 0
-    while change > tol * max(1.0, float(x.max(initial=0.0))):
-        change = _forward_sweep(order, PT.indptr.astype(np.int64), PT.indices.astype(np.int64), PT.data,
-                                chain.init, diag, x)
-        sweeps += 1
-        if sweeps >= max_sweeps:
-            break
-    e = np.zeros(n)
-    e[chain.init] = 1.0
-    residual = float(np.abs(e + PT @ x - x).max()) if n else 0.0
-    return x, residual, sweeps
-
-
 # ----------------------------------------------------------------------------- analysis
 
 
@@ -234,8 +190,8 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     # One forward solve gives every figure: expected totals are visits times step rewards, and the
     # chance of each way to end is visits times the branch into it.
     t1 = time.perf_counter()
-    x, change, sweeps = visits(pc)
-    chain.reports.append(SolveReport("forward Gauss-Seidel sweeps (expected visits)", change, sweeps))
+    visits, report = chain.expected_visits()
+    x = visits[:n]
     exp = {k: float(x @ np.asarray(v[:n], np.float64)) for k, v in values.items()}
     w = x[end_rows] * prob[end_rows, end_cols]
     out_k = chain.next[end_rows, end_cols] - n
@@ -265,7 +221,6 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
         outcomes=outcome_p, seats=seats,
         expected={k: exp[k] for k in ("turns", "throws", "bets")},
         length=length, policy=policy,
-        solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations}
-                for r in chain.reports],
+        solver=[{"method": report.method, "residual": report.residual, "iterations": report.iterations}],
         timings=timer,
     )

@@ -50,7 +50,7 @@ import numba
 import numpy as np
 
 from ..errors import SolverError, TooLargeError
-from ..memory import available_memory
+from ..memory import available_memory, gib
 from ..progress import progress_bar
 from .model import (
     _EMPTY,
@@ -493,8 +493,8 @@ def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool =
             if used > budget:
                 raise TooLargeError(
                     f"{m.rules.name} with {N} players: layer {S} holds {n:,} states besides "
-                    f"{pending.entries:,} pending inflows (about {used / 2**30:.1f} GiB); "
-                    f"{available_memory() / 2**30:.1f} GiB available")
+                    f"{pending.entries:,} pending inflows (about {gib(used)}); "
+                    f"{gib(available_memory())} available")
             x, res, sweeps = _solve_layer(ids, inflow, n, e_src[:ne], e_dst[:ne], e_p[:ne], inv_d, prm, B, tol,
                                           max_sweeps, S)
             del e_src, e_dst, e_p, inflow

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
-from ..memory import available_memory
+from ..memory import available_memory, gib
 from ..progress import progress_bar
 from ..solve import progress_order
 from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, PuntiRules
@@ -545,8 +545,8 @@ class PuntiModel:
             est = self.estimate_states()
             raise TooLargeError(
                 f"{self.rules.name} with {self.players} players: about {est:,} states (a rough estimate), "
-                f"{est * self.bytes_per_state() / 2**30:.0f} GiB; "
-                f"{available_memory() / 2**30:.1f} GiB available")
+                f"{gib(est * self.bytes_per_state())}; "
+                f"{gib(available_memory())} available")
 
     # -------------------------------------------------------------- building
 
@@ -572,8 +572,8 @@ class PuntiModel:
                 if tail > budget:
                     raise TooLargeError(
                         f"{self.rules.name} with {self.players} players: more than {tail:,} states "
-                        f"(about {tail * self.bytes_per_state() / 2**30:.1f} GiB and growing); "
-                        f"{available_memory() / 2**30:.1f} GiB available")
+                        f"(about {gib(tail * self.bytes_per_state())} and growing); "
+                        f"{gib(available_memory())} available")
                 if head < tail and (tail + self.width >= queue.size or tail + self.width >= keys.size // 2):
                     queue = np.concatenate([queue, np.empty(queue.size, np.int64)])
                     new_keys = np.full(keys.size * 2, _EMPTY, np.int64)

@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import breadth_first_order
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
-from ..memory import available_memory
+from ..memory import available_memory, gib
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
 from .rules import UrRules
 from .state import UrSpace, decode, encode
@@ -107,7 +107,7 @@ def check_chain_memory(rules: UrRules) -> None:
     avail = available_memory()
     if need > avail:
         raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: a policy chain over {4 * space.size:,} "
-                            f"states needs about {need / 2**30:.1f} GiB; {avail / 2**30:.1f} GiB available "
+                            f"states needs about {gib(need)}; {gib(avail)} available "
                             "(try --pieces 4 or fewer)")
 
 

@@ -161,23 +161,12 @@ def _ur_occupancy(chain: Chain, pieces: int) -> np.ndarray:
     """``occ[side, q]``: the expected number of pieces of ``side`` (0 light, 1 dark) on path square ``q``
     at the start of a turn, averaged over the turns of a game.
 
-    The chance of each chain state at each throw, summed over throws, is the expected
-    number of visits (one forward pass, carried until 1e-10 of the mass is still in play, as the length
-    distribution is).
+    The chance of each chain state at each throw, summed over throws, is its expected number of
+    visits (:meth:`Chain.expected_visits`, one adjoint solve).
     """
     from .state import LANE_SQUARES, PRIVATE_SQUARES, UrSpace
 
-    pt = chain.P.T.tocsr()
-    outcome = np.array(list(chain.outcomes.values()))
-    v = np.zeros(chain.n)
-    v[chain.init] = 1.0
-    visits = np.zeros(chain.n)
-    for _ in range(1_000_000):
-        visits += v
-        v = pt @ v
-        v[outcome] = 0.0
-        if v.sum() < 1e-10:
-            break
+    visits, _report = chain.expected_visits()
     live = chain.mover >= 0
     weight = np.where(chain.turn_start, visits, 0.0)[live]
     ids = np.asarray(chain.state_ids)[live]
