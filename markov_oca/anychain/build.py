@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -151,18 +152,24 @@ def _check_float(m: sp.csr_array, source: str, tol: float) -> None:
 
 def _float_numerators(m: sp.csr_array) -> np.ndarray:
     """Numerators over FLOAT_DENOM of each stored entry, every row summing to FLOAT_DENOM exactly."""
-    num = np.rint(m.data * FLOAT_DENOM).astype(np.int64)
-    num[(num == 0) & (m.data > 0)] = 1
-    n = m.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(m.indptr))
-    excess = np.add.reduceat(num, m.indptr[:-1]) if num.size else np.zeros(n, np.int64)
-    excess = excess - FLOAT_DENOM
-    # the largest entry of each row takes the rounding of its row
-    big = np.full(n, -1, np.int64)
-    order = np.lexsort((num, rows))
-    last = np.flatnonzero(np.r_[rows[order][1:] != rows[order][:-1], True])
-    big[rows[order][last]] = order[last]
-    num[big] -= excess
+    return _numerators(m.indptr.astype(np.int64), m.data, np.int64(FLOAT_DENOM))
+
+
+@numba.njit(cache=True)
+def _numerators(indptr, data, denom):
+    num = np.empty(data.size, np.int64)
+    for i in range(indptr.size - 1):
+        total = 0
+        big = indptr[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            x = np.int64(np.rint(data[k] * denom))
+            if x == 0 and data[k] > 0:
+                x = 1  # a positive chance stays positive: the chain's structure is the user's
+            num[k] = x
+            total += x
+            if x > num[big]:
+                big = k
+        num[big] -= total - denom  # the largest entry takes its row's rounding
     return num
 
 
