@@ -82,7 +82,7 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
     >>> c = from_matrix([[0.5, 0.25, 0.25, 0], [0, 1, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]], init=0)
     >>> classes, of = closed_classes(c)
     >>> [(k.name, k.kind, k.states.tolist()) for k in classes], of.tolist()
-    [('state 1', 'absorbing', [1]), ('closed class 1', 'closed class', [2, 3])], [-1, 0, 1, 1]
+    ([('state 1', 'absorbing', [1]), ('closed class 1', 'closed class', [2, 3])], [-1, 0, 1, 1])
     """
     P = chain.P
     n_comp, label = connected_components(P, directed=True, connection="strong")
@@ -287,8 +287,10 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False) -> tu
 
     Example
     -------
+    >>> from fractions import Fraction as F
     >>> from markov_oca.anychain import from_matrix
-    >>> c = from_matrix([[0, 0.5, 0.5, 0], [0, 0, 0, 1], [0, 0, 1, 0], [0, 0, 0, 1]], init=0)
+    >>> h = F(1, 2)
+    >>> c = from_matrix([[0, h, h, 0], [0, 0, 0, 1], [0, 0, 1, 0], [0, 0, 0, 1]], init=0)
     >>> hitting_probability(c, [1])[0], hitting_probability(c, [1], exact=True)[0]
     (0.5, Fraction(1, 2))
     """
@@ -532,7 +534,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     >>> r.outcomes, r.steps
     ({'ruin': Fraction(2, 3), 'goal': Fraction(1, 3)}, Fraction(2, 1))
     >>> r.length.pmf[:4]
-    [0.0, 0.5, 0.0, 0.25]
+    [0.0, 0.5, 0.25, 0.125]
     """
     timer: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -16,7 +16,9 @@ sums to exactly one. Such a chain is analysed in floating point only
 user's.
 
 Absorbing states (a self-loop of probability one) become the chain's outcomes,
-named by a label that holds that state alone, else ``"state <i>"``.
+named by a label that holds that state alone, else ``"state <i>"``; a state
+labelled ``deadlock`` (as our exports label the states of a game's deadlock)
+stays a closed class, not an outcome.
 """
 
 from __future__ import annotations
@@ -134,19 +136,20 @@ def _check_float(m: sp.csr_array, source: str, tol: float) -> None:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         row = int(np.searchsorted(m.indptr, i, side="right") - 1)
-        raise ChainError(f"state {row}: entry to state {int(m.indices[i])} is {data[i]} (not a probability)",
+        raise ChainError(f"state {row}: entry to state {int(m.indices[i])} is {float(data[i])} (not a probability)",
                          source=source)
     neg = data < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         row = int(np.searchsorted(m.indptr, i, side="right") - 1)
-        raise ChainError(f"state {row}: entry to state {int(m.indices[i])} is negative ({data[i]!r})", source=source)
+        raise ChainError(f"state {row}: entry to state {int(m.indices[i])} is negative ({float(data[i])!r})",
+                         source=source)
     sums = np.asarray(m.sum(axis=1)).ravel()
     off = np.abs(sums - 1.0) > tol
     if off.any():
         row = int(np.flatnonzero(off)[0])
         hint = " (give an absorbing state a self-loop of 1)" if sums[row] == 0 else ""
-        raise ChainError(f"state {row}: probabilities sum to {sums[row]!r}, not 1 (tolerance {tol:g}){hint}; "
+        raise ChainError(f"state {row}: probabilities sum to {float(sums[row])!r}, not 1 (tolerance {tol:g}){hint}; "
                          f"{int(off.sum())} such row(s)", source=source)
 
 
@@ -365,8 +368,11 @@ def _assemble(n: int, indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, 
     nxt, pnum = _branch_form(np.asarray(indptr, np.int64), np.asarray(indices, np.int64), num, n)
     lengths = np.diff(indptr)
     first = nxt[:, 0]
-    absorbing = np.flatnonzero((lengths == 1) & (first == np.arange(n)) & (pnum[:, 0] == denom))
     label_sets = _label_sets(labels, n, source)
+    absorbing = (lengths == 1) & (first == np.arange(n)) & (pnum[:, 0] == denom)
+    if "deadlock" in label_sets:  # our own files mark the deadlocked states: they are not outcomes
+        absorbing[label_sets["deadlock"]] = False
+    absorbing = np.flatnonzero(absorbing)
     if names is not None and len(names) != n:
         raise ChainError(f"{len(names)} names for {n} states", source=source)
     state_rewards, exact_rewards = _rewards(rewards, n, source)
