@@ -27,7 +27,6 @@ exactly; the float figures are kept beside them to report their agreement.
 
 from __future__ import annotations
 
-import html
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from ..chain import Chain
 from ..errors import TooLargeError
 from ..exact import EXACT_LIMIT, ExactChain
 from ..hitting import hitting_block
-from ..results import number
+from ..results import _cell, html_table, number, pandas
 from ..solve import DIRECT_LIMIT, block_bicgstab
 from .build import AnyChain, ChainError
 
@@ -457,7 +456,7 @@ class AnyResults:
 
     def to_frame(self, what: str = "classes"):
         """A pandas DataFrame: one row per closed class (``"classes"``) or per state (``"states"``)."""
-        pd = _pandas()
+        pd = pandas()
         if what == "classes":
             return pd.DataFrame([{"class": k.name, "kind": k.kind, "size": int(k.states.size),
                                   "absorption": k.absorption, "steps_given": k.steps_given}
@@ -468,24 +467,7 @@ class AnyResults:
 
 
 def _fmt(x: Any) -> str:
-    if isinstance(x, Fraction):
-        return f"{x} = {float(x):.10g}" if x.denominator != 1 else str(x.numerator)
-    return f"{float(x):.10g}"
-
-
-def html_table(title: str, rows: list[tuple[str, str]]) -> str:
-    """A two-column HTML table, for Jupyter's ``_repr_html_``."""
-    body = "".join(f"<tr><th style='text-align:left'>{html.escape(a)}</th><td>{html.escape(b)}</td></tr>"
-                   for a, b in rows)
-    return f"<table><caption>{html.escape(title)}</caption>{body}</table>"
-
-
-def _pandas():
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("to_frame() needs pandas, an optional extra: pip install pandas") from None
-    return pd
+    return _cell(x)
 
 
 # ----------------------------------------------------------------------------- the analysis
