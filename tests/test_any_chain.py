@@ -207,3 +207,12 @@ def test_notebook_views():
 def test_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_docs_page_runs():
+    from pathlib import Path
+
+    page = Path(__file__).parents[1] / "docs" / "any-chain.md"
+    result = doctest.testfile(str(page), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 20

@@ -440,7 +440,12 @@ def from_networkx(G: Any, *, init: Hashable | None = None, weight: str | None = 
         if weight not in d:
             raise ChainError(f"edge {u!r} -> {v!r} has no {weight!r}", source=source, key=weight)
         x = d[weight]
-        vals.append(Fraction(x) if isinstance(x, str) and "/" in x else x)
+        if isinstance(x, str):
+            try:
+                x = Fraction(x) if all(c.isdigit() or c in "/ " for c in x) else float(x)
+            except (ValueError, ZeroDivisionError):
+                raise ChainError(f"edge {u!r} -> {v!r}: {weight} {x!r} is not a number", source=source) from None
+        vals.append(x)
     n = len(nodes)
     if init is None:
         init = G.graph.get("init")
