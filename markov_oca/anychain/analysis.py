@@ -170,6 +170,41 @@ def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
     return pmf[:t + 1].copy(), left
 
 
+@numba.njit(cache=True, parallel=True)
+def _absorption_times_adjoint(indptr, indices, data, leave, i0, tail, max_steps):
+    """As :func:`_absorption_times`, on the adjoint matrix ``(I - Q)^T`` of the transient states (CSR):
+    one step is the gather ``w = v - A v`` (rows in parallel); what is absorbed is ``v . leave``, with
+    ``leave`` each state's chance to step out of the transient states (a sum of positive terms)."""
+    n = indptr.size - 1
+    pmf = np.zeros(1024)
+    v = np.zeros(n)
+    w = np.zeros(n)
+    v[i0] = 1.0
+    left = 1.0
+    t = 0
+    while t < max_steps and left >= tail:
+        t += 1
+        absorbed = 0.0
+        for i in range(n):
+            absorbed += v[i] * leave[i]
+        for i in numba.prange(n):
+            acc = v[i]
+            for k in range(indptr[i], indptr[i + 1]):
+                acc -= data[k] * v[indices[k]]
+            w[i] = acc
+        now = 0.0
+        for i in range(n):
+            now += w[i]
+        if t >= pmf.size:
+            bigger = np.zeros(pmf.size * 2)
+            bigger[:pmf.size] = pmf
+            pmf = bigger
+        pmf[t] = absorbed
+        left = now
+        v, w = w, v
+    return pmf[:t + 1].copy(), left
+
+
 # ----------------------------------------------------------------------------- solves
 
 
@@ -184,7 +219,8 @@ def _q_transient(chain: Chain, ids: np.ndarray, pos: np.ndarray) -> sp.csr_array
     return sp.csr_array((vals, (rows, local[keep])), shape=(ids.size, ids.size))
 
 
-def expected_visits(chain: Chain, transient: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+def expected_visits(chain: Chain, transient: np.ndarray | None = None, _keep: dict | None = None
+                    ) -> tuple[np.ndarray, dict]:
     """Expected visits to every state from ``chain.init``: the fundamental matrix's row, one adjoint solve.
 
     Parameters
@@ -218,6 +254,8 @@ def expected_visits(chain: Chain, transient: np.ndarray | None = None) -> tuple[
     pos[ids] = np.arange(ids.size)
     at = (sp.eye_array(ids.size, format="csr") - _q_transient(chain, ids, pos)).T.tocsr()
     at.sort_indices()
+    if _keep is not None:  # analyse() reuses the matrix for the absorption-time distribution
+        _keep.update(at=at, i0=int(pos[chain.init]))
     e = np.zeros(ids.size)
     e[pos[chain.init]] = 1.0
     if ids.size <= DIRECT_LIMIT:
@@ -535,7 +573,8 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     solver: list[dict] = []
 
     t1 = time.perf_counter()
-    visits, rep = expected_visits(chain, transient)
+    keep: dict = {}
+    visits, rep = expected_visits(chain, transient, keep)
     solver.append(rep)
     absorbed = np.zeros(len(classes))
     if transient[chain.init]:
@@ -569,8 +608,16 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     t2 = time.perf_counter()
     dist = None
     if length:
-        pmf, left = _absorption_times(chain.next, chain.pnum, 1.0 / chain.denom, transient, chain.init,
-                                      tail, max_steps)
+        if "at" in keep:
+            at = keep.pop("at")
+            valid = chain.next >= 0  # each transient state's chance to step into a closed class
+            into = valid & ~transient[np.maximum(chain.next, 0)]
+            leave = (np.where(into, chain.pnum, 0) / chain.denom).sum(axis=1)[transient]
+            pmf, left = _absorption_times_adjoint(at.indptr.astype(np.int64), at.indices.astype(np.int64),
+                                                  at.data, leave, keep["i0"], tail, max_steps)
+        else:
+            pmf, left = _absorption_times(chain.next, chain.pnum, 1.0 / chain.denom, transient, chain.init,
+                                          tail, max_steps)
         ab = AbsorptionTime(pmf.tolist(), float(np.arange(pmf.size) @ pmf), 0, 0, 0, float(left))
         ab.median, ab.p90, ab.p99 = ab.quantile(0.5), ab.quantile(0.9), ab.quantile(0.99)
         dist = ab
