@@ -40,7 +40,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
 from ..chain import Chain
-from ..errors import TooLargeError
+from ..errors import SolverError, TooLargeError
 from ..exact import EXACT_LIMIT, ExactChain
 from ..hitting import hitting_block
 from ..results import _cell, html_table, number, pandas
@@ -266,14 +266,21 @@ def expected_visits(chain: Chain, transient: np.ndarray | None = None, _keep: di
         order = chain.order()[::-1]
         perm = pos[order[transient[order]]]
         # The figures derived from v are sums over every state, so their error is the residual's 1-norm:
-        # ask for an inf-norm residual n times smaller than the usual 1e-12.
-        tol = max(1e-12 / ids.size, 1e-20)
-        if np.array_equal(perm, np.arange(ids.size)):
-            x, iters = block_bicgstab(at, e, tol=tol)
+        # ask for an inf-norm residual n times smaller than the usual 1e-12 (down to 1e-15, near
+        # where double precision stalls on a million states; the default 1e-12 if even that fails).
+        tol = max(1e-12 / ids.size, 1e-15)
+        identity = np.array_equal(perm, np.arange(ids.size))
+        ap = at if identity else at[perm][:, perm].tocsr()
+        ap.sort_indices()
+        bp = e if identity else e[perm]
+        try:
+            xp, iters = block_bicgstab(ap, bp, tol=tol, max_iter=2000)
+        except SolverError:
+            xp, iters = block_bicgstab(ap, bp)
+            iters += 2000
+        if identity:
+            x = xp
         else:
-            ap = at[perm][:, perm].tocsr()
-            ap.sort_indices()
-            xp, iters = block_bicgstab(ap, e[perm], tol=tol)
             x = np.empty_like(xp)
             x[perm] = xp
         method = "BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint"
@@ -584,6 +591,8 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     for k, p in zip(classes, absorbed.tolist(), strict=True):
         k.absorption = p
     steps = float(visits.sum())
+    timer["visits"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
 
     values = _reward_values(chain, rewards)
     totals = {name: float(visits @ np.where(transient, r, 0.0)) for name, r in values.items()}
@@ -603,7 +612,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
         for name in values:
             given[name][classes[wanted[0]].name] = 0.0
     reward_out = {name: {"total": totals[name], "given": given[name]} for name in values}
-    timer["solve"] = time.perf_counter() - t1
+    timer["conditional"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
     dist = None
