@@ -171,38 +171,32 @@ def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
 
 
 @numba.njit(cache=True, parallel=True)
-def _absorption_times_adjoint(indptr, indices, data, leave, i0, tail, max_steps):
-    """As :func:`_absorption_times`, on the adjoint matrix ``(I - Q)^T`` of the transient states (CSR):
-    one step is the gather ``w = v - A v`` (rows in parallel); what is absorbed is ``v . leave``, with
-    ``leave`` each state's chance to step out of the transient states (a sum of positive terms)."""
-    n = indptr.size - 1
-    pmf = np.zeros(1024)
-    v = np.zeros(n)
-    w = np.zeros(n)
+def _gather_step(indptr, indices, data, v, w):
+    """``w = v - A v`` for the adjoint matrix ``A = (I - Q)^T`` (CSR): one step of the chain, rows in parallel."""
+    for i in numba.prange(indptr.size - 1):
+        acc = v[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            acc -= data[k] * v[indices[k]]
+        w[i] = acc
+
+
+def _absorption_times_adjoint(at: sp.csr_array, leave: np.ndarray, i0: int, tail: float,
+                              max_steps: int) -> tuple[np.ndarray, float]:
+    """As :func:`_absorption_times`, on the adjoint matrix already built for the visits: what is absorbed
+    on each step is ``v . leave``, ``leave`` each state's chance to step into a closed class (a sum of
+    positive terms, so small chances keep their digits)."""
+    indptr, indices = at.indptr.astype(np.int64), at.indices.astype(np.int64)
+    v = np.zeros(at.shape[0])
+    w = np.zeros_like(v)
     v[i0] = 1.0
+    pmf = [0.0]
     left = 1.0
-    t = 0
-    while t < max_steps and left >= tail:
-        t += 1
-        absorbed = 0.0
-        for i in range(n):
-            absorbed += v[i] * leave[i]
-        for i in numba.prange(n):
-            acc = v[i]
-            for k in range(indptr[i], indptr[i + 1]):
-                acc -= data[k] * v[indices[k]]
-            w[i] = acc
-        now = 0.0
-        for i in range(n):
-            now += w[i]
-        if t >= pmf.size:
-            bigger = np.zeros(pmf.size * 2)
-            bigger[:pmf.size] = pmf
-            pmf = bigger
-        pmf[t] = absorbed
-        left = now
+    while len(pmf) <= max_steps and left >= tail:
+        pmf.append(float(v @ leave))
+        _gather_step(indptr, indices, at.data, v, w)
         v, w = w, v
-    return pmf[:t + 1].copy(), left
+        left = float(v.sum())
+    return np.array(pmf), left
 
 
 # ----------------------------------------------------------------------------- solves
@@ -622,8 +616,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
             valid = chain.next >= 0  # each transient state's chance to step into a closed class
             into = valid & ~transient[np.maximum(chain.next, 0)]
             leave = (np.where(into, chain.pnum, 0) / chain.denom).sum(axis=1)[transient]
-            pmf, left = _absorption_times_adjoint(at.indptr.astype(np.int64), at.indices.astype(np.int64),
-                                                  at.data, leave, keep["i0"], tail, max_steps)
+            pmf, left = _absorption_times_adjoint(at, leave, keep["i0"], tail, max_steps)
         else:
             pmf, left = _absorption_times(chain.next, chain.pnum, 1.0 / chain.denom, transient, chain.init,
                                           tail, max_steps)

@@ -51,7 +51,7 @@ def _numbers(tokens: list[bytes], exact: bool, source: str) -> Any:
 
 
 def _is_exact(tokens: list[bytes]) -> bool:
-    return all(re.fullmatch(rb"\d+(/\d+)?", t) for t in tokens) if len(tokens) < 2_000_000 else False
+    return all(re.fullmatch(rb"\d+(/\d+)?", t) for t in tokens)
 
 
 def _ints(tokens: list[bytes], what: str, source: str) -> np.ndarray:
