@@ -170,35 +170,6 @@ def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
     return pmf[:t + 1].copy(), left
 
 
-@numba.njit(cache=True, parallel=True)
-def _gather_step(indptr, indices, data, v, w):
-    """``w = v - A v`` for the adjoint matrix ``A = (I - Q)^T`` (CSR): one step of the chain, rows in parallel."""
-    for i in numba.prange(indptr.size - 1):
-        acc = v[i]
-        for k in range(indptr[i], indptr[i + 1]):
-            acc -= data[k] * v[indices[k]]
-        w[i] = acc
-
-
-def _absorption_times_adjoint(at: sp.csr_array, leave: np.ndarray, i0: int, tail: float,
-                              max_steps: int) -> tuple[np.ndarray, float]:
-    """As :func:`_absorption_times`, on the adjoint matrix already built for the visits: what is absorbed
-    on each step is ``v . leave``, ``leave`` each state's chance to step into a closed class (a sum of
-    positive terms, so small chances keep their digits)."""
-    indptr, indices = at.indptr.astype(np.int64), at.indices.astype(np.int64)
-    v = np.zeros(at.shape[0])
-    w = np.zeros_like(v)
-    v[i0] = 1.0
-    pmf = [0.0]
-    left = 1.0
-    while len(pmf) <= max_steps and left >= tail:
-        pmf.append(float(v @ leave))
-        _gather_step(indptr, indices, at.data, v, w)
-        v, w = w, v
-        left = float(v.sum())
-    return np.array(pmf), left
-
-
 # ----------------------------------------------------------------------------- solves
 
 
@@ -213,8 +184,7 @@ def _q_transient(chain: Chain, ids: np.ndarray, pos: np.ndarray) -> sp.csr_array
     return sp.csr_array((vals, (rows, local[keep])), shape=(ids.size, ids.size))
 
 
-def expected_visits(chain: Chain, transient: np.ndarray | None = None, _keep: dict | None = None
-                    ) -> tuple[np.ndarray, dict]:
+def expected_visits(chain: Chain, transient: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """Expected visits to every state from ``chain.init``: the fundamental matrix's row, one adjoint solve.
 
     Parameters
@@ -248,8 +218,6 @@ def expected_visits(chain: Chain, transient: np.ndarray | None = None, _keep: di
     pos[ids] = np.arange(ids.size)
     at = (sp.eye_array(ids.size, format="csr") - _q_transient(chain, ids, pos)).T.tocsr()
     at.sort_indices()
-    if _keep is not None:  # analyse() reuses the matrix for the absorption-time distribution
-        _keep.update(at=at, i0=int(pos[chain.init]))
     e = np.zeros(ids.size)
     e[pos[chain.init]] = 1.0
     if ids.size <= DIRECT_LIMIT:
@@ -574,8 +542,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     solver: list[dict] = []
 
     t1 = time.perf_counter()
-    keep: dict = {}
-    visits, rep = expected_visits(chain, transient, keep)
+    visits, rep = expected_visits(chain, transient)
     solver.append(rep)
     absorbed = np.zeros(len(classes))
     if transient[chain.init]:
@@ -611,15 +578,10 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     t2 = time.perf_counter()
     dist = None
     if length:
-        if "at" in keep:
-            at = keep.pop("at")
-            valid = chain.next >= 0  # each transient state's chance to step into a closed class
-            into = valid & ~transient[np.maximum(chain.next, 0)]
-            leave = (np.where(into, chain.pnum, 0) / chain.denom).sum(axis=1)[transient]
-            pmf, left = _absorption_times_adjoint(at, leave, keep["i0"], tail, max_steps)
-        else:
-            pmf, left = _absorption_times(chain.next, chain.pnum, 1.0 / chain.denom, transient, chain.init,
-                                          tail, max_steps)
+        # A push over the branches, one thread: a parallel gather over the adjoint matrix was slower on
+        # two shared cores (thread hand-offs every step) and, inside a loop swapping its arrays, unsafe.
+        pmf, left = _absorption_times(chain.next, chain.pnum, 1.0 / chain.denom, transient, chain.init,
+                                      tail, max_steps)
         ab = AbsorptionTime(pmf.tolist(), float(np.arange(pmf.size) @ pmf), 0, 0, 0, float(left))
         ab.median, ab.p90, ab.p99 = ab.quantile(0.5), ab.quantile(0.9), ab.quantile(0.99)
         dist = ab
