@@ -37,6 +37,40 @@ def number(x: Number) -> Any:
     return x
 
 
+def _cell(x: Any) -> str:
+    """A figure as a table shows it: a fraction with its decimal, a float to 10 digits."""
+    if isinstance(x, Fraction):
+        return f"{x} = {float(x):.10g}" if x.denominator != 1 else str(x.numerator)
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.10g}"
+    return "" if x is None else str(x)
+
+
+def html_table(title: str, rows: list[tuple[str, Any]]) -> str:
+    """A two-column HTML table (label, figure), what Jupyter shows for ``_repr_html_``."""
+    import html
+
+    body = "".join(f"<tr><th style='text-align:left'>{html.escape(str(a))}</th><td>{html.escape(_cell(b))}</td></tr>"
+                   for a, b in rows)
+    return f"<table><caption>{html.escape(title)}</caption>{body}</table>"
+
+
+def pandas():
+    """pandas, an optional extra for ``to_frame()``: a clear ImportError without it."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("to_frame() needs pandas, an optional extra: pip install pandas") from None
+    return pd
+
+
+def length_frame(length: LengthSummary):
+    """The length distribution as a DataFrame indexed by turn: pmf and cdf."""
+    pd = pandas()
+    return pd.DataFrame({"pmf": length.pmf, "cdf": np.cumsum(length.pmf)},
+                        index=pd.RangeIndex(len(length.pmf), name="turn"))
+
+
 @dataclass
 class Expectation:
     """An expected total: unconditional (maybe infinite) and given that the game ends."""
@@ -143,6 +177,34 @@ class SolveResults:
         from .goose.report import solve_text
 
         return solve_text(self)
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, Any]] = [("players", self.players), ("states", f"{self.states:,}")]
+        for s in self.seats:
+            rows += [(f"seat {s.seat} wins", s.win), (f"seat {s.seat} turns (given the end)", s.turns.given_end)]
+        rows += [("deadlock", self.deadlock), ("turns (given the end)", self.expected["turns"].given_end),
+                 ("length median, p90, p99", f"{self.length.median:g}, {self.length.p90:g}, {self.length.p99:g}")]
+        return html_table(f"{self.title} ({'exact' if self.exact else 'floating point'})", rows)
+
+    def to_frame(self, what: str = "seats"):
+        """A pandas DataFrame (pandas is an optional extra): ``"seats"`` (one row a seat),
+        ``"landings"`` (one row per seat and square) or ``"length"`` (one row a turn)."""
+        pd = pandas()
+        if what == "seats":
+            return pd.DataFrame([{"seat": s.seat, "win": s.win, "turns": s.turns.total,
+                                  "turns_given_end": s.turns.given_end, "throws": s.throws.total,
+                                  "throws_given_end": s.throws.given_end,
+                                  **({"stakes": s.stakes.total} if s.stakes else {}),
+                                  **({f"place_{k + 1}": p for k, p in enumerate(s.places)} if s.places else {})}
+                                 for s in self.seats]).set_index("seat")
+        if what == "landings":
+            if self.landings is None:
+                raise ValueError(f"no landing chances in these results: {self.landings_note or 'not asked for'}")
+            return pd.DataFrame([x.to_dict() | {"chance": x.chance, "expected": x.expected}
+                                 for x in self.landings]).set_index(["seat", "square"])
+        if what == "length":
+            return length_frame(self.length)
+        raise ValueError(f"to_frame: what is 'seats', 'landings' or 'length', not {what!r}")
 
     def to_dict(self, with_pmf: bool = True) -> dict:
         return {
@@ -312,6 +374,24 @@ class UrResults:
         from .ur.report import ur_text
 
         return ur_text(self)
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, Any]] = [("pieces", self.pieces), ("policies", f"light {self.light}, dark {self.dark}"),
+                                       ("states", f"{self.states:,}")]
+        rows += [(f"{k} wins", v) for k, v in self.wins.items()]
+        rows += [(f"expected {k} (given the end)", v.given_end) for k, v in self.expected.items()]
+        rows.append(("length median, p90, p99", f"{self.length.median:g}, {self.length.p90:g}, {self.length.p99:g}"))
+        return html_table(self.title, rows)
+
+    def to_frame(self, what: str = "sides"):
+        """A pandas DataFrame (an optional extra): ``"sides"`` (each side's chance to win) or ``"length"``."""
+        pd = pandas()
+        if what == "sides":
+            return pd.DataFrame({"win": list(self.wins.values())},
+                                index=pd.Index(list(self.wins), name="side"))
+        if what == "length":
+            return length_frame(self.length)
+        raise ValueError(f"to_frame: what is 'sides' or 'length', not {what!r}")
 
     def to_dict(self, with_pmf: bool = True) -> dict:
         return {

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..results import LengthSummary, length_summary, number
+from ..results import LengthSummary, html_table, length_frame, length_summary, number, pandas
 from .model import ACT_BET, ACT_THROW, PuntiChain
 
 SCHEMA = "markov_oca.solve-punti/1"
@@ -87,6 +87,32 @@ class PuntiResults:
         from .report import punti_text
 
         return punti_text(self)
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, Any]] = [("players", self.players), ("bet", self.bet),
+                                       ("states", "not built" if self.states is None else f"{self.states:,}")]
+        for s in self.seats:
+            rows += [(f"seat {s.seat} wins (share)", s.win_share), (f"seat {s.seat} bankrupt", s.bankrupt),
+                     (f"seat {s.seat} final points", s.points)]
+        rows += [(f"expected {k}", v) for k, v in self.expected.items()]
+        return html_table(self.title, rows)
+
+    def to_frame(self, what: str = "seats"):
+        """A pandas DataFrame (an optional extra): ``"seats"`` (one row a seat), ``"points"`` (each seat's
+        final points distribution, one row per seat and points) or ``"length"`` (one row a turn)."""
+        pd = pandas()
+        if what == "seats":
+            return pd.DataFrame([{k: v for k, v in s.to_dict().items() if k != "points_pmf"}
+                                 for s in self.seats]).set_index("seat")
+        if what == "points":
+            return pd.DataFrame([{"seat": s.seat, "points": k, "chance": v}
+                                 for s in self.seats for k, v in sorted(s.points_pmf.items())]
+                                ).set_index(["seat", "points"])
+        if what == "length":
+            if self.length is None:
+                raise ValueError("no length distribution in these results (see notes)")
+            return length_frame(self.length)
+        raise ValueError(f"to_frame: what is 'seats', 'points' or 'length', not {what!r}")
 
     def to_dict(self, with_pmf: bool = True) -> dict:
         return {

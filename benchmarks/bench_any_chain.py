@@ -1,0 +1,193 @@
+"""Any absorbing chain: markov_oca.anychain against PyDTMC, side by side.
+
+Cases: gambler's ruin of growing size (closed forms), random sparse absorbing
+chains of growing size (a dense solve as the reference where it fits), one of
+our games (``oca-moderna``, 1 and 2 players: its deadlocks are closed classes),
+and the target: a random absorbing chain of 1,000,000 states and about 10
+transitions a state, fully analysed (absorption into every absorbing state,
+expected steps and visits, steps given each outcome, the absorption-time
+distribution, a hitting probability) in under a minute.
+
+PyDTMC is dense and installed only for this benchmark; without it its columns
+say ``absent``. PyDTMC pulls in an older numpy and matplotlib, so install it
+beside the environment rather than into it::
+
+    pip install --no-deps --target /tmp/pydtmc-lib PyDTMC
+    PYTHONPATH=$PWD:/tmp/pydtmc-lib python benchmarks/bench_any_chain.py
+
+Peak memory of one case, from outside::
+
+    /usr/bin/time -v python benchmarks/bench_any_chain.py --case random-1000000
+
+Options: ``--case NAME`` (repeatable) runs only those cases; ``--pydtmc-limit N``
+(default 2,000) skips PyDTMC above N states (its construction grows as n**2 in
+memory and worse in time); ``--big`` also gives PyDTMC the 5,932-state game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from markov_oca import build
+from markov_oca.anychain import analyse, from_matrix, from_triples
+
+
+def gamblers_ruin(target: int, win: Fraction | float, start: int):
+    """States 0..target, 0 and target absorbing; the closed forms of P(reach target) and E[duration]."""
+    n = target + 1
+    exact = isinstance(win, Fraction)
+    P = np.zeros((n, n), object if exact else float)
+    P[0, 0] = P[target, target] = 1
+    for i in range(1, target):
+        P[i, i + 1] = win
+        P[i, i - 1] = 1 - win
+    p, q = float(win), 1 - float(win)
+    if p == q:
+        reach, duration = start / target, start * (target - start)
+    else:
+        r = q / p
+        reach = (1 - r ** start) / (1 - r ** target)
+        duration = start / (q - p) - target / (q - p) * reach
+    return P, reach, duration
+
+
+def random_absorbing(n: int, per_row: int = 10, absorbing: int = 10, seed: int = 0):
+    """A random sparse absorbing chain: the last ``absorbing`` states absorb; every other row has
+    ``per_row - 1`` random targets and one step into a random absorbing state, whose chance varies
+    from row to row (2% to 20%: equal exit chances make the all-ones right-hand side an eigenvector)."""
+    rng = np.random.default_rng(seed)
+    m = n - absorbing
+    cols = rng.integers(0, n, size=(m, per_row))
+    cols[:, -1] = rng.integers(m, n, size=m)
+    w = rng.random((m, per_row))
+    exit_p = rng.uniform(0.02, 0.2, size=m)
+    w[:, :-1] *= ((1 - exit_p) / w[:, :-1].sum(axis=1))[:, None]
+    w[:, -1] = exit_p
+    rows = np.repeat(np.arange(m), per_row)
+    rows = np.concatenate([rows, np.arange(m, n)])
+    cols = np.concatenate([cols.ravel(), np.arange(m, n)])
+    vals = np.concatenate([w.ravel(), np.ones(absorbing)])
+    return rows, cols, vals
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def ours(chain, **kw):
+    t, c = time.perf_counter(), time.process_time()
+    r = analyse(chain, **kw)
+    r.timings["cpu"] = time.process_time() - c  # both cores' seconds: wall time above it means waiting
+    return r, time.perf_counter() - t
+
+
+def pydtmc(P: np.ndarray, limit: int):
+    """(seconds to construct, seconds to answer, absorption rows, mean absorption times) or a reason."""
+    try:
+        from pydtmc import MarkovChain
+    except ImportError:
+        return "absent"
+    if P.shape[0] > limit:
+        return f"skipped (> {limit:,} states)"
+    t = time.perf_counter()
+    mc = MarkovChain(np.asarray(P, float))
+    t1 = time.perf_counter()
+    ab = mc.absorption_probabilities()
+    mt = mc.mean_absorption_times()
+    t2 = time.perf_counter()
+    if ab is None:
+        return f"no answer (absorption_probabilities() is None; built in {t1 - t:.2f} s)"
+    return t1 - t, t2 - t1, ab, mt
+
+
+def line(*cells) -> None:
+    print(" | ".join(str(c) for c in cells), flush=True)
+
+
+def case_ruin(target: int, limit: int) -> None:
+    start = target // 3
+    P, reach, duration = gamblers_ruin(target, 0.4, start)
+    chain = from_matrix(sp.csr_array(P), init=start)
+    r, secs = ours(chain, exact=False)
+    err = max(abs(float(r.outcomes[f"state {target}"]) - reach), abs(float(r.steps) - duration) / duration)
+    other = pydtmc(P, limit)
+    if isinstance(other, str):
+        theirs = other
+    else:
+        t_build, t_ans, ab, mt = other
+        i = start - 1  # PyDTMC: absorption (absorbing, transient), transient states in order
+        e2 = max(abs(ab[-1, i] - reach), abs(mt[i] - duration) / duration)
+        theirs = f"{t_build + t_ans:.3f} s, error {e2:.1e}"
+    line(f"gambler's ruin to {target}", f"{chain.n:,}", f"{secs:.3f} s, error {err:.1e}", theirs)
+
+
+def case_random(n: int, limit: int) -> None:
+    rows, cols, vals = random_absorbing(n)
+    t = time.perf_counter()
+    chain = from_triples(n, rows, cols, vals, init=0)
+    t_build = time.perf_counter() - t
+    r, secs = ours(chain, exact=False, hit={"state 1": [1]}, conditional=10)
+    worst = max(s["residual"] for s in r.solver)
+    ab = np.array([float(k.absorption) for k in r.classes])
+    check = f"sum {ab.sum():.12f}, mean length {r.length.mean:.6f} vs {float(r.steps):.6f}"
+    ref = ""
+    if n <= 3_000:
+        P = chain.P.toarray()
+        m = n - 10
+        N0 = np.linalg.solve((np.eye(m) - P[:m, :m]).T, np.eye(m)[0])
+        ref = f", vs dense {max(np.abs(N0 @ P[:m, m:] - ab).max(), abs(N0.sum() - float(r.steps))):.1e}"
+    other = pydtmc(chain.P.toarray(), limit) if n <= max(limit, 1) else f"skipped (> {limit:,} states)"
+    if isinstance(other, str):
+        theirs = other
+    else:
+        t_b, t_a, pab, pmt = other
+        theirs = f"{t_b + t_a:.3f} s, vs ours {max(np.abs(pab[:, 0] - ab).max(), abs(pmt[0] - float(r.steps))):.1e}"
+    line("random absorbing, 10 a row", f"{n:,}", f"{t_build + secs:.2f} s (build {t_build:.2f}, "
+         f"{', '.join(f'{k} {v:.2f}' for k, v in r.timings.items())}), residual {worst:.1e}, {check}{ref}",
+         theirs)
+
+
+def case_game(players: int, limit: int) -> None:
+    chain = build("oca-moderna", players=players)
+    r, secs = ours(chain, exact=False)
+    other = pydtmc(chain.P.toarray(), limit)
+    if isinstance(other, str):
+        theirs = other
+    else:
+        t_b, t_a, pab, pmt = other
+        theirs = f"{t_b + t_a:.2f} s"
+    line(f"oca-moderna, {players} player(s)", f"{chain.n:,}",
+         f"{secs:.2f} s, deadlock {float(r.deadlock):.6f}, steps {float(r.steps):.4f}", theirs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", action="append", default=None)
+    ap.add_argument("--pydtmc-limit", type=int, default=2_000)
+    ap.add_argument("--big", action="store_true")
+    args = ap.parse_args()
+    limit = args.pydtmc_limit
+    cases = {f"ruin-{k}": (lambda k=k: case_ruin(k, limit)) for k in (10, 100, 1_000)}
+    cases.update({f"random-{k}": (lambda k=k: case_random(k, limit)) for k in (200, 2_000, 100_000, 1_000_000)})
+    cases.update({f"game-{p}": (lambda p=p: case_game(p, 10_000 if args.big else limit)) for p in (1, 2)})
+    chosen = args.case or list(cases)
+    # warm the jit caches so the first case is not charged for compiling
+    analyse(from_matrix(np.array([[0.5, 0.5], [0, 1]]), init=0), hit={"a": [1]})
+    line("case", "states", "markov_oca (time, agreement)", "PyDTMC")
+    for name in chosen:
+        cases[name]()
+    print(f"peak memory of this process: {peak_mb():,.0f} MB (ru_maxrss)")
+
+
+if __name__ == "__main__":
+    main()
