@@ -27,7 +27,9 @@ __version__ = "0.1.0"
 # Imported on first use: networkx adds half a second to every command's start. (``crosscheck``
 # is imported here, not lazily: importing the module of the same name would otherwise replace
 # the function with the module as the package's attribute.)
-_LAZY = {"to_networkx": ("export", "to_networkx")}
+_LAZY = {"to_networkx": ("export", "to_networkx"), "from_matrix": ("anychain", "from_matrix"),
+         "from_networkx": ("anychain", "from_networkx"), "read_chain": ("anychain", "read_chain"),
+         "analyse_file": ("anychain", "analyse_file")}
 
 
 def __getattr__(name: str):
@@ -53,7 +55,10 @@ __all__ = [
     "build",
     "crosscheck",
     "explain",
+    "from_matrix",
+    "from_networkx",
     "load",
+    "read_chain",
     "register",
     "simulate",
     "solve",

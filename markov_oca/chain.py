@@ -97,6 +97,23 @@ class Chain:
     _lengths: dict = field(default_factory=dict, repr=False, compare=False)
     _absorption_report: SolveReport | None = field(default=None, repr=False, compare=False)
 
+    @staticmethod
+    def from_matrix(P, *, init, labels=None, rewards=None, **kw):
+        """A chain from a transition matrix (scipy sparse or numpy; floats or Fractions).
+
+        See :func:`markov_oca.anychain.from_matrix`.
+
+        Example
+        -------
+        >>> import numpy as np
+        >>> c = Chain.from_matrix(np.array([[0.5, 0.5], [0.0, 1.0]]), init=0)
+        >>> c.n, round(sum(c.outcome_probabilities().values()), 12)
+        (2, 1.0)
+        """
+        from .anychain import from_matrix
+
+        return from_matrix(P, init=init, labels=labels, rewards=rewards, **kw)
+
     @property
     def n(self) -> int:
         return int(self.next.shape[0])

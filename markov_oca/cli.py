@@ -262,6 +262,22 @@ _command("report", "Write a self-contained HTML page and its markdown twin: rule
     _format_flag("text (the files written) or json"),
 ], _report)
 
+@app.command()
+def analyse(
+    file: str = typer.Argument(..., help="a DRN file, or Storm/PRISM explicit files (.tra or their stem)"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+    exact: bool | None = typer.Option(None, "--exact/--float",
+                                      help="exact fractions (rational chains; default: when small)"),
+    hit: list[str] | None = typer.Option(None, "--hit", help="a label whose hitting probability to give, repeatable"),
+    tail: float = typer.Option(1e-10, "--tail", help="carry the absorption-time distribution until this mass is left"),
+    pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the absorption-time pmf in JSON output"),
+) -> None:
+    """Analyse any absorbing chain from a file: absorption into each closed class, steps, visits, length."""
+    from .anychain import analyse_file
+
+    _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail), fmt, with_pmf=pmf))
+
+
 # A family's own commands: ``markov-oca ur best-move ...``.
 for _family in all_families():
     _sub = _family.commands()

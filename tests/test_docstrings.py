@@ -10,7 +10,8 @@ import pytest
 
 MODULES = ["markov_oca", "markov_oca.api", "markov_oca.family", "markov_oca.atomic", "markov_oca.crosscheck",
            "markov_oca.export", "markov_oca.report_page", "markov_oca.ur.solve", "markov_oca.goose.rules",
-           "markov_oca.punti", "markov_oca.chain", "markov_oca.exact", "markov_oca.memory", "markov_oca.rulefile"]
+           "markov_oca.punti", "markov_oca.chain", "markov_oca.exact", "markov_oca.memory", "markov_oca.rulefile",
+           "markov_oca.anychain.build", "markov_oca.anychain.analysis", "markov_oca.anychain.io"]
 
 
 @pytest.mark.parametrize("name", MODULES)

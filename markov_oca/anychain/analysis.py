@@ -44,7 +44,7 @@ from ..errors import SolverError, TooLargeError
 from ..exact import EXACT_LIMIT, ExactChain
 from ..hitting import hitting_block
 from ..results import _cell, html_table, number, pandas
-from ..solve import DIRECT_LIMIT, block_bicgstab
+from ..solve import DIRECT_LIMIT, adjoint_solve
 from .build import AnyChain, ChainError
 
 Number = float | Fraction
@@ -224,28 +224,19 @@ def expected_visits(chain: Chain, transient: np.ndarray | None = None) -> tuple[
         x = spla.splu(at.tocsc()).solve(e)
         method, iters = "direct sparse LU (SuperLU), adjoint", 1
     else:
-        # Gauss-Seidel on the adjoint runs best predecessors first: the reverse of the chain's sweep order.
-        order = chain.order()[::-1]
-        perm = pos[order[transient[order]]]
         # The figures derived from v are sums over every state, so their error is the residual's 1-norm:
         # ask for an inf-norm residual n times smaller than the usual 1e-12 (down to 1e-15, near
         # where double precision stalls on a million states; the default 1e-12 if even that fails).
-        tol = max(1e-12 / ids.size, 1e-15)
-        identity = np.array_equal(perm, np.arange(ids.size))
-        ap = at if identity else at[perm][:, perm].tocsr()
-        ap.sort_indices()
-        bp = e if identity else e[perm]
+        # The solver's own adjoint driver sweeps with the race (the reverse of the chain's order).
+        start = np.zeros(chain.n)
+        start[chain.init] = 1.0
         try:
-            xp, iters = block_bicgstab(ap, bp, tol=tol, max_iter=2000)
+            v, report = adjoint_solve(chain.next, chain.pnum, chain.denom, transient, chain.order(), start,
+                                      tol=max(1e-12 / ids.size, 1e-15))
         except SolverError:
-            xp, iters = block_bicgstab(ap, bp)
-            iters += 2000
-        if identity:
-            x = xp
-        else:
-            x = np.empty_like(xp)
-            x[perm] = xp
-        method = "BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint"
+            v, report = adjoint_solve(chain.next, chain.pnum, chain.denom, transient, chain.order(), start)
+        x = v[ids]
+        method, iters = report.method, report.iterations
     r = np.abs(at @ x - e)
     visits[ids] = x
     return visits, {"analysis": "expected visits", "method": method, "residual": float(r.max()),
