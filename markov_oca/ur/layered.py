@@ -44,9 +44,10 @@ from ..memory import available_memory, gib
 from ..progress import progress_bar
 from .kernel import AGAIN, GAME_OVER, LANE_MIRROR, MOVER_WINS, kernel_args, moves_kernel
 from .rules import UrRules
-from .state import UrSpace, _unrank_core
+from .state import UrSpace, _rank_core, _unrank_core
 
 __all__ = [
+    "METHODS",
     "ORDERS",
     "LayerStats",
     "LayeredSolution",
@@ -63,6 +64,8 @@ __all__ = [
 
 #: Orders a layer's positions can be swept in.
 ORDERS = ("rank", "reverse", "progress")
+#: Sweeps: Gauss-Seidel with each position and its mirror solved together, plain Gauss-Seidel, Jacobi.
+METHODS = ("pairs", "gs", "jacobi")
 #: Positions per call of the move kernel while a layer is built.
 CHUNK = 1 << 19
 #: Bytes a layer's packed successors take per position, about (measured 13.8 moves a position for
@@ -98,8 +101,8 @@ class LayeredSolution:
     layers: list[LayerStats] = field(default_factory=list)
     residual: float | None = None  # of a final full Bellman pass, when asked for
     seconds: float = 0.0
-    method: str = "gs"
-    order: str = "rank"
+    method: str = "pairs"
+    order: str = "progress"
     tol: float = 0.0
 
     @property
@@ -173,23 +176,66 @@ def _pips(tables, idx):
     return out
 
 
-def layer_members(space: UrSpace, pair: tuple[int, int], order: str = "rank") -> np.ndarray:
-    """Ranks of the positions of layer ``pair`` in the order they are swept (see :data:`ORDERS`).
+@numba.njit(cache=True, parallel=True)
+def mirror_ranks(tables, idx):
+    """Rank of each position seen from the other side (the same board, the other side to move)."""
+    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    out = np.empty(idx.shape[0], np.int64)
+    for i in prange(idx.shape[0]):
+        lane, mm, mh, mo, tm, th, to = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift,
+                                                    lane_light, lane_dark, pop6, idx[i])
+        out[i] = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, LANE_MIRROR[lane],
+                            tm, th, to, mm, mh, mo)
+    return out
 
-    ``rank`` ascending, ``reverse`` descending, ``progress``: the positions furthest on
-    (most pips walked by both sides) first, ties by rank.
+
+def layer_members(space: UrSpace, pair: tuple[int, int], order: str = "rank",
+                  pairs: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of the positions of layer ``pair`` in the order they are swept, and their pairing.
+
+    ``order`` (see :data:`ORDERS`): ``rank`` ascending, ``reverse`` descending, ``progress``:
+    the positions furthest on (most pips walked by both sides) first, ties by rank. With
+    ``pairs``, each position is followed by its mirror (the same board, the other side to
+    move: a pass leads from one to the other), so that a sweep can solve the two together;
+    the order then applies to the first of each pair. The second array (int8) is 0 for a
+    position swept alone, 1 for the first of a pair, 2 for the second.
     """
     a, b = pair
-    idx = _pairs_members(space, a, b)
-    if a != b:
-        idx = np.sort(np.concatenate([idx, _pairs_members(space, b, a)]))
+    first = _pairs_members(space, a, b)
+    if a != b and not pairs:
+        first = np.sort(np.concatenate([first, _pairs_members(space, b, a)]))
+    mir = None
+    if pairs:
+        mir = mirror_ranks(space.tables, first)
+        if a == b:  # both of a pair are in (a, a): keep the smaller as the first
+            keep = first <= mir
+            first, mir = first[keep], mir[keep]
     if order == "reverse":
-        idx = idx[::-1].copy()
+        sel = np.arange(first.size)[::-1]
     elif order == "progress":
-        idx = idx[np.argsort(-_pips(space.tables, idx).astype(np.int32), kind="stable")]
-    elif order != "rank":
+        sel = np.argsort(-_pips(space.tables, first).astype(np.int32), kind="stable")
+    elif order == "rank":
+        sel = None
+    else:
         raise ValueError(f"unknown order {order!r} (orders: {', '.join(ORDERS)})")
-    return idx
+    if sel is not None:
+        first = first[sel]
+        mir = mir[sel] if mir is not None else None
+    if mir is None:
+        return first, np.zeros(first.size, np.int8)
+    alone = first == mir
+    flag = np.where(alone, 0, 1).astype(np.int8)
+    width = np.where(alone, 1, 2)
+    at = np.zeros(first.size + 1, np.int64)
+    np.cumsum(width, out=at[1:])
+    idx = np.empty(int(at[-1]), np.int64)
+    fl = np.empty(idx.size, np.int8)
+    idx[at[:-1]] = first
+    fl[at[:-1]] = flag
+    two = np.flatnonzero(~alone)
+    idx[at[two] + 1] = mir[two]
+    fl[at[two] + 1] = 2
+    return idx, fl
 
 
 @numba.njit(cache=True, parallel=True)
@@ -285,10 +331,11 @@ class PackedLayer:
     start: np.ndarray  # (n + 1,) int64 first entry of each position
     ent: np.ndarray  # int32: 2 * local + again, or -(constant + 1)
     cval: np.ndarray  # float64 constants
+    flag: np.ndarray  # int8 per position: 0 swept alone, 1 and 2 a position and its mirror
 
 
-def pack_layer(space: UrSpace, rules: UrRules, members: np.ndarray, v: np.ndarray, loc: np.ndarray,
-               tick: Callable[[int], None] | None = None) -> PackedLayer:
+def pack_layer(space: UrSpace, rules: UrRules, members: np.ndarray, flag: np.ndarray, v: np.ndarray,
+               loc: np.ndarray, tick: Callable[[int], None] | None = None) -> PackedLayer:
     """Build the packed successors of ``members`` (``loc`` maps a rank to its place in the layer, else -1).
 
     ``v`` must hold the final values of the layers above.
@@ -329,7 +376,7 @@ def pack_layer(space: UrSpace, rules: UrRules, members: np.ndarray, v: np.ndarra
         if tick is not None:
             tick(chunk.size)
     start[n] = e_used
-    return PackedLayer(members, cnt, start, ent[:e_used], cval[:c_used])
+    return PackedLayer(members, cnt, start, ent[:e_used], cval[:c_used], flag)
 
 
 # ----------------------------------------------------------------------------- sweeping a layer
@@ -355,9 +402,78 @@ def _update(i, start, cnt, ent, cval, probs, x):
     return new
 
 
+@numba.njit(cache=True, inline="always")
+def _update_split(i, partner, start, cnt, ent, cval, probs, x):
+    """(c, q): the update of position i without the throws that only pass to ``partner`` (the
+    mirror), and the chance q of those throws: x[i] = c + q * (1 - x[partner])."""
+    e = start[i]
+    c = 0.0
+    q = 0.0
+    pcode = 2 * partner
+    for t in range(probs.shape[0]):
+        k = cnt[i, t]
+        if k == 1 and ent[e] == pcode:
+            q += probs[t]
+            e += 1
+            continue
+        best = -1.0
+        for _ in range(k):
+            code = ent[e]
+            e += 1
+            if code >= 0:
+                j = code >> 1
+                val = x[j] if code & 1 else 1.0 - x[j]
+            else:
+                val = cval[-code - 1]
+            if val > best:
+                best = val
+        c += probs[t] * best
+    return c, q
+
+
+@numba.njit(cache=True, parallel=True)
+def _sweep_pairs(start, cnt, ent, cval, probs, x, flag, parts):
+    """One Gauss-Seidel sweep that solves each position together with its mirror (``flag``: 0 alone,
+    1 and 2 a pair), exactly for the passes between the two; the largest change."""
+    n = x.shape[0]
+    worst = np.zeros(parts)
+    for c in prange(parts):
+        lo = c * n // parts
+        hi = (c + 1) * n // parts
+        if lo < n and flag[lo] == 2:
+            lo += 1
+        if hi < n and flag[hi] == 2:
+            hi += 1
+        w = 0.0
+        i = lo
+        while i < hi:
+            if flag[i] == 0:
+                ci, qi = _update_split(i, i, start, cnt, ent, cval, probs, x)
+                new = (ci + qi) / (1.0 + qi)
+                d = abs(new - x[i])
+                x[i] = new
+                i += 1
+            else:
+                ci, qi = _update_split(i, i + 1, start, cnt, ent, cval, probs, x)
+                cp, qp = _update_split(i + 1, i, start, cnt, ent, cval, probs, x)
+                ni = (ci + qi * (1.0 - cp - qp)) / (1.0 - qi * qp)
+                np_ = cp + qp * (1.0 - ni)
+                d = max(abs(ni - x[i]), abs(np_ - x[i + 1]))
+                x[i] = ni
+                x[i + 1] = np_
+                i += 2
+            if d > w:
+                w = d
+        worst[c] = w
+    return worst.max()
+
+
 @numba.njit(cache=True, parallel=True)
 def _sweep_gs(start, cnt, ent, cval, probs, x, parts):
-    """One Gauss-Seidel sweep, ``parts`` consecutive slices swept side by side; the largest change."""
+    """One Gauss-Seidel sweep, ``parts`` consecutive slices swept side by side; the largest change.
+
+    (Over-relaxation diverges here: a pass makes a position's value fall as its mirror's rises.)
+    """
     n = x.shape[0]
     worst = np.zeros(parts)
     for c in prange(parts):
@@ -393,7 +509,7 @@ def _sweep_jacobi(start, cnt, ent, cval, probs, x, y, parts):
     return worst.max()
 
 
-def sweep_layer(layer: PackedLayer, probs: np.ndarray, x: np.ndarray, *, tol: float, method: str = "gs",
+def sweep_layer(layer: PackedLayer, probs: np.ndarray, x: np.ndarray, *, tol: float, method: str = "pairs",
                 max_sweeps: int = 100_000, parts: int | None = None,
                 tick: Callable[[int, float], None] | None = None) -> tuple[int, float]:
     """Sweep ``x`` (the layer's values, in place) until the largest change is at most ``tol``.
@@ -404,13 +520,15 @@ def sweep_layer(layer: PackedLayer, probs: np.ndarray, x: np.ndarray, *, tol: fl
     sweeps, change = 0, np.inf
     y = np.empty_like(x) if method == "jacobi" else None
     while change > tol:
-        if method == "gs":
+        if method == "pairs":
+            change = _sweep_pairs(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, layer.flag, parts)
+        elif method == "gs":
             change = _sweep_gs(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, parts)
         elif method == "jacobi":
             change = _sweep_jacobi(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, y, parts)
             x[:] = y
         else:
-            raise ValueError(f"unknown method {method!r} (gs or jacobi)")
+            raise ValueError(f"unknown method {method!r} (methods: {', '.join(METHODS)})")
         sweeps += 1
         if tick is not None:
             tick(sweeps, change)
@@ -450,23 +568,27 @@ def check_memory(rules: UrRules) -> None:
                             f"{gib(need)}; {gib(avail)} available")
 
 
-def _manifest(rules: UrRules, tol: float, order: str) -> dict:
-    return {"schema": "markov_oca.ur-layers/1", "game": rules_identity(rules), "tol": tol, "order": order}
+def _manifest(rules: UrRules, tol: float, order: str, method: str) -> dict:
+    return {"schema": "markov_oca.ur-layers/1", "game": rules_identity(rules), "tol": tol, "order": order,
+            "method": method}
 
 
-def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "gs", order: str = "rank",
+def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "pairs", order: str = "progress",
                   checkpoint: str | Path | None = None, residual: bool = False, progress: bool = False,
-                  max_sweeps: int = 100_000, parts: int | None = None) -> LayeredSolution:
+                  max_sweeps: int = 100_000, parts: int | None = None,
+                  on_layer: Callable[[LayerStats], None] | None = None) -> LayeredSolution:
     """Optimal values of every position of ``rules``, layer by layer (see the module docstring).
 
     Parameters
     ----------
     tol: the largest change of a layer's last sweep.
-    method: ``"gs"`` (Gauss-Seidel, in place) or ``"jacobi"``.
+    method: ``"pairs"`` (Gauss-Seidel, each position solved with its mirror), ``"gs"`` (plain
+        Gauss-Seidel, in place) or ``"jacobi"`` (:data:`METHODS`).
     order: the order a layer's positions are swept in (:data:`ORDERS`).
     checkpoint: a directory; each finished layer is saved there, and layers found there (for the
         same rules, tolerance and order) are loaded instead of solved.
     residual: run :func:`bellman_residual` over the finished table.
+    on_layer: called with each solved layer's :class:`LayerStats`.
 
     Example
     -------
@@ -475,6 +597,8 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "gs", ord
     >>> round(float(sol.values[UrSpace(2).rank(0, 0, 2, 0, 0, 2, 0)]), 6)
     0.520737
     """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r} (methods: {', '.join(METHODS)})")
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r} (orders: {', '.join(ORDERS)})")
     check_memory(rules)
@@ -486,7 +610,7 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "gs", ord
     ck = Path(checkpoint) if checkpoint is not None else None
     if ck is not None:
         ck.mkdir(parents=True, exist_ok=True)
-        man = _manifest(rules, tol, order)
+        man = _manifest(rules, tol, order, method)
         mpath = ck / "manifest.json"
         if mpath.exists():
             old = json.loads(mpath.read_text())
@@ -502,7 +626,7 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "gs", ord
     with progress_bar(progress) as bar:
         overall = bar.add_task(f"{rules.name}, {rules.pieces} pieces: layers", total=len(todo))
         for pair in todo:
-            members = layer_members(space, pair, order)
+            members, flag = layer_members(space, pair, order, pairs=method == "pairs")
             n = members.size
             path = ck / f"layer_{pair[0]}_{pair[1]}.npy" if ck is not None else None
             if path is not None and path.exists():
@@ -516,7 +640,7 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "gs", ord
             task = bar.add_task(f"layer {pair}: {n:,} positions, building", total=n)
             t0 = time.perf_counter()
             loc[members] = np.arange(n, dtype=np.int32)
-            packed = pack_layer(space, rules, members, v, loc,
+            packed = pack_layer(space, rules, members, flag, v, loc,
                                 tick=lambda k, task=task: bar.update(task, advance=k))
             loc[members] = -1
             t1 = time.perf_counter()
@@ -537,6 +661,8 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "gs", ord
                     with open(tmp, "wb") as fh:
                         np.save(fh, x)
             sol.layers.append(LayerStats(pair, n, entries, sweeps, change, t1 - t0, t2 - t1))
+            if on_layer is not None:
+                on_layer(sol.layers[-1])
             bar.update(task, visible=False)
             bar.update(overall, advance=1)
     del loc
