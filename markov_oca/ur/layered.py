@@ -595,7 +595,7 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "pairs", 
     >>> from markov_oca.ur.rules import load_ur
     >>> sol = solve_layered(load_ur("ur", {"pieces": 2}))
     >>> round(float(sol.values[UrSpace(2).rank(0, 0, 2, 0, 0, 2, 0)]), 6)
-    0.520737
+    0.518573
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r} (methods: {', '.join(METHODS)})")
