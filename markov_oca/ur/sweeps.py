@@ -153,8 +153,10 @@ def _pack(codes, succ, events, frm, n_moves, values, loc, gw, gy, gz, e_start, c
 
 
 @numba.njit(cache=True, parallel=True)
-def _sweep(start, cnt, ent, cw, cy, cz, probs, xw, xy, xz, parts):
-    n = xw.shape[0]
+def _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts):
+    """One Gauss-Seidel sweep; ``x`` holds (win, throws, turns) of each state side by side (one cache
+    line for the three)."""
+    n = x.shape[0] // 3
     worst = np.zeros(parts)
     for part in prange(parts):
         lo = part * n // parts
@@ -174,14 +176,14 @@ def _sweep(start, cnt, ent, cw, cy, cz, probs, xw, xy, xz, parts):
                     code = ent[e]
                     e += 1
                     if code >= 0:
-                        j = code >> 1
+                        j = 3 * (code >> 1)
                         if code & 1:
-                            sw += xw[j]
-                            sz += xz[j] - 1.0
+                            sw += x[j]
+                            sz += x[j + 2] - 1.0
                         else:
-                            sw += 1.0 - xw[j]
-                            sz += xz[j]
-                        sy += xy[j]
+                            sw += 1.0 - x[j]
+                            sz += x[j + 2]
+                        sy += x[j + 1]
                     else:
                         c = -code - 1
                         sw += cw[c]
@@ -191,12 +193,13 @@ def _sweep(start, cnt, ent, cw, cy, cz, probs, xw, xy, xz, parts):
                 nw += q * sw
                 ny += q * sy
                 nz += q * sz
-            d = max(abs(nw - xw[i]), abs(ny - xy[i]) / max(1.0, ny), abs(nz - xz[i]) / max(1.0, nz))
+            b = 3 * i
+            d = max(abs(nw - x[b]), abs(ny - x[b + 1]) / max(1.0, ny), abs(nz - x[b + 2]) / max(1.0, nz))
             if d > w:
                 w = d
-            xw[i] = nw
-            xy[i] = ny
-            xz[i] = nz
+            x[b] = nw
+            x[b + 1] = ny
+            x[b + 2] = nz
         worst[part] = w
     return worst.max()
 
@@ -253,7 +256,7 @@ def check_sweeps_memory(rules: UrRules, sides: int) -> None:
 
 
 def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optimal",
-                      values: np.ndarray | None = None, *, tol: float = 1e-12, progress: bool = False,
+                      values: np.ndarray | None = None, *, tol: float = 1e-11, progress: bool = False,
                       max_sweeps: int = 100_000) -> PolicyEvaluation:
     """Each position's chance to win, throws and turns to come, ``light`` against ``dark``.
 
@@ -330,12 +333,11 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
             cz = np.concatenate([c[2] for c in parts_c]) if parts_c else np.empty(0)
             del parts_e, parts_c
             loc[members] = -1
-            xw = np.full(n * ns, 0.5)
-            xy = np.zeros(n * ns)
-            xz = np.zeros(n * ns)
+            x = np.zeros(3 * n * ns)
+            x[0::3] = 0.5
             change, k = np.inf, 0
             while change > tol:
-                change = _sweep(start, cnt, ent, cw, cy, cz, probs, xw, xy, xz, parts)
+                change = _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts)
                 k += 1
                 if k >= max_sweeps:
                     raise RuntimeError(f"policy evaluation: layer {pair} did not reach {tol} in {max_sweeps} sweeps")
@@ -343,9 +345,9 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
             worst = max(worst, float(change))
             entries += ent.size
             g = (members[:, None] * ns + np.arange(ns)[None, :]).ravel()
-            gw[g] = xw
-            gy[g] = xy
-            gz[g] = xz
+            gw[g] = x[0::3]
+            gy[g] = x[1::3]
+            gz[g] = x[2::3]
             del ent, cw, cy, cz, cnt, start
             bar.update(overall, advance=1)
     return PolicyEvaluation(rules, ns, gw, gy, gz, sweeps_total, worst, entries, time.perf_counter() - t_all)
