@@ -133,12 +133,12 @@ def export_table(
             raise RulesError(f"--values is one of {', '.join(VALUE_TYPES)}, not {values!r}")
         r = load_ur(rules, {"pieces": pieces})
         path = Path(table) if table else table_path(r)
-        if table and not path.with_suffix(".json").exists():
+        if table and path.exists() and not path.with_suffix(".json").exists():
             from .layered import load_table
 
             found = (load_table(path, r), None)
         else:
-            found = find_table(r, path)
+            found = find_table(r, path) if path.exists() else None
         if found is None:
             raise RulesError(f"no solved table for {r.name} with {r.pieces} pieces at {path}: run "
                              f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first")
