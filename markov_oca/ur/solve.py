@@ -112,14 +112,15 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
 
 
 def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResults:
+    from ..errors import RulesError
     from .state import UrSpace
-    from .sweeps import check_sweeps_memory, evaluate_policies, length_distribution
+    from .sweeps import POLICY_CODES, check_sweeps_memory, evaluate_policies, length_distribution
 
     for p in (light, dark):
         if not isinstance(p, str):
-            from ..errors import RulesError
-
             raise RulesError("a callable policy is solved as a chain (method='chain')")
+        if p not in POLICY_CODES:
+            raise RulesError(f"unknown policy {p!r} (policies: {', '.join(POLICY_CODES)})")
     check_sweeps_memory(r, 1 if light == dark else 2)
     timer: dict[str, float] = {}
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
