@@ -344,10 +344,10 @@ def pack_layer(space: UrSpace, rules: UrRules, members: np.ndarray, flag: np.nda
     n, nt = members.size, len(throws)
     cnt = np.zeros((n, nt), np.uint8)
     start = np.zeros(n + 1, np.int64)
-    cap = max(1024, n * 12)
-    ent = np.empty(cap, np.int32)
-    ccap = max(1024, n * 2)
-    cval = np.empty(ccap, np.float64)
+    # Room for the most entries there can be (7 moves a throw, one constant a throw): untouched
+    # pages of np.empty are never resident, so this costs only what is used, and nothing is copied.
+    ent = np.empty(max(1, n * nt * 7), np.int32)
+    cval = np.empty(max(1, n * nt), np.float64)
     e_used = c_used = 0
     for lo in range(0, n, CHUNK):
         chunk = members[lo:lo + CHUNK]
@@ -365,10 +365,6 @@ def pack_layer(space: UrSpace, rules: UrRules, members: np.ndarray, flag: np.nda
             np.cumsum(nc[:-1], out=c_start[1:])
             c_start[1:] += c_used
         e_end, c_end = int(e_start[-1]), c_used + int(nc.sum())
-        if e_end > ent.size:  # grow by a quarter more than needed
-            ent = np.resize(ent, int(e_end * 1.25) + 1024)
-        if c_end > cval.size:
-            cval = np.resize(cval, int(c_end * 1.25) + 1024)
         _pack(succ, events, n_moves, loc, v, e_start, c_start, cnt, ent, cval, lo)
         start[lo:lo + chunk.size] = e_start[:-1]
         e_used, c_used = e_end, c_end
