@@ -35,7 +35,7 @@ from ..errors import RulesError, TooLargeError
 from ..memory import available_memory, gib
 from ..progress import progress_bar
 from .kernel import AGAIN, CAPTURE, GAME_OVER, LANE_MIRROR, MOVER_WINS, OFF, ROSETTE, kernel_args, moves_kernel
-from .layered import CHUNK, layer_members, layers
+from .layered import CHUNK, _largest_layer, layer_members, layers
 from .rules import UrRules
 from .state import UrSpace, _unrank_core
 
@@ -242,7 +242,7 @@ def sweeps_bytes(rules: UrRules, sides: int) -> int:
     """Peak memory of :func:`evaluate_policies` and :func:`length_distribution` (the larger)."""
     space = UrSpace(rules.pieces)
     S = space.size
-    largest = max((layer_members(space, p)[0].size for p in layers(rules)[-3:]), default=0)
+    largest = max((_largest_layer(space, p) for p in layers(rules)), default=0)
     evaluate = S * sides * 24 + S * 4 + largest * sides * (8 + 5 + 14 * 4 + 24 + 16) + S * 8
     push = S * (8 + 5 + 4 * 14 * sides / 2) + S * 8 * 3 + S * 8
     return int(max(evaluate, push) + 200 * 2**20)
