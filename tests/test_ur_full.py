@@ -193,3 +193,13 @@ def test_cli_solve_then_export(tmp_path):
     assert read_rgu(out).lookup((1 << 25) | (1 << 28)) == pytest.approx(100 * d["first_player"], abs=0.001)
     res = runner.invoke(app, ["export-table", str(out), "--pieces", "1", "--table", str(tmp_path / "none.npy")])
     assert res.exit_code == 2 and "run `markov-oca ur solve --pieces 1" in res.output
+
+
+def test_seven_pieces_optimal_needs_the_saved_table_first(tmp_path, monkeypatch):
+    # Above the chain's reach an optimal pair is answered from the saved table; without one the request
+    # is refused at once (one line), not turned into an hour's solve.
+    from markov_oca.errors import RulesError
+
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
+    with pytest.raises(RulesError, match=r"run `markov-oca ur solve --pieces 7 --rules ur` first"):
+        solve_ur("ur", "optimal", "random")

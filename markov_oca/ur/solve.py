@@ -19,6 +19,8 @@ from ..results import Expectation, UrResults, length_summary, summarise_length
 
 #: Largest number of pieces a side solved as a chain by default (the sweeps take over above).
 CHAIN_PIECES = 3
+#: From this many pieces the optimal values are not solved on the way: the table must be saved first.
+TABLE_FIRST_PIECES = 6
 
 
 def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
@@ -121,6 +123,12 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
             raise RulesError("a callable policy is solved as a chain (method='chain')")
         if p not in POLICY_CODES:
             raise RulesError(f"unknown policy {p!r} (policies: {', '.join(POLICY_CODES)})")
+    if "optimal" in (light, dark) and values is None and optimal is None and r.pieces >= TABLE_FIRST_PIECES:
+        from .table import find_table
+
+        if find_table(r) is None:  # an hour's solve is a command of its own, run once, not a side effect
+            raise RulesError(f"{r.name} with {r.pieces} pieces: the optimal policy needs the solved table; run "
+                             f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first (see docs/ur.md)")
     check_sweeps_memory(r, 1 if light == dark else 2)
     timer: dict[str, float] = {}
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
