@@ -3,8 +3,9 @@
     python benchmarks/bench_ur.py 4            # the classic game with four pieces
     python benchmarks/bench_ur.py 5 ur-simplificado
 
-The whole move table is held in memory (about 180 bytes a position), which is
-fine up to five pieces; the seven-piece game needs the moves per block.
+solve_optimal runs the layered solve (markov_oca/ur/layered.py): one layer's
+successors at a time; benchmarks/ur_full.py prints each layer of it and runs the
+seven-piece game.
 """
 
 from __future__ import annotations

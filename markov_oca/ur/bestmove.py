@@ -65,7 +65,10 @@ def best_moves(rules: UrRules, light: list[int], dark: list[int], to_move: str =
     space = UrSpace(rules.pieces)
     idx = space.rank(*pos)
     if values is None:
-        values = solve_optimal(rules).values
+        from .table import find_table
+
+        found = find_table(rules)  # a table saved by `markov-oca ur solve`, memory-mapped
+        values = found[0] if found is not None else solve_optimal(rules).values
     mv = moves(space, [idx], rules)
     names = {AGAIN: "throws again", CAPTURE: "capture", ROSETTE: "rosette", OFF: "piece off",
              GAME_OVER: "game over", PASS: "pass"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
+from pathlib import Path
 
 import typer
 
@@ -53,3 +54,95 @@ def best_move(
         mark = "  <- best" if m.best else ""
         extra = f" ({', '.join(e for e in m.events if e != 'pass')})" if m.source >= 0 and m.events else ""
         typer.echo(f"  throw {m.throw} (p {m.probability:.4f}): {move}{extra}: wins {m.value:.6f}{mark}")
+
+
+@app.command("solve")
+def solve(
+    pieces: int = typer.Option(7, "--pieces", help="pieces per side (1..7)"),
+    rules: str = typer.Option("ur", "--rules", help="an Ur rule set (ur, ur-simplificado, ur-7-rescatados)"),
+    table: str | None = typer.Option(None, "--table", help="where to save the table (.npy); default: the table "
+                                     "folder ($MARKOV_OCA_TABLES or ~/.cache/markov_oca/ur)"),
+    checkpoint: str | None = typer.Option(None, "--checkpoint", help="folder for the finished layers (default: "
+                                          "beside the table); an interrupted solve resumes from it"),
+    tol: float = typer.Option(1e-13, "--tol", help="largest change of a layer's last sweep"),
+    method: str = typer.Option("pairs", "--method", help="pairs (Gauss-Seidel, each position with its mirror), "
+                               "gs or jacobi"),
+    order: str = typer.Option("progress", "--order", help="order of a layer's sweep: progress, rank or reverse"),
+    residual: bool = typer.Option(True, "--residual/--no-residual", help="a final full Bellman pass"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+) -> None:
+    """Solve the whole game under optimal play, layer by layer, and save the table once."""
+    import shutil
+
+    from .layered import METHODS, ORDERS, solve_layered
+    from .rules import load_ur
+    from .state import UrSpace
+    from .table import table_path, write_table
+
+    try:
+        if method not in METHODS:
+            raise RulesError(f"--method is one of {', '.join(METHODS)}, not {method!r}")
+        if order not in ORDERS:
+            raise RulesError(f"--order is one of {', '.join(ORDERS)}, not {order!r}")
+        if not 0 < tol < 1e-6:
+            raise RulesError(f"--tol must be between 0 and 1e-6, got {tol}")
+        r = load_ur(rules, {"pieces": pieces})
+        out = Path(table) if table else table_path(r)
+        ck = Path(checkpoint) if checkpoint else out.with_suffix(".layers")
+        sol = solve_layered(r, tol=tol, method=method, order=order, checkpoint=ck, residual=residual,
+                            progress=True)
+    except (RulesError, TooLargeError) as exc:
+        _fail(str(exc), 2)
+    except ValueError as exc:
+        _fail(str(exc), 2)
+    start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
+    first = float(sol.values[start])
+    write_table(r, sol.values, out, residual=sol.residual, tol=tol, method=method, order=order,
+                seconds=sol.seconds, first_player=first)
+    shutil.rmtree(ck, ignore_errors=True)  # the table is whole: the layers are no longer needed
+    d = {"schema": "markov_oca.ur-solve/1", "rules": r.name, "pieces": r.pieces, "positions": UrSpace(r.pieces).size,
+         "first_player": first, "residual": sol.residual, "seconds": sol.seconds, "sweeps": sol.sweeps,
+         "table": str(out), "layers": [s.to_dict() for s in sol.layers]}
+    if fmt is Format.json:
+        typer.echo(json.dumps(d, indent=1))
+        return
+    typer.echo(f"{r.name} with {r.pieces} pieces: {d['positions']:,} positions solved in {sol.seconds:.1f} s "
+               f"({len(sol.layers)} layers, {sol.sweeps} sweeps)")
+    if sol.residual is not None:
+        typer.echo(f"final full Bellman pass: residual {sol.residual:.2e}")
+    typer.echo(f"light (moves first) wins with {first:.12f} under optimal play")
+    typer.echo(f"table: {out}")
+
+
+@app.command("export-table")
+def export_table(
+    out: str = typer.Argument(..., help="the .rgu file to write"),
+    pieces: int = typer.Option(7, "--pieces", help="pieces per side (1..7)"),
+    rules: str = typer.Option("ur", "--rules", help="an Ur rule set"),
+    table: str | None = typer.Option(None, "--table", help="the solved table (.npy); default: the one "
+                                     "`markov-oca ur solve` saved for these rules"),
+    values: str = typer.Option("percent16", "--values", help="percent16 (RoyalUr-Python reads it), float32 or "
+                               "float64"),
+) -> None:
+    """Write the solved table in RoyalUr's .rgu lookup-table format (light to move, percent)."""
+    from .rules import load_ur
+    from .table import VALUE_TYPES, find_table, table_path, write_rgu
+
+    try:
+        if values not in VALUE_TYPES:
+            raise RulesError(f"--values is one of {', '.join(VALUE_TYPES)}, not {values!r}")
+        r = load_ur(rules, {"pieces": pieces})
+        path = Path(table) if table else table_path(r)
+        if table and path.exists() and not path.with_suffix(".json").exists():
+            from .layered import load_table
+
+            found = (load_table(path, r), None)
+        else:
+            found = find_table(r, path) if path.exists() else None
+        if found is None:
+            raise RulesError(f"no solved table for {r.name} with {r.pieces} pieces at {path}: run "
+                             f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first")
+        n = write_rgu(r, found[0], out, values)
+    except (RulesError, TooLargeError, ValueError, OSError) as exc:
+        _fail(str(exc), 2)
+    typer.echo(f"{out}: {n:,} positions (light to move, game not over), values {values}")

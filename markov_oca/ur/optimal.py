@@ -10,11 +10,14 @@ opponent's best is our worst). For a position that is not over::
              = 1 or 0           when the move ends the game (the mover wins or not).
 
 The pieces off the board never decrease, so positions are solved in layers of
-the total number of pieces off, from the end backwards: a layer's successors lie
-in it or in layers already final. Inside a layer (captures send pieces back, so
-it has cycles) Gauss-Seidel sweeps run until no value changes by more than the
-tolerance; the Bellman residual of every layer is reported. The values are a
-numpy array that can be saved with :func:`save_values` and memory-mapped back.
+pieces off, from the end backwards: a layer's successors lie in it or in layers
+already final. Inside a layer (captures send pieces back, so it has cycles)
+Gauss-Seidel sweeps run until no value changes by more than the tolerance; the
+last change of every layer is reported. The work is done by
+:func:`.layered.solve_layered`, which builds one layer's successors at a time
+(the whole seven-piece game fits in a few GB); this module keeps the small
+interface the rest of the package uses. The values are a numpy array that can
+be saved with :func:`save_values` and memory-mapped back.
 """
 
 from __future__ import annotations
@@ -75,11 +78,11 @@ def _sweep(order, succ, events, n_moves, probs, terminal_value, is_terminal, v):
 
 
 def estimated_bytes(rules: UrRules) -> int:
-    """Peak memory of :func:`solve_optimal`: per position, the move table (successor, source
-    square and events of up to 7 moves per throw: 6 bytes each), the decoded positions and the
-    values. Measured: 851 MB for four pieces (2,606,947 positions, coins: 326 bytes a position),
-    3.3 GB for five pieces with the d4 (225 bytes)."""
-    return UrSpace(rules.pieces).size * (56 * len(rules.throws) + 60)
+    """Peak memory of :func:`solve_optimal`: the table and the largest layer's packed successors
+    (:func:`.layered.estimated_bytes`)."""
+    from .layered import estimated_bytes as layered_bytes
+
+    return layered_bytes(rules)
 
 
 def check_memory(rules: UrRules) -> None:
@@ -90,7 +93,7 @@ def check_memory(rules: UrRules) -> None:
     if need > avail:
         raise TooLargeError(
             f"{rules.name} with {rules.pieces} pieces: optimal values over {UrSpace(rules.pieces).size:,} "
-            f"positions need about {need / 2**30:.1f} GiB with the move table held whole; "
+            f"positions need about {need / 2**30:.1f} GiB (the table and the largest layer's successors); "
             f"{avail / 2**30:.1f} GiB available (try --pieces {_largest_fitting(rules, avail)} or fewer)")
 
 
@@ -106,11 +109,19 @@ def _largest_fitting(rules: UrRules, avail: int) -> int:
 def solve_optimal(rules: UrRules, tol: float = 1e-12, max_sweeps: int = 100_000) -> OptimalSolution:
     """Values of every position of ``rules`` under optimal play (see the module docstring).
 
-    Holds the whole move table in memory: fine up to five pieces; the seven-piece
-    game needs the moves generated per block, and is refused up front
-    (:func:`estimated_bytes`) rather than left to run out of memory.
+    ``layer_residuals`` holds each layer's last sweep change, in the order the layers were solved;
+    a solve that cannot fit is refused up front (:func:`estimated_bytes`).
     """
+    from .layered import solve_layered
+
     check_memory(rules)
+    lay = solve_layered(rules, tol=tol, max_sweeps=max_sweeps)
+    return OptimalSolution(rules, lay.values, [s.change for s in lay.layers], lay.sweeps)
+
+
+def solve_optimal_whole(rules: UrRules, tol: float = 1e-12, max_sweeps: int = 100_000) -> OptimalSolution:
+    """The former solve: the whole move table held at once, plain Gauss-Seidel by total pieces off
+    (kept to compare against; about 340 bytes a position)."""
     space = UrSpace(rules.pieces)
     mv = moves(space, None, rules)
     pos = space.unrank_many(np.arange(space.size, dtype=np.int64))

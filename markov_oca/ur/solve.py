@@ -1,4 +1,11 @@
-"""A pair of Ur policies solved: each side's chance to win, turns, throws, length."""
+"""A pair of Ur policies solved: each side's chance to win, turns, throws, length.
+
+Up to :data:`CHAIN_PIECES` pieces a side the pair is a :class:`~markov_oca.chain.Chain`
+(``ur_chain``) and its analyses; above that, or with ``method="sweeps"``, it is solved by
+sweeps over the ranked positions (:mod:`.sweeps`): a layered policy evaluation for the
+chances, turns and throws, and a forward push of the length distribution. The two give the
+same figures where both run (tests/test_ur_full.py).
+"""
 
 from __future__ import annotations
 
@@ -8,18 +15,29 @@ from typing import Any
 
 from ..chain import Chain
 from ..progress import progress_bar
-from ..results import Expectation, UrResults, length_summary
+from ..results import Expectation, UrResults, length_summary, summarise_length
+
+#: Largest number of pieces a side solved as a chain by default (the sweeps take over above).
+CHAIN_PIECES = 3
+#: From this many pieces the optimal values are not solved on the way: the table must be saved first.
+TABLE_FIRST_PIECES = 6
 
 
 def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
              options: Mapping[str, Any] | None = None, tail: float = 1e-10, progress: bool = False,
-             optimal: Any = None, chain: Chain | None = None) -> UrResults:
-    """A pair of Ur policies as a chain: each side's chance to win, turns, throws, length.
+             optimal: Any = None, chain: Chain | None = None, method: str = "auto",
+             values: Any = None) -> UrResults:
+    """A pair of Ur policies: each side's chance to win, turns, throws, length.
 
     ``rules`` is a rule set's name or path, or loaded :class:`~markov_oca.ur.rules.UrRules`.
     A caller that already holds the optimal values (an
-    :class:`~markov_oca.ur.optimal.OptimalSolution`) or this policy pair's chain passes them
-    as ``optimal`` and ``chain``, so they are not computed a second time.
+    :class:`~markov_oca.ur.optimal.OptimalSolution`, or the table itself as ``values``, e.g.
+    memory-mapped by :func:`~markov_oca.ur.layered.load_table`) or this policy pair's chain
+    passes them, so they are not computed a second time. ``method``: ``"chain"``,
+    ``"sweeps"`` or ``"auto"`` (the chain up to :data:`CHAIN_PIECES` pieces, or when
+    ``chain`` is given or a policy is a callable; the sweeps above). Without values, a table
+    saved by ``markov-oca ur solve`` for these rules is used when there is one
+    (:func:`~markov_oca.ur.table.find_table`).
 
     Example
     -------
@@ -27,21 +45,50 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
     >>> round(float(r.wins["light"]), 4)
     0.755
     """
-    from .chain import check_chain_memory, ur_chain
-    from .optimal import solve_optimal
+    from ..errors import RulesError
     from .rules import UrRules, load_ur
-    from .state import UrSpace
 
     r = rules if isinstance(rules, UrRules) else load_ur(rules, options or {})
+    if method not in ("auto", "chain", "sweeps"):
+        raise RulesError(f"method {method!r}: auto, chain or sweeps")
+    if method == "auto":
+        simple = all(isinstance(p, str) for p in (light, dark))
+        method = "chain" if (chain is not None or not simple or r.pieces <= CHAIN_PIECES) else "sweeps"
+    if method == "sweeps":
+        return _solve_sweeps(r, light, dark, tail=tail, progress=progress, optimal=optimal, values=values)
+    return _solve_chain(r, light, dark, tail=tail, progress=progress, optimal=optimal, chain=chain, values=values)
+
+
+def _optimal_values(r, light, dark, optimal, values, timer, progress):
+    """(values, residual) for the pair: given, found saved, or solved now."""
+    from .layered import solve_layered
+    from .table import find_table
+
+    if values is not None:
+        return values, getattr(optimal, "residual", None)
+    if optimal is not None:
+        return optimal.values, optimal.residual
+    if "optimal" not in (light, dark):
+        return None, None
+    found = find_table(r)
+    if found is not None:
+        return found
+    t0 = time.perf_counter()
+    lay = solve_layered(r, residual=r.pieces <= 5, progress=progress)
+    timer["optimal"] = time.perf_counter() - t0
+    res = lay.residual if lay.residual is not None else max((s.change for s in lay.layers), default=0.0)
+    return lay.values, res
+
+
+def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> UrResults:
+    from .chain import check_chain_memory, ur_chain
+    from .state import UrSpace
+
     check_chain_memory(r)  # before the value iteration, which would be wasted on a refused chain
     timer: dict[str, float] = {}
     with progress_bar(progress) as bar:
         bar.add_task(f"solving {r.name} with {r.pieces} pieces", total=None)
-        t0 = time.perf_counter()
-        if optimal is None and "optimal" in (light, dark):
-            optimal = solve_optimal(r)
-            timer["optimal"] = time.perf_counter() - t0
-        values, residual = (optimal.values, optimal.residual) if optimal is not None else (None, None)
+        values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress=False)
         if chain is None:
             t1 = time.perf_counter()
             chain = ur_chain(r, light, dark, values)
@@ -62,5 +109,50 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
         optimal_residual=residual,
         positions=UrSpace(r.pieces).size,
         solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in chain.reports],
+        timings=timer,
+    )
+
+
+def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResults:
+    from ..errors import RulesError
+    from .state import UrSpace
+    from .sweeps import POLICY_CODES, check_sweeps_memory, evaluate_policies, length_distribution
+
+    for p in (light, dark):
+        if not isinstance(p, str):
+            raise RulesError("a callable policy is solved as a chain (method='chain')")
+        if p not in POLICY_CODES:
+            raise RulesError(f"unknown policy {p!r} (policies: {', '.join(POLICY_CODES)})")
+    if "optimal" in (light, dark) and values is None and optimal is None and r.pieces >= TABLE_FIRST_PIECES:
+        from .table import find_table
+
+        if find_table(r) is None:  # an hour's solve is a command of its own, run once, not a side effect
+            raise RulesError(f"{r.name} with {r.pieces} pieces: the optimal policy needs the solved table; run "
+                             f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first (see docs/ur.md)")
+    check_sweeps_memory(r, 1 if light == dark else 2)
+    timer: dict[str, float] = {}
+    values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
+    space = UrSpace(r.pieces)
+    start = space.rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
+    t0 = time.perf_counter()
+    ev = evaluate_policies(r, light, dark, values, progress=progress)
+    win, throws, turns = ev.at(start, 0)
+    timer["evaluate"] = time.perf_counter() - t0
+    transitions, sweeps, change = ev.entries, ev.sweeps, ev.change
+    del ev
+    t1 = time.perf_counter()
+    dist = length_distribution(r, light, dark, values, tail=tail, progress=progress)
+    timer["length"] = time.perf_counter() - t1
+    return UrResults(
+        rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
+        options=dict(r.options), states=space.size * (1 if light == dark else 2), transitions=transitions,
+        wins={"light": win, "dark": 1.0 - win},
+        expected={"turns": Expectation(turns, turns), "throws": Expectation(throws, throws)},
+        length=summarise_length(dist, turns),
+        optimal_value=float(values[start]) if values is not None else None,
+        optimal_residual=residual,
+        positions=space.size,
+        solver=[{"method": "layered Gauss-Seidel policy evaluation (sweeps)", "residual": change,
+                 "iterations": sweeps}],
         timings=timer,
     )

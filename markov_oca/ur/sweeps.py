@@ -1,0 +1,514 @@
+"""A pair of Ur policies solved by sweeps over the ranked positions, without a chain.
+
+With both policies fixed, three quantities satisfy linear equations over the
+positions (seen from the side to move) and which real side that is:
+
+* ``win``: the chance that the side to move wins;
+* ``throws``: the throws still to come, this one included;
+* ``turns``: the turns still to come, this one included, at the start of a turn
+  (after a rosette the same turn goes on, so the successor's count, which
+  counts its own turn, is one too many).
+
+They are solved layer by layer of pieces off, as the optimal values are
+(:mod:`.layered`): a layer's successors are packed (the policy's move for each
+throw, or every legal move with its share for ``random``), swept Gauss-Seidel to
+a relative change of ``tol``, and dropped.
+
+The length distribution is a forward push of the probability mass, one turn at
+a time. The side to move is known from the turn's parity, so the mass lives on
+the positions alone. Within a turn a rosette gives the same side another throw,
+and the mover's pips only grow along such throws; so the positions are visited
+in order of the mover's pips and the whole turn, rosettes included, is one pass.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import prange
+
+from ..chain import LengthDistribution
+from ..errors import RulesError, TooLargeError
+from ..memory import available_memory, gib
+from ..progress import progress_bar
+from .kernel import AGAIN, CAPTURE, GAME_OVER, LANE_MIRROR, MOVER_WINS, OFF, ROSETTE, kernel_args, moves_kernel
+from .layered import CHUNK, _largest_layer, layer_members, layers
+from .rules import UrRules
+from .state import UrSpace, _unrank_core
+
+__all__ = ["POLICY_CODES", "PolicyEvaluation", "evaluate_policies", "length_distribution", "sweeps_bytes"]
+
+#: Policies the sweeps know, by code.
+POLICY_CODES = {"random": 0, "greedy": 1, "optimal": 2}
+
+
+def _code(policy) -> int:
+    if not isinstance(policy, str) or policy not in POLICY_CODES:
+        raise RulesError(f"unknown policy {policy!r} for the sweeps (policies: {', '.join(POLICY_CODES)})")
+    return POLICY_CODES[policy]
+
+
+@numba.njit(cache=True, inline="always")
+def _choice(code, succ, events, frm, n_moves, values, i, t):
+    """The move a policy plays (index into the moves), -1 for all of them (random): as
+    :func:`.chain.policy_weights` does, the first among equals."""
+    k = n_moves[i, t]
+    if code == 0 or k <= 1:
+        return -1 if k > 1 else 0
+    best = -1e300
+    arg = 0
+    for m in range(k):
+        ev = events[i, t, m]
+        if code == 1:
+            sc = 0.0
+            if ev & GAME_OVER and ev & MOVER_WINS:
+                sc += 10_000.0
+            if ev & CAPTURE:
+                sc += 1_000.0
+            if ev & ROSETTE:
+                sc += 100.0
+            if ev & OFF:
+                sc += 50.0
+            sc += max(frm[i, t, m], 0)
+        else:
+            if ev & GAME_OVER:
+                sc = 1.0 if ev & MOVER_WINS else 0.0
+            elif ev & AGAIN:
+                sc = values[succ[i, t, m]]
+            else:
+                sc = 1.0 - values[succ[i, t, m]]
+        if sc > best:
+            best = sc
+            arg = m
+    return arg
+
+
+# ----------------------------------------------------------------------------- policy evaluation
+
+
+@numba.njit(cache=True, parallel=True)
+def _count(codes, succ, events, frm, n_moves, values, loc):
+    k, nt = n_moves.shape
+    ns = codes.shape[0]
+    ne = np.zeros(k * ns, np.int64)
+    nc = np.zeros(k * ns, np.int64)
+    for i in prange(k):
+        for side in range(ns):
+            e = 0
+            c = 0
+            for t in range(nt):
+                ch = _choice(codes[side], succ, events, frm, n_moves, values, i, t)
+                for m in range(n_moves[i, t]):
+                    if ch >= 0 and m != ch:
+                        continue
+                    e += 1
+                    if events[i, t, m] & GAME_OVER or loc[succ[i, t, m]] < 0:
+                        c += 1
+            ne[i * ns + side] = e
+            nc[i * ns + side] = c
+    return ne, nc
+
+
+@numba.njit(cache=True, parallel=True)
+def _pack(codes, succ, events, frm, n_moves, values, loc, gw, gy, gz, e_start, c_start, cnt, ent, cw, cy, cz,
+          row0):
+    k, nt = n_moves.shape
+    ns = codes.shape[0]
+    for i in prange(k):
+        for side in range(ns):
+            r = i * ns + side
+            e = e_start[r]
+            c = c_start[r]
+            for t in range(nt):
+                ch = _choice(codes[side], succ, events, frm, n_moves, values, i, t)
+                used = 0
+                for m in range(n_moves[i, t]):
+                    if ch >= 0 and m != ch:
+                        continue
+                    used += 1
+                    ev = events[i, t, m]
+                    s = succ[i, t, m]
+                    again = 1 if ev & AGAIN else 0
+                    nside = side if (again or ns == 1) else 1 - side
+                    if ev & GAME_OVER:
+                        cw[c] = 1.0 if ev & MOVER_WINS else 0.0
+                        cy[c] = 0.0
+                        cz[c] = 0.0
+                    elif loc[s] >= 0:
+                        ent[e] = 2 * (loc[s] * ns + nside) + again
+                        e += 1
+                        continue
+                    else:
+                        g = s * ns + nside
+                        cw[c] = gw[g] if again else 1.0 - gw[g]
+                        cy[c] = gy[g]
+                        cz[c] = gz[g] - again
+                    ent[e] = -(c + 1)
+                    e += 1
+                    c += 1
+                cnt[row0 * ns + r, t] = used
+
+
+@numba.njit(cache=True, parallel=True)
+def _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts):
+    """One Gauss-Seidel sweep; ``x`` holds (win, throws, turns) of each state side by side (one cache
+    line for the three)."""
+    n = x.shape[0] // 3
+    worst = np.zeros(parts)
+    for part in prange(parts):
+        lo = part * n // parts
+        hi = (part + 1) * n // parts
+        w = 0.0
+        for i in range(lo, hi):
+            e = start[i]
+            nw = 0.0
+            ny = 1.0
+            nz = 1.0
+            for t in range(probs.shape[0]):
+                k = cnt[i, t]
+                sw = 0.0
+                sy = 0.0
+                sz = 0.0
+                for _ in range(k):
+                    code = ent[e]
+                    e += 1
+                    if code >= 0:
+                        j = 3 * (code >> 1)
+                        if code & 1:
+                            sw += x[j]
+                            sz += x[j + 2] - 1.0
+                        else:
+                            sw += 1.0 - x[j]
+                            sz += x[j + 2]
+                        sy += x[j + 1]
+                    else:
+                        c = -code - 1
+                        sw += cw[c]
+                        sy += cy[c]
+                        sz += cz[c]
+                q = probs[t] / k
+                nw += q * sw
+                ny += q * sy
+                nz += q * sz
+            b = 3 * i
+            d = max(abs(nw - x[b]), abs(ny - x[b + 1]) / max(1.0, ny), abs(nz - x[b + 2]) / max(1.0, nz))
+            if d > w:
+                w = d
+            x[b] = nw
+            x[b + 1] = ny
+            x[b + 2] = nz
+        worst[part] = w
+    return worst.max()
+
+
+@numba.njit(cache=True, parallel=True)
+def _terminal(tables, total, lo, hi, ns, gw, gy, gz):
+    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    n = f.shape[0] - 1
+    for s in prange(lo, hi):
+        p = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift, lane_light, lane_dark, pop6, s)
+        mo = p[3]
+        to = p[6]
+        if mo == n or to == n or (total > 0 and mo + to >= total):
+            for side in range(ns):
+                gw[s * ns + side] = 1.0 if mo > to else 0.0
+                gy[s * ns + side] = 0.0
+                gz[s * ns + side] = 0.0
+
+
+@dataclass
+class PolicyEvaluation:
+    """Per position and real side to move: the mover's chance to win, throws and turns to come."""
+
+    rules: UrRules
+    sides: int  # 1 when both sides play the same policy (then light and dark share the arrays)
+    win: np.ndarray  # (S * sides,), index position * sides + side (0 light, 1 dark)
+    throws: np.ndarray
+    turns: np.ndarray
+    sweeps: int
+    change: float
+    entries: int
+    seconds: float
+
+    def at(self, index: int, side: int = 0) -> tuple[float, float, float]:
+        g = index * self.sides + (side if self.sides == 2 else 0)
+        return float(self.win[g]), float(self.throws[g]), float(self.turns[g])
+
+
+def sweeps_bytes(rules: UrRules, sides: int) -> int:
+    """Peak memory of :func:`evaluate_policies` and :func:`length_distribution` (the larger)."""
+    space = UrSpace(rules.pieces)
+    S = space.size
+    largest = max((_largest_layer(space, p) for p in layers(rules)), default=0)
+    evaluate = S * sides * 24 + S * 4 + largest * sides * (8 + 5 + 14 * 4 + 24 + 16) + S * 8
+    push = S * (8 + 5 + 4 * 14 * sides / 2) + S * 8 * 3 + S * 8
+    return int(max(evaluate, push) + 200 * 2**20)
+
+
+def check_sweeps_memory(rules: UrRules, sides: int) -> None:
+    need, avail = sweeps_bytes(rules, sides), available_memory()
+    if need > avail:
+        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: the policy sweeps need about {gib(need)}; "
+                            f"{gib(avail)} available")
+
+
+def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optimal",
+                      values: np.ndarray | None = None, *, tol: float = 1e-11, progress: bool = False,
+                      max_sweeps: int = 100_000) -> PolicyEvaluation:
+    """Each position's chance to win, throws and turns to come, ``light`` against ``dark``.
+
+    ``values``: the optimal values (needed when a side plays ``optimal``).
+
+    Example
+    -------
+    >>> from markov_oca.ur.rules import load_ur
+    >>> ev = evaluate_policies(load_ur("ur", {"pieces": 1}), "random", "random")
+    >>> round(ev.at(UrSpace(1).rank(0, 0, 1, 0, 0, 1, 0))[0], 6)
+    0.518254
+    """
+    codes = np.array([_code(light)] if light == dark else [_code(light), _code(dark)], np.int64)
+    if 2 in codes and values is None:
+        raise ValueError("the optimal policy needs the optimal values")
+    vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
+    ns = codes.size
+    t_all = time.perf_counter()
+    space = UrSpace(rules.pieces)
+    S = space.size
+    throws, ros, total = kernel_args(rules)
+    probs = np.asarray(rules.throw_probabilities, np.float64)
+    nt = len(throws)
+    gw = np.zeros(S * ns)
+    gy = np.zeros(S * ns)
+    gz = np.zeros(S * ns)
+    step = 1 << 24
+    for lo in range(0, S, step):
+        _terminal(space.tables, np.int64(rules.end_total), lo, min(lo + step, S), ns, gw, gy, gz)
+    loc = np.full(S, -1, np.int32)
+    sweeps_total, worst, entries = 0, 0.0, 0
+    parts = numba.get_num_threads()
+    todo = layers(rules)
+    with progress_bar(progress) as bar:
+        overall = bar.add_task(f"{light} against {dark}: layers", total=len(todo))
+        for pair in todo:
+            members, _ = layer_members(space, pair, "progress")
+            n = members.size
+            loc[members] = np.arange(n, dtype=np.int32)
+            cnt = np.zeros((n * ns, nt), np.uint8)
+            start = np.zeros(n * ns + 1, np.int64)
+            parts_e, parts_c = [], []
+            e_used = c_used = 0
+            for lo in range(0, n, CHUNK):
+                chunk = members[lo:lo + CHUNK]
+                succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, chunk, throws, ros,
+                                                                  total)
+                ne, nc = _count(codes, succ, events, frm, n_moves, vals, loc)
+                e_start = np.empty(ne.size + 1, np.int64)
+                e_start[0] = e_used
+                np.cumsum(ne, out=e_start[1:])
+                e_start[1:] += e_used
+                c_start = np.empty(nc.size, np.int64)
+                c_start[0] = c_used
+                np.cumsum(nc[:-1], out=c_start[1:])
+                c_start[1:] += c_used
+                ent = np.empty(int(ne.sum()), np.int32)
+                cw = np.empty(int(nc.sum()))
+                cy = np.empty_like(cw)
+                cz = np.empty_like(cw)
+                # the chunk's own arrays take entries from 0: shift the starts for the fill
+                _pack(codes, succ, events, frm, n_moves, vals, loc, gw, gy, gz, e_start - e_used, c_start - c_used,
+                      cnt, ent, cw, cy, cz, lo)
+                ent = np.where(ent < 0, ent - c_used, ent).astype(np.int32)
+                start[lo * ns:(lo + chunk.size) * ns] = e_start[:-1]
+                parts_e.append(ent)
+                parts_c.append((cw, cy, cz))
+                e_used, c_used = int(e_start[-1]), c_used + cw.size
+                del succ, frm, events, n_moves
+            start[n * ns] = e_used
+            ent = np.concatenate(parts_e) if parts_e else np.empty(0, np.int32)
+            cw = np.concatenate([c[0] for c in parts_c]) if parts_c else np.empty(0)
+            cy = np.concatenate([c[1] for c in parts_c]) if parts_c else np.empty(0)
+            cz = np.concatenate([c[2] for c in parts_c]) if parts_c else np.empty(0)
+            del parts_e, parts_c
+            loc[members] = -1
+            x = np.zeros(3 * n * ns)
+            x[0::3] = 0.5
+            change, k = np.inf, 0
+            while change > tol:
+                change = _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts)
+                k += 1
+                if k >= max_sweeps:
+                    raise RuntimeError(f"policy evaluation: layer {pair} did not reach {tol} in {max_sweeps} sweeps")
+            sweeps_total += k
+            worst = max(worst, float(change))
+            entries += ent.size
+            g = (members[:, None] * ns + np.arange(ns)[None, :]).ravel()
+            gw[g] = x[0::3]
+            gy[g] = x[1::3]
+            gz[g] = x[2::3]
+            del ent, cw, cy, cz, cnt, start
+            bar.update(overall, advance=1)
+    return PolicyEvaluation(rules, ns, gw, gy, gz, sweeps_total, worst, entries, time.perf_counter() - t_all)
+
+
+# ----------------------------------------------------------------------------- the length distribution
+
+
+@numba.njit(cache=True, parallel=True)
+def _mover_pips(tables, lo, hi, out):
+    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    for s in prange(lo, hi):
+        lane, mm, mh, mo, tm, th, to = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift,
+                                                    lane_light, lane_dark, pop6, s)
+        p = 15 * mo
+        for bit in range(6):
+            if (mm >> bit) & 1:
+                p += bit + 1 if bit < 4 else bit + 9
+        x = lane
+        for d in range(8):
+            if x % 3 == 1:
+                p += 5 + d
+            x //= 3
+        out[s] = p
+
+
+@numba.njit(cache=True, parallel=True)
+def _push_count(code, succ, events, frm, n_moves, values):
+    k, nt = n_moves.shape
+    ne = np.zeros(k, np.int64)
+    for i in prange(k):
+        e = 0
+        for t in range(nt):
+            ch = _choice(code, succ, events, frm, n_moves, values, i, t)
+            e += n_moves[i, t] if ch < 0 else 1
+        ne[i] = e
+    return ne
+
+
+@numba.njit(cache=True, parallel=True)
+def _push_pack(code, succ, events, frm, n_moves, values, newpos, e_start, cnt, ent, rows):
+    k, nt = n_moves.shape
+    for i in prange(k):
+        e = e_start[i]
+        r = rows[i]
+        for t in range(nt):
+            ch = _choice(code, succ, events, frm, n_moves, values, i, t)
+            used = 0
+            for m in range(n_moves[i, t]):
+                if ch >= 0 and m != ch:
+                    continue
+                ev = events[i, t, m]
+                if ev & GAME_OVER:
+                    ent[e] = -1 if ev & MOVER_WINS else -2
+                else:
+                    ent[e] = 2 * newpos[succ[i, t, m]] + (1 if ev & AGAIN else 0)
+                e += 1
+                used += 1
+            cnt[r, t] = used
+
+
+@numba.njit(cache=True)
+def _turn(start, cnt, ent, probs, cur, nxt):
+    """One turn: the mass of ``cur`` (visited in order, rosettes pushed ahead within ``cur``) moves
+    to ``nxt``; returns (mass won by the mover, mass lost by the mover)."""
+    won = 0.0
+    lost = 0.0
+    for s in range(cur.shape[0]):
+        m = cur[s]
+        if m == 0.0:
+            continue
+        cur[s] = 0.0
+        e = start[s]
+        for t in range(probs.shape[0]):
+            k = cnt[s, t]
+            q = m * probs[t] / k
+            for _ in range(k):
+                c = ent[e]
+                e += 1
+                if c >= 0:
+                    if c & 1:
+                        cur[c >> 1] += q
+                    else:
+                        nxt[c >> 1] += q
+                elif c == -1:
+                    won += q
+                else:
+                    lost += q
+    return won, lost
+
+
+def length_distribution(rules: UrRules, light: str = "optimal", dark: str = "optimal",
+                        values: np.ndarray | None = None, *, tail: float = 1e-10, start: int | None = None,
+                        max_turns: int = 1_000_000, progress: bool = False) -> LengthDistribution:
+    """The distribution of the number of turns, light moving first from ``start`` (all pieces in hand).
+
+    ``by_outcome`` has the columns light wins, dark wins (the order of the chain's outcomes).
+    """
+    codes = [_code(light)] if light == dark else [_code(light), _code(dark)]
+    if 2 in codes and values is None:
+        raise ValueError("the optimal policy needs the optimal values")
+    vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
+    space = UrSpace(rules.pieces)
+    S = space.size
+    throws, ros, total = kernel_args(rules)
+    probs = np.asarray(rules.throw_probabilities, np.float64)
+    nt = len(throws)
+    # new place of each rank: ascending mover's pips
+    pips = np.empty(S, np.int8)
+    step = 1 << 24
+    for lo in range(0, S, step):
+        _mover_pips(space.tables, lo, min(lo + step, S), pips)
+    order = np.argsort(pips, kind="stable").astype(np.int32)
+    del pips
+    newpos = np.empty(S, np.int32)
+    newpos[order] = np.arange(S, dtype=np.int32)
+    tables = []
+    with progress_bar(progress) as bar:
+        task = bar.add_task("policy moves for the length distribution", total=S * len(codes))
+        for code in codes:
+            cnt = np.zeros((S, nt), np.uint8)
+            start_e = np.zeros(S + 1, np.int64)
+            ents = []
+            e_used = 0
+            for lo in range(0, S, CHUNK):
+                rows = order[lo:lo + CHUNK].astype(np.int64)  # ranks, placed at lo..: fill in new order
+                succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, rows, throws, ros,
+                                                                  total)
+                ne = _push_count(code, succ, events, frm, n_moves, vals)
+                e_start = np.zeros(ne.size + 1, np.int64)
+                np.cumsum(ne, out=e_start[1:])
+                ent = np.empty(int(e_start[-1]), np.int32)
+                _push_pack(code, succ, events, frm, n_moves, vals, newpos, e_start, cnt, ent,
+                           np.arange(lo, lo + rows.size, dtype=np.int64))
+                start_e[lo:lo + rows.size] = e_start[:-1] + e_used
+                e_used += ent.size
+                ents.append(ent)
+                bar.update(task, advance=rows.size)
+            start_e[S] = e_used
+            tables.append((start_e, cnt, np.concatenate(ents)))
+            del ents
+        del order
+        first = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0) if start is None else start
+        cur = np.zeros(S)
+        nxt = np.zeros(S)
+        cur[newpos[first]] = 1.0
+        del newpos
+        pmf = np.zeros((1024, 2))
+        left, t = 1.0, 0
+        task = bar.add_task("length distribution, turn by turn", total=None)
+        while t < max_turns and left >= tail:
+            t += 1
+            side = (t - 1) % 2
+            st, cn, en = tables[side % len(tables)]
+            won, lost = _turn(st, cn, en, probs, cur, nxt)
+            if t >= pmf.shape[0]:
+                pmf = np.vstack([pmf, np.zeros_like(pmf)])
+            pmf[t, side] += won
+            pmf[t, 1 - side] += lost
+            cur, nxt = nxt, cur
+            left = float(cur.sum())
+            bar.update(task, description=f"length distribution: turn {t}, {left:.1e} still in play")
+    pmf = pmf[:t + 1].copy()
+    return LengthDistribution(pmf.sum(axis=1), 0.0, left, by_outcome=pmf)

@@ -1,0 +1,227 @@
+"""The solved table on disk: where it is kept, and RoyalUr's ``.rgu`` lookup-table format.
+
+Saved tables
+------------
+``markov-oca ur solve`` writes the optimal values of every position as one
+``.npy`` (float64, in the ranking of :mod:`.state`) and a ``.json`` beside it naming
+the rules and the solve. By default they go to ``$MARKOV_OCA_TABLES`` (or
+``~/.cache/markov_oca/ur``) under a name made of the rule set, the pieces and a
+hash of what fixes the values (:func:`.layered.rules_identity`), so that
+:func:`find_table` hands them (memory-mapped) to ``ur best-move`` and
+``solve ur`` instead of solving again.
+
+The ``.rgu`` format
+-------------------
+RoyalUr.net ships its lookup tables in this format (read by
+``royalur/lut/reader.py`` of RoyalUr-Python): the bytes ``RGU``, a version byte 0,
+a big-endian int32 length and that many bytes of a UTF-8 JSON header, an int32
+number of maps (here 1), an int32 size per map, then the keys (big-endian uint32,
+ascending) and the values. The header names ``value_type`` (``percent16``: uint16,
+the percentage times 65535 / 100, rounded; ``float32`` / ``float64``: big-endian
+floats holding the percentage) and the ``game_settings``. RoyalUr-Python's reader
+takes 2-byte values only, so it reads ``percent16`` files.
+
+A key is a position with light to move, RoyalUr's ``SimpleGameStateEncoding``: bits
+0-5 dark's own squares, 6-18 the shared lane (13 bits, compressed), 19-24 light's
+own squares, 25-27 dark's pieces in hand, 28-30 light's. On a side's own lane bits
+0-3 are its squares 4, 3, 2, 1 and bits 4-5 its squares 14 and 13. The shared
+lane's occupants (0 empty, 1 dark, 2 light, two bits per square from square 5 up)
+are numbered in the order RoyalUr enumerates them (square 5 first, most
+significant; at most seven of a colour). A value is light's chance to win, in
+percent. Positions where the game is over are left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import atomic_files
+from .layered import load_table, rules_identity, save_table
+from .rules import UrRules
+from .state import LANE_CONFIGS, UrSpace
+
+__all__ = ["RguTable", "find_table", "read_rgu", "rgu_keys", "table_dir", "table_path", "write_rgu", "write_table"]
+
+VALUE_TYPES = {"percent16": ">u2", "float32": ">f4", "float64": ">f8"}
+_PERCENT16_MAX = (1 << 16) - 1
+
+
+# ----------------------------------------------------------------------------- saved tables
+
+
+def table_dir() -> Path:
+    return Path(os.environ.get("MARKOV_OCA_TABLES") or Path.home() / ".cache" / "markov_oca" / "ur")
+
+
+def table_path(rules: UrRules, directory: str | Path | None = None) -> Path:
+    """Where the table of ``rules`` is kept by default."""
+    ident = json.dumps(rules_identity(rules), sort_keys=True)
+    tag = hashlib.sha256(ident.encode()).hexdigest()[:10]
+    return Path(directory or table_dir()) / f"{rules.name}-{rules.pieces}p-{tag}.npy"
+
+
+def write_table(rules: UrRules, values: np.ndarray, path: str | Path | None = None, **info) -> Path:
+    """Save ``values`` (.npy, once) and a ``.json`` naming the rules and ``info`` beside it."""
+    path = Path(path) if path is not None else table_path(rules)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_table(values, path)
+    meta = {"schema": "markov_oca.ur-table/1", "game": rules_identity(rules), **info}
+    with atomic_files([path.with_suffix(".json")]) as (tmp,):
+        tmp.write_text(json.dumps(meta, indent=1))
+    return path
+
+
+def find_table(rules: UrRules, path: str | Path | None = None) -> tuple[np.ndarray, float | None] | None:
+    """(memory-mapped values, final residual) of a saved table for ``rules``, or None."""
+    path = Path(path) if path is not None else table_path(rules)
+    meta_path = path.with_suffix(".json")
+    if not path.exists() or not meta_path.exists():
+        return None
+    meta = json.loads(meta_path.read_text())
+    if meta.get("game") != rules_identity(rules):
+        raise ValueError(f"{path}: the table of other rules ({meta.get('game')})")
+    return load_table(path, rules), meta.get("residual")
+
+
+# ----------------------------------------------------------------------------- .rgu keys
+
+
+def _lane_compression() -> np.ndarray:
+    """Our lane code -> RoyalUr's compressed shared-lane number (-1 where they have none)."""
+    order = []
+
+    def walk(state: int, light: int, dark: int, index: int) -> None:
+        for occupant in range(3):
+            nl, nd = light - (occupant == 2), dark - (occupant == 1)
+            if nl < 0 or nd < 0:
+                continue
+            new = state | occupant << (2 * index)
+            if index == 7:
+                order.append(new)
+            else:
+                walk(new, nl, nd, index + 1)
+
+    walk(0, 7, 7, 0)
+    number = {s: i for i, s in enumerate(order)}
+    out = np.full(LANE_CONFIGS, -1, np.int64)
+    for lane in range(LANE_CONFIGS):
+        x, state = lane, 0
+        for d in range(8):
+            digit = x % 3  # ours: 1 light (to move), 2 dark; theirs: 1 dark, 2 light
+            x //= 3
+            state |= (0, 2, 1)[digit] << (2 * d)
+        out[lane] = number.get(state, -1)
+    return out
+
+
+_LANE_NUMBER = _lane_compression()
+#: our private-mask bit (squares 1, 2, 3, 4, 13, 14) -> their lane bit (board rows 3, 2, 1, 0, 7, 6)
+_THEIR_BIT = (3, 2, 1, 0, 5, 4)
+_MASK_MAP = np.array([sum(1 << _THEIR_BIT[b] for b in range(6) if m >> b & 1) for m in range(64)], np.int64)
+
+
+def rgu_keys(lane, mine_mask, mine_hand, their_mask, their_hand) -> np.ndarray:
+    """RoyalUr keys (int64) of positions, the side to move (mine) playing light."""
+    lane_no = _LANE_NUMBER[np.asarray(lane, np.int64)]
+    if (lane_no < 0).any():
+        raise ValueError("a shared lane RoyalUr's encoding does not number (eight pieces of a colour)")
+    mine, theirs = _MASK_MAP[np.asarray(mine_mask, np.int64)], _MASK_MAP[np.asarray(their_mask, np.int64)]
+    return (theirs | lane_no << 6 | mine << 19 | np.asarray(their_hand, np.int64) << 25
+            | np.asarray(mine_hand, np.int64) << 28)
+
+
+def game_settings(rules: UrRules) -> dict:
+    """RoyalUr's names for the game the table solves (ours beside them)."""
+    finkel = (rules.throw_kind == "coins" and rules.throw_count == 4 and rules.rosettes == (4, 8, 14)
+              and rules.end == "all-off")
+    return {"board_shape": "standard", "paths": "bell",
+            "dice": "four_binary" if rules.throw_kind == "coins" and rules.throw_count == 4 else
+            f"{rules.throw_kind}_{rules.throw_count}",
+            "start_pieces": rules.pieces, "safe_rosettes": True, "rosettes_grant_extra_rolls": True,
+            "capture_grant_extra_rolls": False, "finkel": finkel,
+            "markov_oca": rules_identity(rules)}
+
+
+# ----------------------------------------------------------------------------- writing and reading
+
+
+def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: str = "percent16",
+              chunk: int = 1 << 22) -> int:
+    """Write the table as a ``.rgu`` file; the number of entries (positions not over)."""
+    if value_type not in VALUE_TYPES:
+        raise ValueError(f"value type {value_type!r}: one of {', '.join(VALUE_TYPES)}")
+    space = UrSpace(rules.pieces)
+    n = rules.pieces
+    total = rules.end_total
+    keys_parts, vals_parts = [], []
+    for lo in range(0, space.size, chunk):
+        idx = np.arange(lo, min(lo + chunk, space.size), dtype=np.int64)
+        p = space.unrank_many(idx)
+        mo, to = p.mine_off.astype(np.int64), p.their_off.astype(np.int64)
+        live = (mo < n) & (to < n) & ~((total > 0) & (mo + to >= total))
+        keys_parts.append(rgu_keys(p.lane[live], p.mine_mask[live], p.mine_hand[live], p.their_mask[live],
+                                   p.their_hand[live]).astype(np.uint32))
+        vals_parts.append(np.asarray(values[idx[live]], np.float64))
+    keys = np.concatenate(keys_parts)
+    vals = np.concatenate(vals_parts)
+    del keys_parts, vals_parts
+    order = np.argsort(keys, kind="stable")
+    keys, vals = keys[order], vals[order]
+    if keys.size > 1 and (np.diff(keys.astype(np.int64)) <= 0).any():
+        raise RuntimeError("two positions with one RoyalUr key")
+    pct = np.clip(vals * 100.0, 0.0, 100.0)
+    if value_type == "percent16":
+        out = np.rint(pct / 100.0 * _PERCENT16_MAX).astype(">u2")
+    else:
+        out = pct.astype(VALUE_TYPES[value_type])
+    header = json.dumps({"value_type": value_type, "game_settings": game_settings(rules),
+                         "producer": "markov_oca", "values": "light's chance to win, percent; light to move"})
+    hb = header.encode("utf-8")
+    with atomic_files([Path(path)]) as (tmp,):
+        with open(tmp, "wb") as fh:
+            fh.write(b"RGU" + bytes([0]))
+            fh.write(len(hb).to_bytes(4, "big", signed=True))
+            fh.write(hb)
+            fh.write((1).to_bytes(4, "big", signed=True))
+            fh.write(int(keys.size).to_bytes(4, "big", signed=True))
+            fh.write(keys.astype(">u4").tobytes())
+            fh.write(out.tobytes())
+    return int(keys.size)
+
+
+@dataclass
+class RguTable:
+    header: dict
+    keys: np.ndarray  # uint32, ascending
+    values: np.ndarray  # float64 percent
+
+    def lookup(self, key: int) -> float:
+        i = int(np.searchsorted(self.keys, key))
+        if i >= self.keys.size or int(self.keys[i]) != key:
+            raise KeyError(key)
+        return float(self.values[i])
+
+
+def read_rgu(path: str | Path) -> RguTable:
+    """Read a ``.rgu`` file (one map) back: header, keys, values in percent."""
+    data = Path(path).read_bytes()
+    if data[:3] != b"RGU" or data[3] != 0:
+        raise ValueError(f"{path}: not an RGU version 0 file")
+    hl = int.from_bytes(data[4:8], "big", signed=True)
+    header = json.loads(data[8:8 + hl].decode("utf-8"))
+    at = 8 + hl
+    maps = int.from_bytes(data[at:at + 4], "big", signed=True)
+    sizes = [int.from_bytes(data[at + 4 + 4 * i:at + 8 + 4 * i], "big", signed=True) for i in range(maps)]
+    at += 4 + 4 * maps
+    n = sum(sizes)
+    keys = np.frombuffer(data, ">u4", count=n, offset=at).astype(np.uint32)
+    vt = header.get("value_type", "percent16")
+    raw = np.frombuffer(data, VALUE_TYPES[vt], count=n, offset=at + 4 * n)
+    vals = raw.astype(np.float64) * (100.0 / _PERCENT16_MAX) if vt == "percent16" else raw.astype(np.float64)
+    return RguTable(header, keys, vals)
