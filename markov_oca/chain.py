@@ -29,6 +29,9 @@ from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, a
 
 VISITS_TAIL = 1e-10  # mass still in play at which the visits' forward pass hands over to the solve
 VISITS_TOL = 1e-13  # the hand-over solve's tolerance (its right-hand side is at most VISITS_TAIL)
+# Every figure is a sum over the visits, so their error is the residual's 1-norm: chains of up to
+# POLISH_LIMIT transitions get forward Gauss-Seidel sweeps after the solve, to a change of 1e-15.
+POLISH_LIMIT = 20_000_000
 
 
 @dataclass
@@ -376,12 +379,55 @@ class Chain:
                                      tol=VISITS_TOL)
         v = acc + more
         v[~active] = 0.0
+        sweeps = self._polish(v, active) if self.n_transitions <= POLISH_LIMIT else 0
         b = e.reshape(-1, 1)
         residual = float(_adjoint_residual(self.next, self.pnum, 1.0 / self.denom, active, b, v.reshape(-1, 1)))
         if not residual <= 1e-9:
             raise SolverError(f"expected visits: residual {residual:.3g} is too large")
-        return v, SolveReport(f"forward pass of {dist.pmf.size - 1} turns, then {report.method}", residual,
-                              report.iterations)
+        polish = f", {sweeps} forward Gauss-Seidel sweeps" if sweeps else ""
+        return v, SolveReport(f"forward pass of {dist.pmf.size - 1} turns, then {report.method}{polish}", residual,
+                              report.iterations + sweeps)
+
+    def visits_by_sweeps(self, tol: float = 1e-15, max_sweeps: int = 5_000) -> tuple[np.ndarray, SolveReport]:
+        """Expected visits by forward Gauss-Seidel sweeps from zero, in race order, to a change of ``tol``.
+
+        Slower than :meth:`expected_visits` on long games, but each sweep carries the mass
+        the whole way along a race that only moves forward, so it reaches a change of
+        1e-15 where a Krylov solve stops at its tolerance (the points game's figures are
+        compared with its other solves to 1e-11).
+        """
+        active = self.structure.transient
+        v = np.zeros(self.n)
+        if not active[self.init]:
+            return v, SolveReport("none", 0.0, 0)
+        sweeps = self._polish(v, active, tol, max_sweeps)
+        e = np.zeros((self.n, 1))
+        e[self.init] = 1.0
+        residual = float(_adjoint_residual(self.next, self.pnum, 1.0 / self.denom, active, e, v.reshape(-1, 1)))
+        return v, SolveReport("forward Gauss-Seidel sweeps (expected visits)", residual, sweeps)
+
+    def _polish(self, v: np.ndarray, active: np.ndarray, tol: float = 1e-15, max_sweeps: int = 200) -> int:
+        """Forward Gauss-Seidel sweeps of ``v = e_init + Q^T v`` in race order from ``v`` (in place)."""
+        ids = np.flatnonzero(active)
+        sub = self.P[ids][:, ids]
+        pt = sub.T.tocsr()
+        pt.sort_indices()
+        diag = sub.diagonal()
+        pos = np.full(self.n, -1, np.int64)
+        pos[ids] = np.arange(ids.size)
+        order = self.order()
+        order = pos[order[active[order]]][::-1].astype(np.int64)  # with the race
+        x = v[ids].copy()
+        start = int(pos[self.init])
+        sweeps = 0
+        while sweeps < max_sweeps:
+            change = _forward_sweep(order, pt.indptr.astype(np.int64), pt.indices.astype(np.int64), pt.data,
+                                    start, diag, x)
+            sweeps += 1
+            if change <= tol * max(1.0, float(x.max(initial=0.0))):
+                break
+        v[ids] = x
+        return sweeps
 
     def expected_visits(self) -> tuple[np.ndarray, SolveReport]:
         """Expected number of visits to each transient state from the start, and the solve's report.
@@ -552,6 +598,25 @@ def _classes_left(nxt, label, n_comp):
             if label[t] != label[s]:
                 leaves[label[s]] = True
     return leaves
+
+
+@numba.njit(cache=True)
+def _forward_sweep(order, indptr, indices, data, init, diag, x):
+    """One Gauss-Seidel sweep of ``x = e_init + P^T x`` (``P^T`` in CSR), in ``order``; the largest change."""
+    worst = 0.0
+    for k in range(order.size):
+        t = order[k]
+        acc = 1.0 if t == init else 0.0
+        for e in range(indptr[t], indptr[t + 1]):
+            s = indices[e]
+            if s != t:
+                acc += data[e] * x[s]
+        new = acc / (1.0 - diag[t])
+        d = abs(new - x[t])
+        if d > worst:
+            worst = d
+        x[t] = new
+    return worst
 
 
 @numba.njit(cache=True)

@@ -27,6 +27,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from markov_oca import api  # noqa: E402
 from markov_oca.errors import MarkovOcaError, RulesError  # noqa: E402
+from markov_oca.goose.model import goose_model  # noqa: E402
 
 settings.register_profile("ci", max_examples=300, derandomize=True, deadline=timedelta(seconds=20),
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -166,7 +167,7 @@ def load_or_refuse(text: str, options: dict, players: int):
     path = write(text)
     try:
         rules = api.load(path, options)
-        m = api.model(rules, players)
+        m = goose_model(rules, players)
     except RulesError as exc:
         one_line_naming(exc, path if not str(exc).startswith("players") else None)
         event("refused")

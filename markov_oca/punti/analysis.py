@@ -216,7 +216,7 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     # One forward solve gives every figure: expected totals are visits times step rewards, and the
     # chance of each way to end is visits times the branch into it.
     t1 = time.perf_counter()
-    visits, report = chain.expected_visits()
+    visits, report = chain.visits_by_sweeps()
     x = visits[:n]
     exp = {k: float(x @ np.asarray(v[:n], np.float64)) for k, v in values.items()}
     w = x[end_rows] * prob[end_rows, end_cols]
