@@ -1,0 +1,559 @@
+"""Sparse exact solves of ``A x = B`` for integer ``A = D (I - Q)``: Dixon p-adic lifting.
+
+A chain's probabilities are integers over one denominator ``D``, so ``A = D (I - Q)``
+and the right-hand sides are small integers. We factor ``A`` once modulo a prime
+``p < 2**26`` (a sparse LU over the structure SciPy's SuperLU finds for the float
+matrix in a fill-reducing order, with the diagonal as pivot: ``A`` is an M-matrix),
+then lift: with ``r_0 = B``, each step solves ``A x_i = r_i (mod p)`` by the two
+triangular solves and sets ``r_{i+1} = (r_i - A x_i) / p`` (an exact division, and
+``|r_i|`` stays below ``||A|| + ||B||``: everything is int64). After ``k`` steps
+``X = sum x_i p**i`` solves ``A X = B (mod p**k)``. Only the entries asked for (the
+initial state's) are accumulated as big integers and rationally reconstructed.
+
+Products of two residues are below ``2**52``, so sums of up to ``2**11`` of them
+fit in int64: the kernels reduce once per row (or per 2,000 updates), not per
+product.
+
+**Termination and certificate.** The lifting stops once the reconstruction of every
+wanted entry is the same at two checkpoints; that gives a candidate common
+denominator ``d`` (the lcm of the wanted entries' denominators). A second lifting
+then solves ``A z = d B`` with ``d B`` fed in digit by digit (``d``'s base-``p``
+digits, each times ``B``, join the residual at their step). When ``x >= 0`` (every
+system here: ``(I - Q)**-1 >= 0`` and the right-hand sides are nonnegative) and
+``d x`` is an integer vector, ``z = d x`` is reached exactly and the residual
+becomes exactly zero once ``d`` is fed; conversely a zero residual after the last
+digit means ``A Z = d B`` holds over the integers, so ``Z / d`` *is* the solution,
+all of it, not only the entries reconstructed. That is the certificate; when it
+fails (``d`` was not a common denominator) the first lifting resumes.
+
+Columns may be *coupled*: ``A x_c = B_c + C x_s`` where ``x_s`` is the sum of other
+columns (the chance of ending, for expectations conditioned on it). Coupled columns
+lift in the same steps, the source digits feeding the coupled residual: the block
+lower-triangular system solved by one factorisation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import flint
+import numba
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .errors import SolverError
+
+PRIME_BITS = 26
+CHUNK = 2000  # products of two residues summed before a reduction (2**11 * 2**52 < 2**63)
+
+
+def primes_below(bound: int, count: int) -> list[int]:
+    """The ``count`` largest primes below ``bound``."""
+    out = []
+    q = bound - 1
+    while len(out) < count:
+        if flint.fmpz(q).is_prime():
+            out.append(q)
+        q -= 1
+    return out
+
+
+PRIMES = primes_below(1 << PRIME_BITS, 4)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@numba.njit(cache=True)
+def _inv_mod(a, p):
+    # extended Euclid; a in [1, p)
+    t, new_t, r, new_r = 0, 1, p, a
+    while new_r != 0:
+        q = r // new_r
+        t, new_t = new_t, t - q * new_t
+        r, new_r = new_r, r - q * new_r
+    if t < 0:
+        t += p
+    return t
+
+
+@numba.njit(cache=True)
+def _lu_mod(n, a_ptr, a_idx, a_val, l_ptr, l_idx, u_ptr, u_idx, p):
+    """Left-looking LU of a CSC matrix modulo ``p`` over a known pattern (unit ``L``).
+
+    ``L`` columns start with their diagonal, ``U`` columns end with theirs (rows
+    ascending). Returns (L values, U values, 0) or (.., .., k + 1) for a zero pivot in column k.
+    """
+    l_val = np.zeros(l_idx.size, np.int64)
+    u_val = np.zeros(u_idx.size, np.int64)
+    w = np.zeros(n, np.int64)
+    for k in range(n):
+        for e in range(a_ptr[k], a_ptr[k + 1]):
+            w[a_idx[e]] = a_val[e] % p
+        cnt = 0
+        for e in range(u_ptr[k], u_ptr[k + 1] - 1):
+            j = u_idx[e]
+            xj = w[j] % p
+            u_val[e] = xj
+            w[j] = 0
+            if xj == 0:
+                continue
+            for f in range(l_ptr[j] + 1, l_ptr[j + 1]):
+                w[l_idx[f]] -= l_val[f] * xj
+            cnt += 1
+            if cnt == CHUNK:
+                cnt = 0
+                for g in range(e + 1, u_ptr[k + 1]):
+                    w[u_idx[g]] %= p
+                for g in range(l_ptr[k] + 1, l_ptr[k + 1]):
+                    w[l_idx[g]] %= p
+        d = u_ptr[k + 1] - 1
+        ukk = w[k] % p
+        w[k] = 0
+        u_val[d] = ukk
+        if ukk == 0:
+            return l_val, u_val, k + 1
+        inv = _inv_mod(ukk, p)
+        l_val[l_ptr[k]] = 1
+        for f in range(l_ptr[k] + 1, l_ptr[k + 1]):
+            i = l_idx[f]
+            l_val[f] = (w[i] % p) * inv % p
+            w[i] = 0
+    return l_val, u_val, 0
+
+
+@numba.njit(cache=True)
+def _row_dot1(ptr, idx, val, i, x, p):
+    """``sum_e val[e] * x[idx[e]]`` over row ``i``, reduced modulo ``p`` every CHUNK products."""
+    s = 0
+    lo, hi = ptr[i], ptr[i + 1]
+    for start in range(lo, hi, CHUNK):
+        stop = min(start + CHUNK, hi)
+        for e in range(start, stop):
+            s += np.int64(val[e]) * x[idx[e]]
+        s %= p
+    return s
+
+
+@numba.njit(cache=True)
+def _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, rhs, p):
+    """Solve ``L U x = rhs (mod p)`` in place; ``rhs`` (n, m) holds residues in [0, p).
+
+    ``L`` strictly lower and ``U`` strictly upper by rows (CSR, int32 indices and
+    values), ``u_inv`` the inverses of ``U``'s diagonal.
+    """
+    m = rhs.shape[1]
+    if m == 1:
+        x = rhs[:, 0].copy()
+        for i in range(n):
+            x[i] = (x[i] - _row_dot1(lr_ptr, lr_idx, lr_val, i, x, p)) % p
+        for i in range(n - 1, -1, -1):
+            x[i] = (x[i] - _row_dot1(ur_ptr, ur_idx, ur_val, i, x, p)) % p * u_inv[i] % p
+        rhs[:, 0] = x
+        return
+    acc = np.empty(m, np.int64)
+    for i in range(n):
+        for c in range(m):
+            acc[c] = rhs[i, c]
+        lo, hi = lr_ptr[i], lr_ptr[i + 1]
+        for start in range(lo, hi, CHUNK):
+            for e in range(start, min(start + CHUNK, hi)):
+                j = lr_idx[e]
+                v = np.int64(lr_val[e])
+                for c in range(m):
+                    acc[c] -= v * rhs[j, c]
+            for c in range(m):
+                acc[c] %= p
+        for c in range(m):
+            rhs[i, c] = acc[c] % p
+    for i in range(n - 1, -1, -1):
+        for c in range(m):
+            acc[c] = rhs[i, c]
+        lo, hi = ur_ptr[i], ur_ptr[i + 1]
+        for start in range(lo, hi, CHUNK):
+            for e in range(start, min(start + CHUNK, hi)):
+                j = ur_idx[e]
+                v = np.int64(ur_val[e])
+                for c in range(m):
+                    acc[c] -= v * rhs[j, c]
+            for c in range(m):
+                acc[c] %= p
+        inv = u_inv[i]
+        for c in range(m):
+            rhs[i, c] = (acc[c] % p) * inv % p
+
+
+@numba.njit(cache=True)
+def _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x):
+    """Row ``i`` of ``C_q @ (sum of the source columns of x)``."""
+    t = 0
+    for e in range(c_ptr[q, i], c_ptr[q, i + 1]):
+        j = c_idx[e]
+        sx = 0
+        for k in range(src_of[q, 0], src_of[q, 1]):
+            sx += x[j, src[k]]
+        t += c_val[e] * sx
+    return t
+
+
+@numba.njit(cache=True)
+def _lift(steps, n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv,
+          a_ptr, a_idx, a_val, r, feed, feed_from, c_ptr, c_idx, c_val, src, src_of,
+          wanted, out, p):
+    """``steps`` lifting steps on the residual ``r`` (n, m), in place.
+
+    The last ``c_ptr.shape[0]`` columns are coupled: column ``m - nc + q`` gains
+    ``C_q @ (sum of the columns src[src_of[q, 0]:src_of[q, 1]])`` (plain columns,
+    solved first in each step). Step ``s`` first adds ``feed[s] * feed_from`` to
+    the residual (a streamed right-hand side). The digits of the rows ``wanted``
+    go to ``out[s]``. Returns the number of nonzero residual entries at the end.
+    """
+    m = r.shape[1]
+    nc = c_ptr.shape[0]
+    mp = m - nc
+    x = np.empty((n, m), np.int64)
+    xp = np.empty((n, mp), np.int64)
+    xc = np.empty((n, nc), np.int64)
+    acc = np.empty(m, np.int64)
+    for s in range(steps):
+        f = feed[s]
+        if f != 0:
+            for i in range(n):
+                for c in range(m):
+                    r[i, c] += f * feed_from[i, c]
+        for i in range(n):
+            for c in range(mp):
+                xp[i, c] = r[i, c] % p
+        _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, xp, p)
+        for i in range(n):
+            for c in range(mp):
+                x[i, c] = xp[i, c]
+        if nc:
+            for i in range(n):
+                for q in range(nc):
+                    xc[i, q] = (r[i, mp + q] + _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)) % p
+            _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, xc, p)
+            for i in range(n):
+                for q in range(nc):
+                    x[i, mp + q] = xc[i, q]
+        for w in range(wanted.size):
+            for c in range(m):
+                out[s, w, c] = x[wanted[w], c]
+        # r = (r + C x_src - A x) / p, an exact division
+        for i in range(n):
+            for c in range(m):
+                acc[c] = r[i, c]
+            for e in range(a_ptr[i], a_ptr[i + 1]):
+                j = a_idx[e]
+                v = a_val[e]
+                for c in range(m):
+                    acc[c] -= v * x[j, c]
+            for q in range(nc):
+                acc[mp + q] += _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)
+            for c in range(m):
+                r[i, c] = acc[c] // p
+    nz = 0
+    for i in range(n):
+        for c in range(m):
+            if r[i, c] != 0:
+                nz += 1
+    return nz
+
+
+# ----------------------------------------------------------------------------- reconstruction
+
+
+def rational_reconstruct(a: int, m: int) -> tuple[int, int] | None:
+    """``n/d`` with ``n = a d (mod m)``, ``|n|, d <= sqrt(m/2)``, or None (Wang's bound)."""
+    bound = math.isqrt(m // 2)
+    r0, r1 = flint.fmpz(m), flint.fmpz(a % m)
+    t0, t1 = flint.fmpz(0), flint.fmpz(1)
+    while r1 > bound:
+        q = r0 // r1
+        r0, r1 = r1, r0 - q * r1
+        t0, t1 = t1, t0 - q * t1
+    if t1 == 0 or abs(t1) > bound:
+        return None
+    if t1 < 0:
+        r1, t1 = -r1, -t1
+    if math.gcd(int(r1), int(t1)) != 1:
+        return None
+    return int(r1), int(t1)
+
+
+# ----------------------------------------------------------------------------- the solver
+
+
+@dataclass
+class Coupling:
+    """A coupled column's right-hand side gains ``C @ (sum of the columns sources)``.
+
+    ``C`` is an integer (n x n) matrix in the caller's numbering; the sources are
+    plain (uncoupled) columns. The coupled columns are the last ones of ``B``, in
+    the order of the couplings.
+    """
+
+    C: sp.csr_array
+    sources: list[int]
+
+
+@dataclass
+class LiftReport:
+    steps: int = 0
+    certify_steps: int = 0
+    prime: int = 0
+    fill: int = 0
+    ordering: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, key: str, dt: float) -> None:
+        self.seconds[key] = self.seconds.get(key, 0.0) + dt
+
+
+class DixonSolver:
+    """One factorisation of an integer matrix ``A`` (n x n) modulo a word prime, for many solves.
+
+    ``A`` must be nonsingular with a nonzero diagonal that can serve as pivots
+    (true of ``D (I - Q)`` on the transient states of a chain). With ``like``,
+    the ordering and pattern of another solver are reused: ``A``'s pattern must
+    lie inside that one's (as ``Q`` with some branches stopped does).
+
+    Example
+    -------
+    >>> A = sp.csr_array(np.array([[2, -1], [-1, 2]]))
+    >>> DixonSolver(A).solve(np.array([[1], [0]]), np.array([0, 1]))
+    [[Fraction(2, 3), Fraction(1, 3)]]
+    """
+
+    def __init__(self, A: sp.csr_array, orderings: tuple[str, ...] = ("COLAMD", "MMD_AT_PLUS_A"),
+                 like: DixonSolver | None = None):
+        import time
+
+        self.report = LiftReport()
+        t0 = time.perf_counter()
+        A = sp.csr_array(A, dtype=np.int64)
+        A.sum_duplicates()
+        A.sort_indices()
+        n = A.shape[0]
+        self.n = n
+        if like is not None:
+            perm, pattern = like.perm, like._pattern
+            self.report.ordering, self.report.fill = like.report.ordering, like.report.fill
+        else:
+            perm, pattern = self._ordering(A, orderings)
+        self.perm = perm  # original row -> position
+        self.order = np.argsort(perm)  # position -> original row
+        self._pattern = pattern
+        Ap = A[self.order][:, self.order]
+        self.A = sp.csr_array(Ap)
+        self.A.sort_indices()
+        a_csc = sp.csc_array(Ap)
+        a_csc.sort_indices()
+        l_ptr, l_idx, u_ptr, u_idx = pattern
+        self.report.add("ordering", time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for p in PRIMES:
+            l_val, u_val, bad = _lu_mod(n, a_csc.indptr.astype(np.int64), a_csc.indices.astype(np.int64),
+                                        a_csc.data.astype(np.int64), l_ptr, l_idx, u_ptr, u_idx, p)
+            if not bad:
+                break
+        else:
+            raise SolverError("the exact sparse LU met a zero pivot modulo every prime tried")
+        self.p = p
+        self.report.prime = p
+        Lm = sp.csc_array((l_val, l_idx, l_ptr), shape=(n, n))
+        Um = sp.csc_array((u_val, u_idx, u_ptr), shape=(n, n))
+        diag = Um.diagonal().astype(np.int64)
+        self.u_inv = np.array([pow(int(d), -1, p) for d in diag], np.int64)
+        lr = sp.csr_array(sp.tril(Lm, k=-1))
+        ur = sp.csr_array(sp.triu(Um, k=1))
+        lr.sort_indices()
+        ur.sort_indices()
+        self._lr = (lr.indptr.astype(np.int64), lr.indices.astype(np.int32), lr.data.astype(np.int32))
+        self._ur = (ur.indptr.astype(np.int64), ur.indices.astype(np.int32), ur.data.astype(np.int32))
+        self._a = (self.A.indptr.astype(np.int64), self.A.indices.astype(np.int64), self.A.data.astype(np.int64))
+        self._check(Lm, Um, a_csc)
+        self.report.add("lu", time.perf_counter() - t0)
+
+    @staticmethod
+    def _ordering(A: sp.csr_array, orderings: tuple[str, ...]):
+        """SuperLU's fill-reducing order with diagonal pivots, and the structure of its L and U."""
+        best = None
+        af = sp.csc_array(A, dtype=np.float64)
+        for spec in orderings:
+            lu = spla.splu(af, permc_spec=spec, diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+            if not np.array_equal(lu.perm_r, lu.perm_c):
+                continue  # a pivot off the diagonal: not the pattern we factor
+            size = lu.L.nnz + lu.U.nnz
+            if best is None or size < best[0]:
+                L, U = lu.L.tocsc(), lu.U.tocsc()
+                L.sort_indices()
+                U.sort_indices()
+                best = (size, lu.perm_c.copy(), (L.indptr.astype(np.int64), L.indices.astype(np.int64),
+                                                U.indptr.astype(np.int64), U.indices.astype(np.int64)))
+            del lu
+        if best is None:
+            raise SolverError("no diagonal-pivot ordering found for the exact sparse LU")
+        return best[1], best[2]
+
+    def _check(self, Lm, Um, a_csc) -> None:
+        """``L U = A (mod p)`` on a random vector: the pattern SuperLU gave held every entry."""
+        p = self.p
+        v = np.random.default_rng(12345).integers(0, p, self.n)
+        uv = _matvec_mod(Um.indptr, Um.indices, Um.data, v, p)
+        luv = _matvec_mod(Lm.indptr, Lm.indices, Lm.data, uv, p)
+        av = _matvec_mod(a_csc.indptr, a_csc.indices, a_csc.data, v, p)
+        if not np.array_equal(luv, av):
+            raise SolverError("the exact sparse LU does not reproduce the matrix modulo p (pattern too small)")
+
+    # ------------------------------------------------------------------ lifting
+
+    def _run(self, r, steps, feed, feed_from, couple, wanted, out):
+        lr, ur, a = self._lr, self._ur, self._a
+        return _lift(steps, self.n, *lr, *ur, self.u_inv, *a, r, feed, feed_from, *couple, wanted, out, self.p)
+
+    def _coupling_arrays(self, couplings: list[Coupling]):
+        n = self.n
+        if not couplings:
+            z = np.zeros((0, n + 1), np.int64)
+            return (z, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                    np.zeros((0, 2), np.int64))
+        ptrs, idxs, vals, srcs, src_of = [], [], [], [], []
+        base = 0
+        for cp in couplings:
+            C = sp.csr_array(sp.csr_array(cp.C, dtype=np.int64)[self.order][:, self.order])
+            C.sort_indices()
+            if C.nnz and C.data.min() < 0:
+                raise ValueError("coupling matrices must be nonnegative")
+            ptrs.append(C.indptr.astype(np.int64) + base)
+            idxs.append(C.indices.astype(np.int64))
+            vals.append(C.data.astype(np.int64))
+            base += C.nnz
+            src_of.append((len(srcs), len(srcs) + len(cp.sources)))
+            srcs.extend(cp.sources)
+        return (np.vstack(ptrs), np.concatenate(idxs), np.concatenate(vals), np.array(srcs, np.int64),
+                np.array(src_of, np.int64))
+
+    def solve(self, B: np.ndarray, wanted: np.ndarray | None, couplings: list[Coupling] | None = None,
+              ) -> list[list[Fraction]]:
+        """The exact solution of ``A X = B`` (+ couplings) at the rows ``wanted`` (None: all rows).
+
+        ``B`` is (n, m), integer and nonnegative, and so must the solution be (the
+        certificate relies on it; ``D (I - Q)`` has a nonnegative inverse). Returns
+        ``out[c][w]`` as Fractions. Every entry of the solution is certified, not
+        only those returned (see the module docstring).
+        """
+        import time
+
+        couplings = couplings or []
+        p = self.p
+        B = np.asarray(B, np.int64)
+        if B.ndim != 2 or B.shape[0] != self.n:
+            raise ValueError(f"B must be ({self.n}, m), got {B.shape}")
+        if (B < 0).any():
+            raise ValueError("B must be nonnegative (split a signed right-hand side in two)")
+        m = B.shape[1]
+        wanted = np.arange(self.n) if wanted is None else np.asarray(wanted, np.int64)
+        if m == 0:
+            return []
+        Bp = np.ascontiguousarray(B[self.order])
+        wpos = np.ascontiguousarray(self.perm[wanted])
+        couple = self._coupling_arrays(couplings)
+        r = Bp.copy()
+        nw = wpos.size
+        acc = [[0] * nw for _ in range(m)]  # X at the wanted rows, as big integers
+        pk = 1  # p ** steps so far
+        steps = 0
+        prev = None
+        failed = set()
+        block = 32
+        t0 = time.perf_counter()
+        while True:
+            out = np.zeros((block, nw, m), np.int64)
+            self._run(r, block, np.zeros(block, np.int64), Bp, couple, wpos, out)
+            # X += sum_s out[s] p^(steps + s): fold the block into one integer per entry first
+            for c in range(m):
+                col = acc[c]
+                for w in range(nw):
+                    digits = out[:, w, c]
+                    if digits.any():
+                        v = 0
+                        for dgt in digits[::-1].tolist():
+                            v = v * p + dgt
+                        col[w] += v * pk
+            pk *= p ** block
+            steps += block
+            cand = self._reconstruct(acc, pk)
+            if cand is not None and cand == prev:
+                d = 1
+                for col in cand:
+                    for _num, den in col:
+                        d = math.lcm(d, den)
+                if d not in failed:
+                    self.report.add("lift", time.perf_counter() - t0)
+                    t1 = time.perf_counter()
+                    ok = self._certify(Bp, d, couple, m)
+                    self.report.add("certify", time.perf_counter() - t1)
+                    t0 = time.perf_counter()
+                    if ok:
+                        self.report.steps += steps
+                        return [[Fraction(num, den) for num, den in col] for col in cand]
+                    # d is not a common denominator of the whole solution: reconstruct every row
+                    failed.add(d)
+                    if nw < self.n:
+                        full = self.solve(B, None, couplings)
+                        return [[col[i] for i in wanted.tolist()] for col in full]
+            prev = cand
+            block = max(16, steps // 16)
+
+    def _reconstruct(self, acc, pk):
+        cols = []
+        for col in acc:
+            out = []
+            for a in col:
+                q = rational_reconstruct(a, pk)
+                if q is None:
+                    return None
+                out.append(q)
+            cols.append(tuple(out))
+        return tuple(cols)
+
+    def _certify(self, Bp, d, couple, m):
+        """Lift ``A z = d B`` with ``d`` fed digit by digit: True when the residual ends exactly zero."""
+        p = self.p
+        digits = []
+        q = d
+        while q:
+            q, rem = divmod(q, p)
+            digits.append(rem)
+        r = np.zeros_like(Bp)
+        wpos = np.zeros(0, np.int64)
+        steps = len(digits) + 2  # z = d x < p**steps when x < p**2
+        feed = np.array([*digits, 0, 0], np.int64)
+        nz = self._run(r, steps, feed, Bp, couple, wpos, np.zeros((steps, 0, m), np.int64))
+        extra = 0
+        while nz and extra < 4:  # a larger x: a few more digits
+            nz = self._run(r, 1, np.zeros(1, np.int64), Bp, couple, wpos, np.zeros((1, 0, m), np.int64))
+            extra += 1
+        self.report.certify_steps += steps + extra
+        return nz == 0
+
+
+@numba.njit(cache=True)
+def _matvec_mod_kernel(ptr, idx, val, v, p, out):
+    n = ptr.size - 1
+    for k in range(n):
+        vk = v[k]
+        for e in range(ptr[k], ptr[k + 1]):
+            out[idx[e]] = (out[idx[e]] + (val[e] % p) * vk) % p
+
+
+def _matvec_mod(ptr, idx, val, v, p):
+    """``M v (mod p)`` for a CSC matrix ``M`` with int64 entries."""
+    out = np.zeros(ptr.size - 1, np.int64)
+    _matvec_mod_kernel(ptr.astype(np.int64), idx.astype(np.int64), np.asarray(val, np.int64),
+                       np.asarray(v, np.int64), p, out)
+    return out
