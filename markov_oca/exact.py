@@ -156,7 +156,11 @@ class ExactChain:
         from .exact_sparse import DixonSolver
 
         if self._solver is None:
-            self._solver = DixonSolver(self._int_matrix())
+            # eliminate first the states of the seat with the most of them: its throws hand the move on
+            mover = self.chain.mover[self.ids]
+            seats = np.bincount(np.maximum(mover, 0))
+            prefer = (mover != int(np.argmax(seats))).astype(np.int64)
+            self._solver = DixonSolver(self._int_matrix(), prefer=prefer)
             self.reports.append(self._solver.report)
         return self._solver
 
@@ -194,7 +198,8 @@ class ExactChain:
         v = self._int_values(values)
         n = self.ids.size
         if v.ndim == 1:
-            return np.zeros(n, np.int64), sp.csr_array((c.denom * v[self.ids], (np.arange(n), np.arange(n))), shape=(n, n))
+            diag = (c.denom * v[self.ids], (np.arange(n), np.arange(n)))
+            return np.zeros(n, np.int64), sp.csr_array(diag, shape=(n, n))
         nxt = c.next[self.ids]
         w = np.where(nxt >= 0, c.pnum[self.ids].astype(np.int64) * v[self.ids], 0)
         tgt = np.maximum(nxt, 0)
@@ -217,21 +222,26 @@ class ExactChain:
         parts (the lifting's certificate needs nonnegative solutions).
         """
         cols, signs, owner = [], [], []
+        at: dict[int, int] = {}  # a source's column in the solve
         for i, b in enumerate(plain):
             for sign, part in ((1, np.maximum(b, 0)), (-1, np.maximum(-b, 0))):
-                if sign == 1 or part.any():
+                if part.any() or (sign == 1 and i in sources):
+                    at[i] = len(cols)
                     cols.append(part)
                     signs.append(sign)
                     owner.append(i)
         from .exact_sparse import Coupling
 
         couplings = []
+        src_cols = [at[i] for i in sources]
         for i, (b, C) in enumerate(coupled):
-            cpos, cneg = C.maximum(0), (-C).maximum(0)
+            cpos, cneg = sp.csr_array(C.maximum(0)), sp.csr_array((-C).maximum(0))
+            cpos.eliminate_zeros()
+            cneg.eliminate_zeros()
             for sign, bp, cp in ((1, np.maximum(b, 0), cpos), (-1, np.maximum(-b, 0), cneg)):
-                if sign == 1 or bp.any() or cp.nnz:
+                if bp.any() or cp.nnz:
                     cols.append(bp)
-                    couplings.append(Coupling(sp.csr_array(cp), sources))
+                    couplings.append(Coupling(cp, src_cols))
                     signs.append(sign)
                     owner.append(len(plain) + i)
         out = [Fraction(0)] * (len(plain) + len(coupled))
