@@ -506,6 +506,21 @@ class DixonSolver:
         return (np.vstack(ptrs), np.concatenate(idxs), np.concatenate(vals), np.array(srcs, np.int64),
                 np.array(src_of, np.int64))
 
+    def solve_integer(self, B: np.ndarray, wanted: np.ndarray) -> tuple[int, np.ndarray, list[list[Fraction]]]:
+        """The whole certified solution as ``x = z / d``: ``d``, the base-``p`` digits of ``z``, and ``x[wanted]``.
+
+        ``digits[k, i, c]`` is digit ``k`` (least significant first) of ``z[i, c]``
+        in the caller's row order: the exact integers, for comparisons that must
+        not round (:mod:`markov_oca.ur.certify`).
+        """
+        self._keep = True
+        try:
+            fractions = self.solve(B, wanted)
+        finally:
+            self._keep = False
+        d, digits = self._kept
+        return d, digits, fractions
+
     def solve(self, B: np.ndarray, wanted: np.ndarray | None, couplings: list[Coupling] | None = None,
               ) -> list[list[Fraction]]:
         """The exact solution of ``A X = B`` (+ couplings) at the rows ``wanted`` (None: all rows).
@@ -599,15 +614,20 @@ class DixonSolver:
             q, rem = divmod(q, p)
             digits.append(rem)
         r = np.zeros_like(Bp)
-        wpos = np.zeros(0, np.int64)
+        keep = getattr(self, "_keep", False)
+        wpos = self.perm.astype(np.int64) if keep else np.zeros(0, np.int64)
         steps = len(digits) + 2  # z = d x < p**steps when x < p**2
         feed = np.array([*digits, 0, 0], np.int64)
-        nz = self._run(r, steps, feed, Bp, couple, wpos, np.zeros((steps, 0, m), np.int64))
+        outs = [np.zeros((steps, wpos.size, m), np.int64)]
+        nz = self._run(r, steps, feed, Bp, couple, wpos, outs[0])
         extra = 0
         while nz and extra < 4:  # a larger x: a few more digits
-            nz = self._run(r, 1, np.zeros(1, np.int64), Bp, couple, wpos, np.zeros((1, 0, m), np.int64))
+            outs.append(np.zeros((1, wpos.size, m), np.int64))
+            nz = self._run(r, 1, np.zeros(1, np.int64), Bp, couple, wpos, outs[-1])
             extra += 1
         self.report.certify_steps += steps + extra
+        if keep and nz == 0:
+            self._kept = (d, np.concatenate(outs))
         return nz == 0
 
 
