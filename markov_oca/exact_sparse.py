@@ -544,24 +544,29 @@ class DixonSolver:
         if m == 0:
             return []
         Bp = np.ascontiguousarray(B[self.order])
-        wpos = np.ascontiguousarray(self.perm[wanted])
+        # the wanted rows, then one row of each larger strongly connected class: their denominators are
+        # reconstructed only if the wanted rows' do not certify (a factor of another class's may cancel
+        # out of the start's value)
+        reps = np.setdiff1d(self._representatives(), wanted)
+        tracked = np.concatenate([wanted, reps])
+        wpos = np.ascontiguousarray(self.perm[tracked])
         couple = self._coupling_arrays(couplings)
         r = Bp.copy()
-        nw = wpos.size
-        acc = [[0] * nw for _ in range(m)]  # X at the wanted rows, as big integers
+        nw, nt = wanted.size, tracked.size
+        acc = [[0] * nt for _ in range(m)]  # X at the tracked rows, as big integers
         pk = 1  # p ** steps so far
         steps = 0
         prev = None
-        failed = set()
+        with_reps = False
         block = 32
         t0 = time.perf_counter()
         while True:
-            out = np.zeros((block, nw, m), np.int64)
+            out = np.zeros((block, nt, m), np.int64)
             self._run(r, block, np.zeros(block, np.int64), Bp, couple, wpos, out)
             # X += sum_s out[s] p^(steps + s): fold the block into one integer per entry first
             for c in range(m):
                 col = acc[c]
-                for w in range(nw):
+                for w in range(nt):
                     digits = out[:, w, c]
                     if digits.any():
                         v = 0
@@ -570,28 +575,44 @@ class DixonSolver:
                         col[w] += v * pk
             pk *= p ** block
             steps += block
-            cand = self._reconstruct(acc, pk)
+            cand = self._reconstruct([col[: nt if with_reps else nw] for col in acc], pk)
             if cand is not None and cand == prev:
                 d = 1
                 for col in cand:
                     for _num, den in col:
                         d = math.lcm(d, den)
-                if d not in failed:
-                    self.report.add("lift", time.perf_counter() - t0)
-                    t1 = time.perf_counter()
-                    ok = self._certify(Bp, d, couple, m)
-                    self.report.add("certify", time.perf_counter() - t1)
-                    t0 = time.perf_counter()
-                    if ok:
-                        self.report.steps += steps
-                        return [[Fraction(num, den) for num, den in col] for col in cand]
-                    # d is not a common denominator of the whole solution: reconstruct every row
-                    failed.add(d)
-                    if nw < self.n:
-                        full = self.solve(B, None, couplings)
-                        return [[col[i] for i in wanted.tolist()] for col in full]
+                self.report.add("lift", time.perf_counter() - t0)
+                t1 = time.perf_counter()
+                ok = self._certify(Bp, d, couple, m)
+                self.report.add("certify", time.perf_counter() - t1)
+                t0 = time.perf_counter()
+                if ok:
+                    self.report.steps += steps
+                    return [[Fraction(num, den) for num, den in col[:nw]] for col in cand]
+                if not with_reps and reps.size:
+                    with_reps = True
+                    cand = None
+                elif nw < self.n:
+                    # still no common denominator: reconstruct every row (slow, and not met so far)
+                    full = self.solve(B, None, couplings)
+                    return [[col[i] for i in wanted.tolist()] for col in full]
             prev = cand
             block = max(16, steps // 8)
+
+    def _representatives(self, most: int = 64) -> np.ndarray:
+        """One row (caller's numbering) of each of the ``most`` largest strongly connected classes of ``A``."""
+        if getattr(self, "_reps", None) is None:
+            from scipy.sparse.csgraph import connected_components
+
+            A = sp.csr_array((np.ones(self.A.nnz), self.A.indices, self.A.indptr), shape=self.A.shape)
+            k, label = connected_components(A, directed=True, connection="strong")
+            size = np.bincount(label)
+            big = np.argsort(-size, kind="stable")[:most]
+            big = big[size[big] > 1]
+            first = np.full(k, -1, np.int64)
+            first[label[::-1]] = np.arange(label.size)[::-1]
+            self._reps = np.sort(self.order[first[big]])
+        return self._reps
 
     def _reconstruct(self, acc, pk):
         cols = []

@@ -60,6 +60,15 @@ def test_certificate_catches_a_denominator_the_wanted_rows_lack():
     assert s.solve(np.array([[1], [1]]), None) == [[F(1, 3), F(1, 7)]]
 
 
+def test_certificate_failure_reconstructs_a_row_of_each_class():
+    # The start's class alone has denominator 3; the class {1, 2} below it has 14. With the
+    # start's 3 the certificate fails, then the representative of {1, 2} brings 14 in.
+    A = sp.csr_array(np.array([[3, 0, 0], [0, 4, -1], [0, -2, 4]]))
+    s = DixonSolver(A)
+    assert s.solve(np.array([[1], [1], [1]]), np.array([0])) == [[F(1, 3)]]
+    assert s.solve(np.array([[1], [1], [1]]), None) == [[F(1, 3), F(5, 14), F(3, 7)]]
+
+
 def test_coupled_columns_solve_the_block_system():
     # x = A^-1 b and y = A^-1 (c + C x) on a 3-state chain, against FLINT's dense solve.
     import flint
