@@ -237,14 +237,15 @@ def _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x):
 @numba.njit(cache=True)
 def _lift(steps, n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv,
           a_ptr, a_idx, a_val, r, feed, feed_from, c_ptr, c_idx, c_val, src, src_of,
-          wanted, out, p):
+          wanted, out, rho, chk, p):
     """``steps`` lifting steps on the residual ``r`` (n, m), in place.
 
     The last ``c_ptr.shape[0]`` columns are coupled: column ``m - nc + q`` gains
     ``C_q @ (sum of the columns src[src_of[q, 0]:src_of[q, 1]])`` (plain columns,
     solved first in each step). Step ``s`` first adds ``feed[s] * feed_from`` to
     the residual (a streamed right-hand side). The digits of the rows ``wanted``
-    go to ``out[s]``. Returns the number of nonzero residual entries at the end.
+    go to ``out[s]``, and ``sum_i rho[i] x[i]`` (a random combination of every row) to
+    ``chk[s]`` when ``rho`` is not empty. Returns the number of nonzero residual entries at the end.
     """
     m = r.shape[1]
     nc = c_ptr.shape[0]
@@ -277,6 +278,12 @@ def _lift(steps, n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv,
         for w in range(wanted.size):
             for c in range(m):
                 out[s, w, c] = x[wanted[w], c]
+        if rho.size:
+            for c in range(m):
+                t = 0
+                for i in range(n):
+                    t += rho[i] * x[i, c]
+                chk[s, c] = t
         # r = (r + C x_src - A x) / p, an exact division
         for i in range(n):
             for c in range(m):
@@ -480,9 +487,12 @@ class DixonSolver:
 
     # ------------------------------------------------------------------ lifting
 
-    def _run(self, r, steps, feed, feed_from, couple, wanted, out):
+    def _run(self, r, steps, feed, feed_from, couple, wanted, out, rho=None, chk=None):
         lr, ur, a = self._lr, self._ur, self._a
-        return _lift(steps, self.n, *lr, *ur, self.u_inv, *a, r, feed, feed_from, *couple, wanted, out, self.p)
+        if rho is None:
+            rho, chk = np.zeros(0, np.int64), np.zeros((steps, 0), np.int64)
+        return _lift(steps, self.n, *lr, *ur, self.u_inv, *a, r, feed, feed_from, *couple, wanted, out,
+                     rho, chk, self.p)
 
     def _coupling_arrays(self, couplings: list[Coupling]):
         n = self.n
@@ -544,30 +554,31 @@ class DixonSolver:
         if m == 0:
             return []
         Bp = np.ascontiguousarray(B[self.order])
-        # the wanted rows, then one row of each larger strongly connected class: their denominators are
-        # reconstructed only if the wanted rows' do not certify (a factor of another class's may cancel
-        # out of the start's value)
-        reps = np.setdiff1d(self._representatives(), wanted)
-        tracked = np.concatenate([wanted, reps])
-        wpos = np.ascontiguousarray(self.perm[tracked])
+        # The wanted rows, and a random combination of all rows: its denominator is (almost surely) the
+        # common denominator of the whole solution, which the start's value may lack (a factor of another
+        # state's value can cancel out of it: oca-moderna).
+        rng = np.random.default_rng(self.n)
+        wpos = np.ascontiguousarray(self.perm[wanted])
         couple = self._coupling_arrays(couplings)
         r = Bp.copy()
-        nw, nt = wanted.size, tracked.size
-        acc = [[0] * nt for _ in range(m)]  # X at the tracked rows, as big integers
+        nw = wanted.size
+        acc = [[0] * (nw + 1) for _ in range(m)]  # X at the wanted rows and the combination, as big integers
+        rho = rng.integers(1, 1 << 10, self.n).astype(np.int64)
         pk = 1  # p ** steps so far
         steps = 0
         prev = None
-        with_reps = False
+        failed = 0
         block = 32
         t0 = time.perf_counter()
         while True:
-            out = np.zeros((block, nt, m), np.int64)
-            self._run(r, block, np.zeros(block, np.int64), Bp, couple, wpos, out)
+            out = np.zeros((block, nw, m), np.int64)
+            chk = np.zeros((block, m), np.int64)
+            self._run(r, block, np.zeros(block, np.int64), Bp, couple, wpos, out, rho, chk)
             # X += sum_s out[s] p^(steps + s): fold the block into one integer per entry first
             for c in range(m):
                 col = acc[c]
-                for w in range(nt):
-                    digits = out[:, w, c]
+                for w in range(nw + 1):
+                    digits = out[:, w, c] if w < nw else chk[:, c]
                     if digits.any():
                         v = 0
                         for dgt in digits[::-1].tolist():
@@ -575,7 +586,7 @@ class DixonSolver:
                         col[w] += v * pk
             pk *= p ** block
             steps += block
-            cand = self._reconstruct([col[: nt if with_reps else nw] for col in acc], pk)
+            cand = self._reconstruct(acc, pk)
             if cand is not None and cand == prev:
                 d = 1
                 for col in cand:
@@ -589,30 +600,14 @@ class DixonSolver:
                 if ok:
                     self.report.steps += steps
                     return [[Fraction(num, den) for num, den in col[:nw]] for col in cand]
-                if not with_reps and reps.size:
-                    with_reps = True
-                    cand = None
-                elif nw < self.n:
+                failed += 1
+                if failed >= 3 and nw < self.n:
                     # still no common denominator: reconstruct every row (slow, and not met so far)
                     full = self.solve(B, None, couplings)
                     return [[col[i] for i in wanted.tolist()] for col in full]
+                cand = None  # lift further: the combination's fraction was not the true one yet
             prev = cand
             block = max(16, steps // 8)
-
-    def _representatives(self, most: int = 64) -> np.ndarray:
-        """One row (caller's numbering) of each of the ``most`` largest strongly connected classes of ``A``."""
-        if getattr(self, "_reps", None) is None:
-            from scipy.sparse.csgraph import connected_components
-
-            A = sp.csr_array((np.ones(self.A.nnz), self.A.indices, self.A.indptr), shape=self.A.shape)
-            k, label = connected_components(A, directed=True, connection="strong")
-            size = np.bincount(label)
-            big = np.argsort(-size, kind="stable")[:most]
-            big = big[size[big] > 1]
-            first = np.full(k, -1, np.int64)
-            first[label[::-1]] = np.arange(label.size)[::-1]
-            self._reps = np.sort(self.order[first[big]])
-        return self._reps
 
     def _reconstruct(self, acc, pk):
         cols = []

@@ -50,23 +50,32 @@ def test_gamblers_ruin_closed_form():
     assert len(str(want[0].denominator)) > 100
 
 
-def test_certificate_catches_a_denominator_the_wanted_rows_lack():
-    # Two uncoupled blocks: the wanted row's value is 1/3, the other row's 1/7. The lifting
-    # reconstructs 1/3 with denominator 3, the certificate (A z = 3 b with a zero residual)
-    # fails on the other row, and the solver falls back to reconstructing every row.
+def test_a_denominator_the_wanted_rows_lack_is_found():
+    # Two uncoupled blocks: the wanted row's value is 1/3, the other row's 1/7. With the wanted
+    # row's 3 alone the certificate (A z = 3 b with a zero residual) would fail; the random
+    # combination of all rows brings the 7 in.
     A = sp.csr_array(np.array([[3, 0], [0, 7]]))
     s = DixonSolver(A)
     assert s.solve(np.array([[1], [1]]), np.array([0])) == [[F(1, 3)]]
     assert s.solve(np.array([[1], [1]]), None) == [[F(1, 3), F(1, 7)]]
 
 
-def test_certificate_failure_reconstructs_a_row_of_each_class():
-    # The start's class alone has denominator 3; the class {1, 2} below it has 14. With the
-    # start's 3 the certificate fails, then the representative of {1, 2} brings 14 in.
+def test_a_denominator_of_another_class_is_found():
+    # The start's class alone has denominator 3; the class {1, 2} below it has 14.
     A = sp.csr_array(np.array([[3, 0, 0], [0, 4, -1], [0, -2, 4]]))
     s = DixonSolver(A)
     assert s.solve(np.array([[1], [1], [1]]), np.array([0])) == [[F(1, 3)]]
     assert s.solve(np.array([[1], [1], [1]]), None) == [[F(1, 3), F(5, 14), F(3, 7)]]
+
+
+def test_a_wrong_denominator_fails_the_certificate():
+    A = sp.csr_array(np.array([[3, 0, 0], [0, 4, -1], [0, -2, 4]]))
+    s = DixonSolver(A)
+    Bp = np.ascontiguousarray(np.array([[1], [1], [1]])[s.order])
+    couple = s._coupling_arrays([])
+    assert not s._certify(Bp, 3, couple, 1)
+    assert not s._certify(Bp, 14, couple, 1)
+    assert s._certify(Bp, 42, couple, 1)
 
 
 def test_coupled_columns_solve_the_block_system():
