@@ -62,6 +62,7 @@ def primes_below(bound: int, count: int) -> list[int]:
 
 
 PRIMES = primes_below(1 << PRIME_BITS, 4)
+SMOOTH = 2 * 3 * 5 * 7 * 11 * 13  # the small primes a random combination may lose
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -524,10 +525,12 @@ class DixonSolver:
         not round (:mod:`markov_oca.ur.certify`).
         """
         self._keep = True
+        self._wanted_for_keep = [int(i) for i in np.asarray(wanted)]
         try:
             fractions = self.solve(B, wanted)
         finally:
             self._keep = False
+            self._wanted_for_keep = None
         d, digits = self._kept
         return d, digits, fractions
 
@@ -594,12 +597,17 @@ class DixonSolver:
                         d = math.lcm(d, den)
                 self.report.add("lift", time.perf_counter() - t0)
                 t1 = time.perf_counter()
-                ok = self._certify(Bp, d, couple, m)
+                # Small primes cancel out of a combination with fair chance (a random sum is even half
+                # the time): certify with d times a power of the small primes, more after a failure.
+                z = self._certify(Bp, d * SMOOTH ** (8 ** failed), couple, m, wpos)
                 self.report.add("certify", time.perf_counter() - t1)
                 t0 = time.perf_counter()
-                if ok:
+                if z is not None:
                     self.report.steps += steps
-                    return [[Fraction(num, den) for num, den in col[:nw]] for col in cand]
+                    out = [[Fraction(num, den) for num, den in col[:nw]] for col in cand]
+                    if out != z:
+                        raise SolverError("the certified solution differs from the reconstructed fractions")
+                    return z
                 failed += 1
                 if failed >= 3 and nw < self.n:
                     # still no common denominator: reconstruct every row (slow, and not met so far)
@@ -621,8 +629,9 @@ class DixonSolver:
             cols.append(tuple(out))
         return tuple(cols)
 
-    def _certify(self, Bp, d, couple, m):
-        """Lift ``A z = d B`` with ``d`` fed digit by digit: True when the residual ends exactly zero."""
+    def _certify(self, Bp, d, couple, m, wpos=None):
+        """Lift ``A z = d B`` with ``d`` fed digit by digit; when the residual ends exactly zero, ``z / d``
+        is the whole solution: return it at the rows ``wpos`` (positions), else None."""
         p = self.p
         digits = []
         q = d
@@ -631,7 +640,10 @@ class DixonSolver:
             digits.append(rem)
         r = np.zeros_like(Bp)
         keep = getattr(self, "_keep", False)
-        wpos = self.perm.astype(np.int64) if keep else np.zeros(0, np.int64)
+        if keep:
+            wpos = self.perm.astype(np.int64)
+        elif wpos is None:
+            wpos = np.zeros(0, np.int64)
         steps = len(digits) + 2  # z = d x < p**steps when x < p**2
         feed = np.array([*digits, 0, 0], np.int64)
         outs = [np.zeros((steps, wpos.size, m), np.int64)]
@@ -642,9 +654,21 @@ class DixonSolver:
             nz = self._run(r, 1, np.zeros(1, np.int64), Bp, couple, wpos, outs[-1])
             extra += 1
         self.report.certify_steps += steps + extra
-        if keep and nz == 0:
-            self._kept = (d, np.concatenate(outs))
-        return nz == 0
+        if nz:
+            return None
+        z = np.concatenate(outs)
+        if keep:
+            self._kept = (d, z)
+            return None if getattr(self, "_wanted_for_keep", None) is None else \
+                [[Fraction(_from_digits(z[:, i, c], p), d) for i in self._wanted_for_keep] for c in range(m)]
+        return [[Fraction(_from_digits(z[:, w, c], p), d) for w in range(wpos.size)] for c in range(m)]
+
+
+def _from_digits(digits: np.ndarray, p: int) -> int:
+    v = 0
+    for dgt in digits[::-1].tolist():
+        v = v * p + dgt
+    return v
 
 
 @numba.njit(cache=True)
