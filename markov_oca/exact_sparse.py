@@ -375,7 +375,7 @@ class DixonSolver:
     [[Fraction(2, 3), Fraction(1, 3)]]
     """
 
-    def __init__(self, A: sp.csr_array, orderings: tuple[str, ...] = ("COLAMD",),
+    def __init__(self, A: sp.csr_array, orderings: tuple[str, ...] = ("COLAMD", "MMD_AT_PLUS_A"),
                  like: DixonSolver | None = None, prefer: np.ndarray | None = None):
         import time
 
@@ -444,22 +444,28 @@ class DixonSolver:
         keys = (deg,) if prefer is None else (deg, np.asarray(prefer))
         chosen = _independent_set(G.indptr.astype(np.int64), G.indices.astype(np.int64),
                                   np.lexsort(keys).astype(np.int64))
-        ind, rest = np.flatnonzero(chosen), np.flatnonzero(~chosen)
         af = sp.csc_array(A, dtype=np.float64)
-        d_inv = 1.0 / af.diagonal()[ind]
-        S = sp.csc_array(af[rest][:, rest] - af[rest][:, ind] @ sp.diags_array(d_inv) @ af[ind][:, rest])
         best = None
-        for spec in orderings:
-            lu = spla.splu(S, permc_spec=spec, diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-            if not np.array_equal(lu.perm_r, lu.perm_c):
-                continue  # a pivot off the diagonal: not the pattern we factor
-            size = lu.L.nnz + lu.U.nnz
-            if best is None or size < best[0]:
-                best = (size, spec, lu.perm_c.copy(), lu.L.tocsc(), lu.U.tocsc())
-            del lu
+        # with the independent set eliminated first, and without (MMD on the whole matrix wins on some boards)
+        for ind in (np.flatnonzero(chosen), np.zeros(0, np.int64)):
+            rest = np.setdiff1d(np.arange(n), ind)
+            if ind.size:
+                d_inv = 1.0 / af.diagonal()[ind]
+                S = sp.csc_array(af[rest][:, rest] - af[rest][:, ind] @ sp.diags_array(d_inv) @ af[ind][:, rest])
+            else:
+                S = af
+            for spec in orderings:
+                lu = spla.splu(S, permc_spec=spec, diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+                if not np.array_equal(lu.perm_r, lu.perm_c):
+                    continue  # a pivot off the diagonal: not the pattern we factor
+                size = lu.L.nnz + lu.U.nnz
+                if best is None or size < best[0]:
+                    best = (size, spec if ind.size else spec + " (no set)", lu.perm_c.copy(), lu.L.tocsc(),
+                            lu.U.tocsc(), ind, rest)
+                del lu
         if best is None:
             raise SolverError("no diagonal-pivot ordering found for the exact sparse LU")
-        _, spec, perm_s, Ls, Us = best
+        _, spec, perm_s, Ls, Us, ind, rest = best
         order = np.concatenate([ind, rest[np.argsort(perm_s)]])
         perm = np.empty(n, np.int64)
         perm[order] = np.arange(n)
@@ -467,9 +473,12 @@ class DixonSolver:
         ni = ind.size
         pa = sp.csc_array(af[order][:, order])
         pat = sp.csc_array((np.ones(pa.nnz), pa.indices, pa.indptr), shape=(n, n))
-        eye_i = sp.identity(ni, format="csc")
-        L = sp.csc_array(sp.bmat([[eye_i, None], [pat[ni:, :ni], Ls]], format="csc"))
-        U = sp.csc_array(sp.bmat([[eye_i, pat[:ni, ni:]], [None, Us]], format="csc"))
+        if ni:
+            eye_i = sp.identity(ni, format="csc")
+            L = sp.csc_array(sp.bmat([[eye_i, None], [pat[ni:, :ni], Ls]], format="csc"))
+            U = sp.csc_array(sp.bmat([[eye_i, pat[:ni, ni:]], [None, Us]], format="csc"))
+        else:
+            L, U = sp.csc_array(Ls), sp.csc_array(Us)
         L.sort_indices()
         U.sort_indices()
         pattern = (L.indptr.astype(np.int64), L.indices.astype(np.int64),
