@@ -5,46 +5,80 @@
 condition that the game ends, hitting probabilities of events) as
 :class:`fractions.Fraction` values. The chain's probabilities are integers over
 one denominator ``D``, so every system ``(I - Q) x = b`` becomes the integer
-system ``(D I - D Q) x = D b``, solved by python-flint's ``fmpq_mat.solve``
-(FLINT's fraction-free/multimodular solvers). SymPy's dense ``LUsolve`` needs
-about 8 s on the 100-square snakes-and-ladders board here; FLINT answers in
-milliseconds. Chains above :data:`EXACT_LIMIT` transient states are refused:
-dense exact solves grow as ``n**3`` times the size of the numbers.
+system ``(D I - D Q) x = D b``. It chooses its solver by the number of transient
+states (``docs/exact.md``):
+
+* up to :data:`DENSE_LIMIT`, python-flint's dense ``fmpq_mat.solve`` (FLINT's
+  fraction-free/multimodular solvers; milliseconds on a 100-square board);
+* above, up to :data:`EXACT_LIMIT`, :mod:`markov_oca.exact_sparse`: one sparse LU
+  modulo a word prime, Dixon p-adic lifting of the initial state's entries,
+  rational reconstruction, and a certificate that the whole solution is exact.
+  The sparse path solves every system the questions need at once (outcomes,
+  deadlock, totals and the totals conditioned on the end, which are coupled to
+  the chance of ending) and keeps only the initial state's values.
+
+Larger chains are refused up front with an estimate of the time and memory.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping
 from fractions import Fraction
 
 import flint
 import numpy as np
+import scipy.sparse as sp
 
 from .chain import Chain
 from .errors import TooLargeError
 
-EXACT_LIMIT = 2_500
+DENSE_LIMIT = 1_000  # transient states up to which the dense FLINT solve is used
+EXACT_LIMIT = 100_000  # transient states up to which exact mode solves at all
+METHODS = ("auto", "dense", "sparse")
 
 
 def _to_fraction(q: flint.fmpq) -> Fraction:
     return Fraction(int(q.p), int(q.q))
 
 
+def sparse_estimate(n: int, nnz: int, denom: int) -> tuple[float, float]:
+    """Rough (seconds, bytes) of a sparse exact solve of ``n`` transient states (``docs/exact.md``).
+
+    Measured on two-player boards: the LU's fill is 2 to 3.5 ``n**1.5`` nonzeros;
+    the answers' denominators have about ``0.4 n`` to ``0.7 n`` digits, so lifting
+    and certificate take about ``0.25 n`` steps of a 26-bit prime, each a pass
+    over the LU at about 5 ns an entry for a few columns; about 40 bytes per
+    nonzero of the LU while it is built.
+    """
+    fill = max(3.0 * n ** 1.5, 10.0 * nnz)
+    steps = 0.25 * n * max(1.0, math.log10(max(denom, 2)) / math.log10(36))
+    return steps * fill * 5e-9, fill * 40.0
+
+
 class ExactChain:
     """Exact analyses of a :class:`Chain` (see the module docstring)."""
 
-    def __init__(self, chain: Chain):
+    def __init__(self, chain: Chain, method: str = "auto"):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         st = chain.structure
         self.chain = chain
         self.ids = np.flatnonzero(st.transient)
-        if self.ids.size > EXACT_LIMIT:
+        n = self.ids.size
+        if n > EXACT_LIMIT:
+            secs, mem = sparse_estimate(n, int(chain.P.nnz), chain.denom)
             raise TooLargeError(
-                f"exact mode solves chains of up to {EXACT_LIMIT:,} transient states densely; "
-                f"this one has {self.ids.size:,} (drop --exact for the floating-point solve)"
+                f"exact mode solves chains of up to {EXACT_LIMIT:,} transient states; this one has {n:,} "
+                f"(estimated {_duration(secs)} and {mem / 2**30:.1f} GiB; drop --exact for the floating-point solve)"
             )
+        self.sparse = method == "sparse" or (method == "auto" and n > DENSE_LIMIT)
         self.pos = np.full(chain.n, -1, np.int64)
-        self.pos[self.ids] = np.arange(self.ids.size)
-        self._absorption: flint.fmpq_mat | None = None
+        self.pos[self.ids] = np.arange(n)
+        self._absorption: list | None = None
+        self._solver = None  # the sparse LU of D (I - Q), built on first use
+        self._init_outcomes: dict[str, Fraction] | None = None
+        self.reports: list = []
 
     # --------------------------------------------------------------- linear algebra
 
@@ -101,25 +135,215 @@ class ExactChain:
             out.append(acc)
         return out
 
+    # --------------------------------------------------------------- the sparse path
+
+    def _branches(self, stop: np.ndarray | None = None) -> sp.csr_array:
+        """(n, n) integer matrix of the branch numerators, stopped branches left out."""
+        c = self.chain
+        rows = np.repeat(np.arange(c.n), c.next.shape[1])
+        keep = c.next.ravel() >= 0
+        if stop is not None:
+            keep &= ~np.asarray(stop, bool).ravel()
+        m = sp.coo_array((c.pnum.ravel()[keep].astype(np.int64), (rows[keep], c.next.ravel()[keep].astype(np.int64))),
+                         shape=(c.n, c.n)).tocsr()
+        m.sum_duplicates()
+        return m
+
+    def _int_matrix(self, stop: np.ndarray | None = None) -> sp.csr_array:
+        """``D I - D Q`` on the transient states (integers)."""
+        q = self._branches(stop)[self.ids][:, self.ids]
+        return sp.csr_array(self.chain.denom * sp.identity(self.ids.size, dtype=np.int64, format="csr") - q)
+
+    def _sparse_solver(self):
+        from .exact_sparse import DixonSolver
+
+        if self._solver is None:
+            # eliminate first the states of the seat with the most of them: its throws hand the move on
+            mover = self.chain.mover[self.ids]
+            seats = np.bincount(np.maximum(mover, 0))
+            prefer = (mover != int(np.argmax(seats))).astype(np.int64)
+            self._solver = DixonSolver(self._int_matrix(), prefer=prefer)
+            self.reports.append(self._solver.report)
+        return self._solver
+
+    def _absorption_columns(self) -> np.ndarray:
+        """(n_transient, k + 1) integers: ``D`` times the one-step chance of each outcome, and of deadlock."""
+        c = self.chain
+        st = c.structure
+        m = self._branches()[self.ids]
+        cols = [m[:, [t]].toarray().ravel() for t in c.outcomes.values()]
+        dead = np.flatnonzero(st.deadlock)
+        cols.append(np.asarray(m[:, dead].sum(axis=1)).ravel() if dead.size else np.zeros(self.ids.size, np.int64))
+        return np.column_stack(cols).astype(np.int64)
+
+    def _int_values(self, values: np.ndarray) -> np.ndarray:
+        v = np.asarray(values)
+        if v.dtype.kind == "f":
+            if not np.array_equal(v, np.round(v)):
+                raise ValueError("the sparse exact solve takes integer rewards")
+            v = np.round(v)
+        return v.astype(np.int64)
+
+    def _reward_column(self, values: np.ndarray) -> np.ndarray:
+        """``D`` times the expected reward of one step from each transient state (integers)."""
+        c = self.chain
+        v = self._int_values(values)
+        if v.ndim == 1:
+            return c.denom * v[self.ids]
+        live = c.next[self.ids] >= 0
+        return np.where(live, c.pnum[self.ids].astype(np.int64) * v[self.ids], 0).sum(axis=1)
+
+    def _end_coupling(self, values: np.ndarray) -> tuple[np.ndarray, sp.csr_array]:
+        """``D`` times the reward weighted by the chance of ending, as ``b + C e`` (``e`` on transient states)."""
+        c = self.chain
+        st = c.structure
+        v = self._int_values(values)
+        n = self.ids.size
+        if v.ndim == 1:
+            diag = (c.denom * v[self.ids], (np.arange(n), np.arange(n)))
+            return np.zeros(n, np.int64), sp.csr_array(diag, shape=(n, n))
+        nxt = c.next[self.ids]
+        w = np.where(nxt >= 0, c.pnum[self.ids].astype(np.int64) * v[self.ids], 0)
+        tgt = np.maximum(nxt, 0)
+        ends_here = np.zeros(c.n, bool)
+        ends_here[list(c.outcomes.values())] = True
+        b = np.where(ends_here[tgt], w, 0).sum(axis=1)
+        local = self.pos[tgt]
+        keep = (w != 0) & (local >= 0)
+        rows = np.broadcast_to(np.arange(n)[:, None], w.shape)
+        C = sp.coo_array((w[keep], (rows[keep], local[keep])), shape=(n, n)).tocsr()
+        C.sum_duplicates()
+        del st
+        return b.astype(np.int64), sp.csr_array(C)
+
+    def _sparse_batch(self, plain: list[np.ndarray], coupled: list[tuple[np.ndarray, sp.csr_array]],
+                      sources: list[int]) -> list[Fraction]:
+        """Solve signed columns at the initial state: plain ones, then ones coupled to the sum of ``sources``.
+
+        A column with negative entries is split into its positive and negative
+        parts (the lifting's certificate needs nonnegative solutions).
+        """
+        cols, signs, owner = [], [], []
+        at: dict[int, int] = {}  # a source's column in the solve
+        for i, b in enumerate(plain):
+            for sign, part in ((1, np.maximum(b, 0)), (-1, np.maximum(-b, 0))):
+                if part.any() or (sign == 1 and i in sources):
+                    at[i] = len(cols)
+                    cols.append(part)
+                    signs.append(sign)
+                    owner.append(i)
+        from .exact_sparse import Coupling
+
+        couplings = []
+        src_cols = [at[i] for i in sources]
+        for i, (b, C) in enumerate(coupled):
+            cpos, cneg = sp.csr_array(C.maximum(0)), sp.csr_array((-C).maximum(0))
+            cpos.eliminate_zeros()
+            cneg.eliminate_zeros()
+            for sign, bp, cp in ((1, np.maximum(b, 0), cpos), (-1, np.maximum(-b, 0), cneg)):
+                if bp.any() or cp.nnz:
+                    cols.append(bp)
+                    couplings.append(Coupling(cp, src_cols))
+                    signs.append(sign)
+                    owner.append(len(plain) + i)
+        out = [Fraction(0)] * (len(plain) + len(coupled))
+        if not cols:
+            return out
+        x = self._sparse_solver().solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
+        for col, sign, i in zip(x, signs, owner, strict=True):
+            out[i] += sign * col[0]
+        return out
+
+    def _sparse_outcomes(self) -> dict[str, Fraction]:
+        if self._init_outcomes is None:
+            self._init_outcomes = self._outcomes_from(self._sparse_batch(list(self._absorption_columns().T), [], []))
+        return self._init_outcomes
+
+    def _outcomes_from(self, vals: list[Fraction]) -> dict[str, Fraction]:
+        out = {name: vals[i] for i, name in enumerate(self.chain.outcomes)}
+        out["deadlock"] = vals[len(self.chain.outcomes)]
+        return out
+
+    def _init_terminal(self) -> dict[str, Fraction]:
+        """The outcome chances when the game starts in an absorbing or deadlocked state."""
+        c = self.chain
+        out = {name: Fraction(int(t == c.init)) for name, t in c.outcomes.items()}
+        out["deadlock"] = Fraction(int(bool(c.structure.deadlock[c.init])))
+        return out
+
+    def _sparse_expected(self, values: Mapping[str, np.ndarray], given_end) -> dict[str, tuple]:
+        c = self.chain
+        st = c.structure
+        names = list(values)
+        wanted = names if given_end is True else [k for k in names if given_end and k in given_end]
+        dead_ids = np.flatnonzero(st.deadlock)
+        k = len(c.outcomes)
+        if self.pos[c.init] < 0:
+            outcomes = self._init_terminal()
+            self._init_outcomes = outcomes
+            p_end = 1 - outcomes["deadlock"]
+            return {name: (Fraction(0), Fraction(0) if p_end else float("nan")) for name in names}
+        absorb = list(self._absorption_columns().T)
+        plain = absorb + [self._reward_column(values[name]) for name in names]
+        coupled = [self._end_coupling(values[name]) for name in wanted] if dead_ids.size else []
+        vals = self._sparse_batch(plain, coupled, list(range(k)))
+        self._init_outcomes = self._outcomes_from(vals[:k + 1])
+        totals = dict(zip(names, vals[k + 1:k + 1 + len(names)], strict=True))
+        cond = dict(zip(wanted, vals[k + 1 + len(names):], strict=True)) if dead_ids.size else totals
+        p_end = sum(vals[:k], Fraction(0))
+        out: dict[str, tuple] = {}
+        for name in names:
+            step_dead = c.step_reward(values[name])[dead_ids] if dead_ids.size else np.zeros(0)
+            total = float("inf") if (step_dead > 0).any() else totals[name]
+            given = (cond[name] / p_end if name in cond else float("nan")) if p_end else float("nan")
+            out[name] = (total, given)
+        return out
+
+    def _sparse_hitting(self, key: np.ndarray, table: np.ndarray) -> list[Fraction]:
+        from .exact_sparse import DixonSolver
+
+        c = self.chain
+        i0 = self.pos[c.init]
+        out = []
+        base = self._sparse_solver()
+        for col in range(table.shape[1]):
+            ev = (key >= 0) & table[np.maximum(key, 0), col]
+            b = self._reward_column(ev.astype(np.int64))
+            if not b.any() or i0 < 0:
+                out.append(Fraction(0))
+                continue
+            solver = DixonSolver(self._int_matrix(stop=ev), like=base)
+            self.reports.append(solver.report)
+            out.append(solver.solve(b[:, None], np.array([i0]))[0][0])
+        return out
+
     # --------------------------------------------------------------- analyses
 
     def absorption(self) -> list[list[Fraction]]:
-        """For every state of the chain, the chance of each outcome and, last, of deadlock."""
+        """For every state of the chain, the chance of each outcome and, last, of deadlock.
+
+        On the sparse path this reconstructs every state's fractions: far slower
+        than :meth:`outcome_probabilities`, which needs only the initial state's.
+        """
         c = self.chain
         st = c.structure
         targets = list(c.outcomes.values())
         k = len(targets)
-        col_of = {t: i for i, t in enumerate(targets)}
-        cols = [[Fraction(0)] * self.ids.size for _ in range(k + 1)]
-        for i, s in enumerate(self.ids):
-            for j in range(c.next.shape[1]):
-                t = int(c.next[s, j])
-                if t < 0:
-                    break
-                col = col_of.get(t, k if st.deadlock[t] else -1)
-                if col >= 0:
-                    cols[col][i] += Fraction(int(c.pnum[s, j]), c.denom)
-        sol = self._solve(cols)
+        if self.sparse:
+            sol = self._sparse_solver().solve(self._absorption_columns(), None) if self.ids.size else \
+                [[] for _ in range(k + 1)]
+        else:
+            col_of = {t: i for i, t in enumerate(targets)}
+            cols = [[Fraction(0)] * self.ids.size for _ in range(k + 1)]
+            for i, s in enumerate(self.ids):
+                for j in range(c.next.shape[1]):
+                    t = int(c.next[s, j])
+                    if t < 0:
+                        break
+                    col = col_of.get(t, k if st.deadlock[t] else -1)
+                    if col >= 0:
+                        cols[col][i] += Fraction(int(c.pnum[s, j]), c.denom)
+            sol = self._solve(cols)
         full = [[Fraction(0)] * (k + 1) for _ in range(c.n)]
         for i, s in enumerate(self.ids):
             for col in range(k + 1):
@@ -136,6 +360,11 @@ class ExactChain:
         return self._absorption
 
     def outcome_probabilities(self) -> dict[str, Fraction]:
+        """The exact chance of each outcome from the start, and of ``"deadlock"``."""
+        if self.sparse:
+            if self.pos[self.chain.init] < 0:
+                return self._init_terminal()
+            return dict(self._sparse_outcomes())
         a = self._absorb()[self.chain.init]
         out = {name: a[i] for i, name in enumerate(self.chain.outcomes)}
         out["deadlock"] = a[-1]
@@ -144,6 +373,8 @@ class ExactChain:
     def expected(self, values: Mapping[str, np.ndarray],
                  given_end: bool | Collection[str] = True) -> dict[str, tuple[Fraction | float, Fraction | float]]:
         """As :meth:`Chain.expected`, exactly; an infinite total is ``float('inf')``."""
+        if self.sparse:
+            return self._sparse_expected(values, given_end) if values else {}
         c = self.chain
         st = c.structure
         names = list(values)
@@ -169,7 +400,13 @@ class ExactChain:
         return out
 
     def hitting_probabilities(self, key: np.ndarray, table: np.ndarray) -> list[Fraction]:
-        """The exact chance that each event ever happens (events as in :meth:`Chain.hitting_probabilities`)."""
+        """The exact chance that each event ever happens (events as in :meth:`Chain.hitting_probabilities`).
+
+        On the sparse path every event is its own factorisation (over the pattern of
+        the plain system) and lifting: seconds per event on two-player boards.
+        """
+        if self.sparse:
+            return self._sparse_hitting(key, table)
         out = []
         i0 = self.pos[self.chain.init]
         for c in range(table.shape[1]):
@@ -180,3 +417,11 @@ class ExactChain:
                 continue
             out.append(self._solve([b], stop=ev)[0][i0])
         return out
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.0f} h"

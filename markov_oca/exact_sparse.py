@@ -1,0 +1,712 @@
+"""Sparse exact solves of ``A x = B`` for integer ``A = D (I - Q)``: Dixon p-adic lifting.
+
+A chain's probabilities are integers over one denominator ``D``, so ``A = D (I - Q)``
+and the right-hand sides are small integers. We factor ``A`` once modulo a prime
+``p < 2**26`` (a sparse LU over the structure SciPy's SuperLU finds for the float
+matrix in a fill-reducing order, with the diagonal as pivot: ``A`` is an M-matrix),
+then lift: with ``r_0 = B``, each step solves ``A x_i = r_i (mod p)`` by the two
+triangular solves and sets ``r_{i+1} = (r_i - A x_i) / p`` (an exact division, and
+``|r_i|`` stays below ``||A|| + ||B||``: everything is int64). After ``k`` steps
+``X = sum x_i p**i`` solves ``A X = B (mod p**k)``. Only the entries asked for (the
+initial state's) are accumulated as big integers and rationally reconstructed.
+
+Products of two residues are below ``2**52``, so sums of up to ``2**11`` of them
+fit in int64: the kernels reduce once per row (or per 2,000 updates), not per
+product.
+
+**Termination and certificate.** The lifting stops once the reconstruction of every
+wanted entry is the same at two checkpoints; that gives a candidate common
+denominator ``d`` (the lcm of the wanted entries' denominators). A second lifting
+then solves ``A z = d B`` with ``d B`` fed in digit by digit (``d``'s base-``p``
+digits, each times ``B``, join the residual at their step). When ``x >= 0`` (every
+system here: ``(I - Q)**-1 >= 0`` and the right-hand sides are nonnegative) and
+``d x`` is an integer vector, ``z = d x`` is reached exactly and the residual
+becomes exactly zero once ``d`` is fed; conversely a zero residual after the last
+digit means ``A Z = d B`` holds over the integers, so ``Z / d`` *is* the solution,
+all of it, not only the entries reconstructed. That is the certificate; when it
+fails (``d`` was not a common denominator) the first lifting resumes.
+
+Columns may be *coupled*: ``A x_c = B_c + C x_s`` where ``x_s`` is the sum of other
+columns (the chance of ending, for expectations conditioned on it). Coupled columns
+lift in the same steps, the source digits feeding the coupled residual: the block
+lower-triangular system solved by one factorisation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import flint
+import numba
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .errors import SolverError
+
+PRIME_BITS = 26
+CHUNK = 2000  # products of two residues summed before a reduction (2**11 * 2**52 < 2**63)
+
+
+def primes_below(bound: int, count: int) -> list[int]:
+    """The ``count`` largest primes below ``bound``."""
+    out = []
+    q = bound - 1
+    while len(out) < count:
+        if flint.fmpz(q).is_prime():
+            out.append(q)
+        q -= 1
+    return out
+
+
+PRIMES = primes_below(1 << PRIME_BITS, 4)
+SMOOTH = 2 * 3 * 5 * 7 * 11 * 13  # the small primes a random combination may lose
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@numba.njit(cache=True)
+def _inv_mod(a, p):
+    # extended Euclid; a in [1, p)
+    t, new_t, r, new_r = 0, 1, p, a
+    while new_r != 0:
+        q = r // new_r
+        t, new_t = new_t, t - q * new_t
+        r, new_r = new_r, r - q * new_r
+    if t < 0:
+        t += p
+    return t
+
+
+@numba.njit(cache=True)
+def _lu_mod(n, a_ptr, a_idx, a_val, l_ptr, l_idx, u_ptr, u_idx, p):
+    """Left-looking LU of a CSC matrix modulo ``p`` over a known pattern (unit ``L``).
+
+    ``L`` columns start with their diagonal, ``U`` columns end with theirs (rows
+    ascending). Returns (L values, U values, 0) or (.., .., k + 1) for a zero pivot in column k.
+    """
+    l_val = np.zeros(l_idx.size, np.int64)
+    u_val = np.zeros(u_idx.size, np.int64)
+    w = np.zeros(n, np.int64)
+    for k in range(n):
+        for e in range(a_ptr[k], a_ptr[k + 1]):
+            w[a_idx[e]] = a_val[e] % p
+        cnt = 0
+        for e in range(u_ptr[k], u_ptr[k + 1] - 1):
+            j = u_idx[e]
+            xj = w[j] % p
+            u_val[e] = xj
+            w[j] = 0
+            if xj == 0:
+                continue
+            for f in range(l_ptr[j] + 1, l_ptr[j + 1]):
+                w[l_idx[f]] -= l_val[f] * xj
+            cnt += 1
+            if cnt == CHUNK:
+                cnt = 0
+                for g in range(e + 1, u_ptr[k + 1]):
+                    w[u_idx[g]] %= p
+                for g in range(l_ptr[k] + 1, l_ptr[k + 1]):
+                    w[l_idx[g]] %= p
+        d = u_ptr[k + 1] - 1
+        ukk = w[k] % p
+        w[k] = 0
+        u_val[d] = ukk
+        if ukk == 0:
+            return l_val, u_val, k + 1
+        inv = _inv_mod(ukk, p)
+        l_val[l_ptr[k]] = 1
+        for f in range(l_ptr[k] + 1, l_ptr[k + 1]):
+            i = l_idx[f]
+            l_val[f] = (w[i] % p) * inv % p
+            w[i] = 0
+    return l_val, u_val, 0
+
+
+@numba.njit(cache=True)
+def _row_dot1(ptr, idx, val, i, x, p):
+    """``sum_e val[e] * x[idx[e]]`` over row ``i``, reduced modulo ``p`` every CHUNK products."""
+    s = 0
+    lo, hi = ptr[i], ptr[i + 1]
+    for start in range(lo, hi, CHUNK):
+        stop = min(start + CHUNK, hi)
+        for e in range(start, stop):
+            s += np.int64(val[e]) * x[idx[e]]
+        s %= p
+    return s
+
+
+@numba.njit(cache=True)
+def _solve_mod2(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, rhs, p):
+    """:func:`_solve_mod` for two columns, in two registers."""
+    for i in range(n):
+        a0, a1 = rhs[i, 0], rhs[i, 1]
+        lo, hi = lr_ptr[i], lr_ptr[i + 1]
+        for start in range(lo, hi, CHUNK):
+            for e in range(start, min(start + CHUNK, hi)):
+                j = lr_idx[e]
+                v = np.int64(lr_val[e])
+                a0 -= v * rhs[j, 0]
+                a1 -= v * rhs[j, 1]
+            a0 %= p
+            a1 %= p
+        rhs[i, 0] = a0 % p
+        rhs[i, 1] = a1 % p
+    for i in range(n - 1, -1, -1):
+        a0, a1 = rhs[i, 0], rhs[i, 1]
+        lo, hi = ur_ptr[i], ur_ptr[i + 1]
+        for start in range(lo, hi, CHUNK):
+            for e in range(start, min(start + CHUNK, hi)):
+                j = ur_idx[e]
+                v = np.int64(ur_val[e])
+                a0 -= v * rhs[j, 0]
+                a1 -= v * rhs[j, 1]
+            a0 %= p
+            a1 %= p
+        inv = u_inv[i]
+        rhs[i, 0] = (a0 % p) * inv % p
+        rhs[i, 1] = (a1 % p) * inv % p
+
+
+@numba.njit(cache=True)
+def _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, rhs, p):
+    """Solve ``L U x = rhs (mod p)`` in place; ``rhs`` (n, m) holds residues in [0, p).
+
+    ``L`` strictly lower and ``U`` strictly upper by rows (CSR, int32 indices and
+    values), ``u_inv`` the inverses of ``U``'s diagonal.
+    """
+    m = rhs.shape[1]
+    if m == 1:
+        x = rhs[:, 0].copy()
+        for i in range(n):
+            x[i] = (x[i] - _row_dot1(lr_ptr, lr_idx, lr_val, i, x, p)) % p
+        for i in range(n - 1, -1, -1):
+            x[i] = (x[i] - _row_dot1(ur_ptr, ur_idx, ur_val, i, x, p)) % p * u_inv[i] % p
+        rhs[:, 0] = x
+        return
+    if m == 2:
+        _solve_mod2(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, rhs, p)
+        return
+    acc = np.empty(m, np.int64)
+    for i in range(n):
+        for c in range(m):
+            acc[c] = rhs[i, c]
+        lo, hi = lr_ptr[i], lr_ptr[i + 1]
+        for start in range(lo, hi, CHUNK):
+            for e in range(start, min(start + CHUNK, hi)):
+                j = lr_idx[e]
+                v = np.int64(lr_val[e])
+                for c in range(m):
+                    acc[c] -= v * rhs[j, c]
+            for c in range(m):
+                acc[c] %= p
+        for c in range(m):
+            rhs[i, c] = acc[c] % p
+    for i in range(n - 1, -1, -1):
+        for c in range(m):
+            acc[c] = rhs[i, c]
+        lo, hi = ur_ptr[i], ur_ptr[i + 1]
+        for start in range(lo, hi, CHUNK):
+            for e in range(start, min(start + CHUNK, hi)):
+                j = ur_idx[e]
+                v = np.int64(ur_val[e])
+                for c in range(m):
+                    acc[c] -= v * rhs[j, c]
+            for c in range(m):
+                acc[c] %= p
+        inv = u_inv[i]
+        for c in range(m):
+            rhs[i, c] = (acc[c] % p) * inv % p
+
+
+@numba.njit(cache=True)
+def _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x):
+    """Row ``i`` of ``C_q @ (sum of the source columns of x)``."""
+    t = 0
+    for e in range(c_ptr[q, i], c_ptr[q, i + 1]):
+        j = c_idx[e]
+        sx = 0
+        for k in range(src_of[q, 0], src_of[q, 1]):
+            sx += x[j, src[k]]
+        t += c_val[e] * sx
+    return t
+
+
+@numba.njit(cache=True)
+def _lift(steps, n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv,
+          a_ptr, a_idx, a_val, r, feed, feed_from, c_ptr, c_idx, c_val, src, src_of,
+          wanted, out, rho, chk, p):
+    """``steps`` lifting steps on the residual ``r`` (n, m), in place.
+
+    The last ``c_ptr.shape[0]`` columns are coupled: column ``m - nc + q`` gains
+    ``C_q @ (sum of the columns src[src_of[q, 0]:src_of[q, 1]])`` (plain columns,
+    solved first in each step). Step ``s`` first adds ``feed[s] * feed_from`` to
+    the residual (a streamed right-hand side). The digits of the rows ``wanted``
+    go to ``out[s]``, and ``sum_i rho[i] x[i]`` (a random combination of every row) to
+    ``chk[s]`` when ``rho`` is not empty. Returns the number of nonzero residual entries at the end.
+    """
+    m = r.shape[1]
+    nc = c_ptr.shape[0]
+    mp = m - nc
+    x = np.empty((n, m), np.int64)
+    xp = np.empty((n, mp), np.int64)
+    xc = np.empty((n, nc), np.int64)
+    acc = np.empty(m, np.int64)
+    for s in range(steps):
+        f = feed[s]
+        if f != 0:
+            for i in range(n):
+                for c in range(m):
+                    r[i, c] += f * feed_from[i, c]
+        for i in range(n):
+            for c in range(mp):
+                xp[i, c] = r[i, c] % p
+        _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, xp, p)
+        for i in range(n):
+            for c in range(mp):
+                x[i, c] = xp[i, c]
+        if nc:
+            for i in range(n):
+                for q in range(nc):
+                    xc[i, q] = (r[i, mp + q] + _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)) % p
+            _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, xc, p)
+            for i in range(n):
+                for q in range(nc):
+                    x[i, mp + q] = xc[i, q]
+        for w in range(wanted.size):
+            for c in range(m):
+                out[s, w, c] = x[wanted[w], c]
+        if rho.size:
+            for c in range(m):
+                t = 0
+                for i in range(n):
+                    t += rho[i] * x[i, c]
+                chk[s, c] = t
+        # r = (r + C x_src - A x) / p, an exact division
+        for i in range(n):
+            for c in range(m):
+                acc[c] = r[i, c]
+            for e in range(a_ptr[i], a_ptr[i + 1]):
+                j = a_idx[e]
+                v = a_val[e]
+                for c in range(m):
+                    acc[c] -= v * x[j, c]
+            for q in range(nc):
+                acc[mp + q] += _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)
+            for c in range(m):
+                r[i, c] = acc[c] // p
+    nz = 0
+    for i in range(n):
+        for c in range(m):
+            if r[i, c] != 0:
+                nz += 1
+    return nz
+
+
+# ----------------------------------------------------------------------------- reconstruction
+
+
+def rational_reconstruct(a: int, m: int) -> tuple[int, int] | None:
+    """``(n, d)`` with ``n = a d (mod m)``, ``|n|, d <= sqrt(m/2)``, ``gcd(n, d) = 1``, or None.
+
+    The pair is the shortest vector of the lattice spanned by ``(m, 0)`` and
+    ``(a, 1)``, which FLINT's LLL finds several times faster than the extended
+    Euclidean algorithm in Python on numbers of tens of thousands of digits; the
+    conditions are checked on the result.
+    """
+    a %= m
+    if a == 0:
+        return 0, 1
+    red = flint.fmpz_mat([[m, 0], [a, 1]]).lll()
+    bound = math.isqrt(m // 2)
+    for row in range(2):
+        n, d = int(red[row, 0]), int(red[row, 1])
+        if d < 0:
+            n, d = -n, -d
+        if 0 < d <= bound and abs(n) <= bound and (n - a * d) % m == 0 and math.gcd(n, d) == 1:
+            return n, d
+    return None
+
+
+# ----------------------------------------------------------------------------- the solver
+
+
+@dataclass
+class Coupling:
+    """A coupled column's right-hand side gains ``C @ (sum of the columns sources)``.
+
+    ``C`` is an integer (n x n) matrix in the caller's numbering; the sources are
+    plain (uncoupled) columns. The coupled columns are the last ones of ``B``, in
+    the order of the couplings.
+    """
+
+    C: sp.csr_array
+    sources: list[int]
+
+
+@dataclass
+class LiftReport:
+    steps: int = 0
+    certify_steps: int = 0
+    prime: int = 0
+    fill: int = 0
+    ordering: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, key: str, dt: float) -> None:
+        self.seconds[key] = self.seconds.get(key, 0.0) + dt
+
+
+class DixonSolver:
+    """One factorisation of an integer matrix ``A`` (n x n) modulo a word prime, for many solves.
+
+    ``A`` must be nonsingular with a nonzero diagonal that can serve as pivots
+    (true of ``D (I - Q)`` on the transient states of a chain). With ``like``,
+    the ordering and pattern of another solver are reused: ``A``'s pattern must
+    lie inside that one's (as ``Q`` with some branches stopped does).
+
+    Example
+    -------
+    >>> A = sp.csr_array(np.array([[2, -1], [-1, 2]]))
+    >>> DixonSolver(A).solve(np.array([[1], [0]]), np.array([0, 1]))
+    [[Fraction(2, 3), Fraction(1, 3)]]
+    """
+
+    def __init__(self, A: sp.csr_array, orderings: tuple[str, ...] = ("COLAMD", "MMD_AT_PLUS_A"),
+                 like: DixonSolver | None = None, prefer: np.ndarray | None = None):
+        import time
+
+        self.report = LiftReport()
+        t0 = time.perf_counter()
+        A = sp.csr_array(A, dtype=np.int64)
+        A.sum_duplicates()
+        A.sort_indices()
+        n = A.shape[0]
+        self.n = n
+        if like is not None:
+            perm, pattern = like.perm, like._pattern
+            self.report.ordering, self.report.fill = like.report.ordering, like.report.fill
+        else:
+            perm, pattern, self.report.ordering, self.report.fill = self._ordering(A, orderings, prefer)
+        self.perm = perm  # original row -> position
+        self.order = np.argsort(perm)  # position -> original row
+        self._pattern = pattern
+        Ap = A[self.order][:, self.order]
+        self.A = sp.csr_array(Ap)
+        self.A.sort_indices()
+        a_csc = sp.csc_array(Ap)
+        a_csc.sort_indices()
+        l_ptr, l_idx, u_ptr, u_idx = pattern
+        self.report.add("ordering", time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for p in PRIMES:
+            l_val, u_val, bad = _lu_mod(n, a_csc.indptr.astype(np.int64), a_csc.indices.astype(np.int64),
+                                        a_csc.data.astype(np.int64), l_ptr, l_idx, u_ptr, u_idx, p)
+            if not bad:
+                break
+        else:
+            raise SolverError("the exact sparse LU met a zero pivot modulo every prime tried")
+        self.p = p
+        self.report.prime = p
+        Lm = sp.csc_array((l_val, l_idx, l_ptr), shape=(n, n))
+        Um = sp.csc_array((u_val, u_idx, u_ptr), shape=(n, n))
+        diag = Um.diagonal().astype(np.int64)
+        self.u_inv = np.array([pow(int(d), -1, p) for d in diag], np.int64)
+        lr = sp.csr_array(sp.tril(Lm, k=-1))
+        ur = sp.csr_array(sp.triu(Um, k=1))
+        lr.sort_indices()
+        ur.sort_indices()
+        self._lr = (lr.indptr.astype(np.int64), lr.indices.astype(np.int32), lr.data.astype(np.int32))
+        self._ur = (ur.indptr.astype(np.int64), ur.indices.astype(np.int32), ur.data.astype(np.int32))
+        self._a = (self.A.indptr.astype(np.int64), self.A.indices.astype(np.int64), self.A.data.astype(np.int64))
+        self._check(Lm, Um, a_csc)
+        self.report.add("lu", time.perf_counter() - t0)
+
+    @staticmethod
+    def _ordering(A: sp.csr_array, orderings: tuple[str, ...], prefer: np.ndarray | None = None):
+        """A fill-reducing order with diagonal pivots, and the structure of its L and U.
+
+        First an independent set ``I`` of the graph of ``A`` (no two of its states
+        linked; ``prefer`` ranks the candidates, lower first, then fewer links): those
+        states are eliminated first without any fill, as in a race where a seat's
+        throw always hands the move on. SuperLU then orders and factors the Schur
+        complement ``S`` on the rest (the best of ``orderings``, diagonal pivots), and
+        the structure of the whole LU follows from ``S``'s.
+        """
+        n = A.shape[0]
+        G = sp.csr_array(abs(A) + abs(A.T))
+        G.setdiag(0)
+        G.eliminate_zeros()
+        deg = np.diff(G.indptr)
+        keys = (deg,) if prefer is None else (deg, np.asarray(prefer))
+        chosen = _independent_set(G.indptr.astype(np.int64), G.indices.astype(np.int64),
+                                  np.lexsort(keys).astype(np.int64))
+        af = sp.csc_array(A, dtype=np.float64)
+        best = None
+        # with the independent set eliminated first, and without (MMD on the whole matrix wins on some boards)
+        for ind in (np.flatnonzero(chosen), np.zeros(0, np.int64)):
+            rest = np.setdiff1d(np.arange(n), ind)
+            if ind.size:
+                d_inv = 1.0 / af.diagonal()[ind]
+                S = sp.csc_array(af[rest][:, rest] - af[rest][:, ind] @ sp.diags_array(d_inv) @ af[ind][:, rest])
+            else:
+                S = af
+            # COLAMD on the whole matrix never beat the set's orderings on the boards measured: skipped
+            for spec in (orderings if ind.size else [o for o in orderings if o != "COLAMD"]):
+                lu = spla.splu(S, permc_spec=spec, diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+                if not np.array_equal(lu.perm_r, lu.perm_c):
+                    continue  # a pivot off the diagonal: not the pattern we factor
+                size = lu.L.nnz + lu.U.nnz
+                if best is None or size < best[0]:
+                    best = (size, spec if ind.size else spec + " (no set)", lu.perm_c.copy(), lu.L.tocsc(),
+                            lu.U.tocsc(), ind, rest)
+                del lu
+        if best is None:
+            raise SolverError("no diagonal-pivot ordering found for the exact sparse LU")
+        _, spec, perm_s, Ls, Us, ind, rest = best
+        order = np.concatenate([ind, rest[np.argsort(perm_s)]])
+        perm = np.empty(n, np.int64)
+        perm[order] = np.arange(n)
+        # L = [[1, 0], [A_RI / d, L_S]], U = [[d, A_IR], [0, U_S]] in the order (I, R)
+        ni = ind.size
+        pa = sp.csc_array(af[order][:, order])
+        pat = sp.csc_array((np.ones(pa.nnz), pa.indices, pa.indptr), shape=(n, n))
+        if ni:
+            eye_i = sp.identity(ni, format="csc")
+            L = sp.csc_array(sp.bmat([[eye_i, None], [pat[ni:, :ni], Ls]], format="csc"))
+            U = sp.csc_array(sp.bmat([[eye_i, pat[:ni, ni:]], [None, Us]], format="csc"))
+        else:
+            L, U = sp.csc_array(Ls), sp.csc_array(Us)
+        L.sort_indices()
+        U.sort_indices()
+        pattern = (L.indptr.astype(np.int64), L.indices.astype(np.int64),
+                   U.indptr.astype(np.int64), U.indices.astype(np.int64))
+        return perm, pattern, spec, int(L.nnz + U.nnz)
+
+    def _check(self, Lm, Um, a_csc) -> None:
+        """``L U = A (mod p)`` on a random vector: the pattern SuperLU gave held every entry."""
+        p = self.p
+        v = np.random.default_rng(12345).integers(0, p, self.n)
+        uv = _matvec_mod(Um.indptr, Um.indices, Um.data, v, p)
+        luv = _matvec_mod(Lm.indptr, Lm.indices, Lm.data, uv, p)
+        av = _matvec_mod(a_csc.indptr, a_csc.indices, a_csc.data, v, p)
+        if not np.array_equal(luv, av):
+            raise SolverError("the exact sparse LU does not reproduce the matrix modulo p (pattern too small)")
+
+    # ------------------------------------------------------------------ lifting
+
+    def _run(self, r, steps, feed, feed_from, couple, wanted, out, rho=None, chk=None):
+        lr, ur, a = self._lr, self._ur, self._a
+        if rho is None:
+            rho, chk = np.zeros(0, np.int64), np.zeros((steps, 0), np.int64)
+        return _lift(steps, self.n, *lr, *ur, self.u_inv, *a, r, feed, feed_from, *couple, wanted, out,
+                     rho, chk, self.p)
+
+    def _coupling_arrays(self, couplings: list[Coupling]):
+        n = self.n
+        if not couplings:
+            z = np.zeros((0, n + 1), np.int64)
+            return (z, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                    np.zeros((0, 2), np.int64))
+        ptrs, idxs, vals, srcs, src_of = [], [], [], [], []
+        base = 0
+        for cp in couplings:
+            C = sp.csr_array(sp.csr_array(cp.C, dtype=np.int64)[self.order][:, self.order])
+            C.sort_indices()
+            if C.nnz and C.data.min() < 0:
+                raise ValueError("coupling matrices must be nonnegative")
+            ptrs.append(C.indptr.astype(np.int64) + base)
+            idxs.append(C.indices.astype(np.int64))
+            vals.append(C.data.astype(np.int64))
+            base += C.nnz
+            src_of.append((len(srcs), len(srcs) + len(cp.sources)))
+            srcs.extend(cp.sources)
+        return (np.vstack(ptrs), np.concatenate(idxs), np.concatenate(vals), np.array(srcs, np.int64),
+                np.array(src_of, np.int64))
+
+    def solve_integer(self, B: np.ndarray, wanted: np.ndarray) -> tuple[int, np.ndarray, list[list[Fraction]]]:
+        """The whole certified solution as ``x = z / d``: ``d``, the base-``p`` digits of ``z``, and ``x[wanted]``.
+
+        ``digits[k, i, c]`` is digit ``k`` (least significant first) of ``z[i, c]``
+        in the caller's row order: the exact integers, for comparisons that must
+        not round (:mod:`markov_oca.ur.certify`).
+        """
+        self._keep = True
+        self._wanted_for_keep = [int(i) for i in np.asarray(wanted)]
+        try:
+            fractions = self.solve(B, wanted)
+        finally:
+            self._keep = False
+            self._wanted_for_keep = None
+        d, digits = self._kept
+        return d, digits, fractions
+
+    def solve(self, B: np.ndarray, wanted: np.ndarray | None, couplings: list[Coupling] | None = None,
+              ) -> list[list[Fraction]]:
+        """The exact solution of ``A X = B`` (+ couplings) at the rows ``wanted`` (None: all rows).
+
+        ``B`` is (n, m), integer and nonnegative, and so must the solution be (the
+        certificate relies on it; ``D (I - Q)`` has a nonnegative inverse). Returns
+        ``out[c][w]`` as Fractions. Every entry of the solution is certified, not
+        only those returned (see the module docstring).
+        """
+        import time
+
+        couplings = couplings or []
+        p = self.p
+        B = np.asarray(B, np.int64)
+        if B.ndim != 2 or B.shape[0] != self.n:
+            raise ValueError(f"B must be ({self.n}, m), got {B.shape}")
+        if (B < 0).any():
+            raise ValueError("B must be nonnegative (split a signed right-hand side in two)")
+        m = B.shape[1]
+        wanted = np.arange(self.n) if wanted is None else np.asarray(wanted, np.int64)
+        if m == 0:
+            return []
+        Bp = np.ascontiguousarray(B[self.order])
+        # The wanted rows, and a random combination of all rows: its denominator is (almost surely) the
+        # common denominator of the whole solution, which the start's value may lack (a factor of another
+        # state's value can cancel out of it: oca-moderna).
+        rng = np.random.default_rng(self.n)
+        wpos = np.ascontiguousarray(self.perm[wanted])
+        couple = self._coupling_arrays(couplings)
+        r = Bp.copy()
+        nw = wanted.size
+        acc = [[0] * (nw + 1) for _ in range(m)]  # X at the wanted rows and the combination, as big integers
+        rho = rng.integers(1, 1 << 10, self.n).astype(np.int64)
+        pk = 1  # p ** steps so far
+        steps = 0
+        prev = None
+        failed = 0
+        block = 32
+        t0 = time.perf_counter()
+        while True:
+            out = np.zeros((block, nw, m), np.int64)
+            chk = np.zeros((block, m), np.int64)
+            self._run(r, block, np.zeros(block, np.int64), Bp, couple, wpos, out, rho, chk)
+            # X += sum_s out[s] p^(steps + s): fold the block into one integer per entry first
+            for c in range(m):
+                col = acc[c]
+                for w in range(nw + 1):
+                    digits = out[:, w, c] if w < nw else chk[:, c]
+                    if digits.any():
+                        v = 0
+                        for dgt in digits[::-1].tolist():
+                            v = v * p + dgt
+                        col[w] += v * pk
+            pk *= p ** block
+            steps += block
+            cand = self._reconstruct(acc, pk)
+            if cand is not None and cand == prev:
+                d = 1
+                for col in cand:
+                    for _num, den in col:
+                        d = math.lcm(d, den)
+                self.report.add("lift", time.perf_counter() - t0)
+                t1 = time.perf_counter()
+                # Small primes cancel out of a combination with fair chance (a random sum is even half
+                # the time): certify with d times a power of the small primes, more after a failure.
+                z = self._certify(Bp, d * SMOOTH ** (8 ** failed), couple, m, wpos)
+                self.report.add("certify", time.perf_counter() - t1)
+                t0 = time.perf_counter()
+                if z is not None:
+                    self.report.steps += steps
+                    out = [[Fraction(num, den) for num, den in col[:nw]] for col in cand]
+                    if out != z:
+                        raise SolverError("the certified solution differs from the reconstructed fractions")
+                    return z
+                failed += 1
+                if failed >= 3 and nw < self.n:
+                    # still no common denominator: reconstruct every row (slow, and not met so far)
+                    full = self.solve(B, None, couplings)
+                    return [[col[i] for i in wanted.tolist()] for col in full]
+                cand = None  # lift further: the combination's fraction was not the true one yet
+            prev = cand
+            block = max(16, steps // 8)
+
+    def _reconstruct(self, acc, pk):
+        cols = []
+        for col in acc:
+            out = []
+            for a in col:
+                q = rational_reconstruct(a, pk)
+                if q is None:
+                    return None
+                out.append(q)
+            cols.append(tuple(out))
+        return tuple(cols)
+
+    def _certify(self, Bp, d, couple, m, wpos=None):
+        """Lift ``A z = d B`` with ``d`` fed digit by digit; when the residual ends exactly zero, ``z / d``
+        is the whole solution: return it at the rows ``wpos`` (positions), else None."""
+        p = self.p
+        digits = []
+        q = d
+        while q:
+            q, rem = divmod(q, p)
+            digits.append(rem)
+        r = np.zeros_like(Bp)
+        keep = getattr(self, "_keep", False)
+        if keep:
+            wpos = self.perm.astype(np.int64)
+        elif wpos is None:
+            wpos = np.zeros(0, np.int64)
+        steps = len(digits) + 2  # z = d x < p**steps when x < p**2
+        feed = np.array([*digits, 0, 0], np.int64)
+        outs = [np.zeros((steps, wpos.size, m), np.int64)]
+        nz = self._run(r, steps, feed, Bp, couple, wpos, outs[0])
+        extra = 0
+        while nz and extra < 4:  # a larger x: a few more digits
+            outs.append(np.zeros((1, wpos.size, m), np.int64))
+            nz = self._run(r, 1, np.zeros(1, np.int64), Bp, couple, wpos, outs[-1])
+            extra += 1
+        self.report.certify_steps += steps + extra
+        if nz:
+            return None
+        z = np.concatenate(outs)
+        if keep:
+            self._kept = (d, z)
+            return None if getattr(self, "_wanted_for_keep", None) is None else \
+                [[Fraction(_from_digits(z[:, i, c], p), d) for i in self._wanted_for_keep] for c in range(m)]
+        return [[Fraction(_from_digits(z[:, w, c], p), d) for w in range(wpos.size)] for c in range(m)]
+
+
+def _from_digits(digits: np.ndarray, p: int) -> int:
+    v = 0
+    for dgt in digits[::-1].tolist():
+        v = v * p + dgt
+    return v
+
+
+@numba.njit(cache=True)
+def _independent_set(ptr, idx, candidates):
+    """Greedy maximal independent set, taking the candidates in the order given."""
+    n = ptr.size - 1
+    chosen = np.zeros(n, np.bool_)
+    blocked = np.zeros(n, np.bool_)
+    for i in candidates:
+        if not blocked[i]:
+            chosen[i] = True
+            for e in range(ptr[i], ptr[i + 1]):
+                blocked[idx[e]] = True
+    return chosen
+
+
+@numba.njit(cache=True)
+def _matvec_mod_kernel(ptr, idx, val, v, p, out):
+    n = ptr.size - 1
+    for k in range(n):
+        vk = v[k]
+        for e in range(ptr[k], ptr[k + 1]):
+            out[idx[e]] = (out[idx[e]] + (val[e] % p) * vk) % p
+
+
+def _matvec_mod(ptr, idx, val, v, p):
+    """``M v (mod p)`` for a CSC matrix ``M`` with int64 entries."""
+    out = np.zeros(ptr.size - 1, np.int64)
+    _matvec_mod_kernel(ptr.astype(np.int64), idx.astype(np.int64), np.asarray(val, np.int64),
+                       np.asarray(v, np.int64), p, out)
+    return out

@@ -1,0 +1,220 @@
+"""The sparse exact solver (Dixon lifting, certificate) against closed forms, the dense path and floats."""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal, getcontext
+from fractions import Fraction as F
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import board
+
+from markov_oca.chain import Chain
+from markov_oca.errors import TooLargeError
+from markov_oca.exact import EXACT_LIMIT, ExactChain
+from markov_oca.exact_sparse import Coupling, DixonSolver, rational_reconstruct
+from markov_oca.goose.model import goose_model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ruin_matrix(target: int, up: int, down: int):
+    """Gambler's ruin on 1..target-1 (win ``up``/(up+down)), as ``A = D (I - Q)`` and ``D b``."""
+    n = target - 1
+    d = up + down
+    A = sp.lil_array((n, n), dtype=np.int64)
+    for i in range(n):
+        A[i, i] = d
+        if i + 1 < n:
+            A[i, i + 1] = -up
+        if i > 0:
+            A[i, i - 1] = -down
+    b = np.zeros((n, 1), np.int64)
+    b[n - 1, 0] = up
+    return sp.csr_array(A), b
+
+
+def test_gamblers_ruin_closed_form():
+    # P(reach N from i) = (1 - r**i) / (1 - r**N), r = down/up: with r = 3/2 and N = 400 the
+    # fractions have about 140 digits, so the lifting takes several steps and checkpoints.
+    target, up, down = 400, 2, 3
+    A, b = ruin_matrix(target, up, down)
+    r = F(down, up)
+    starts = [1, 3, 200, 399]
+    got = DixonSolver(A).solve(b, np.array(starts) - 1)[0]
+    want = [(1 - r**i) / (1 - r**target) for i in starts]
+    assert got == want
+    assert len(str(want[0].denominator)) > 100
+
+
+def test_a_denominator_the_wanted_rows_lack_is_found():
+    # Two uncoupled blocks: the wanted row's value is 1/3, the other row's 1/7. With the wanted
+    # row's 3 alone the certificate (A z = 3 b with a zero residual) would fail; the random
+    # combination of all rows brings the 7 in.
+    A = sp.csr_array(np.array([[3, 0], [0, 7]]))
+    s = DixonSolver(A)
+    assert s.solve(np.array([[1], [1]]), np.array([0])) == [[F(1, 3)]]
+    assert s.solve(np.array([[1], [1]]), None) == [[F(1, 3), F(1, 7)]]
+
+
+def test_a_denominator_of_another_class_is_found():
+    # The start's class alone has denominator 3; the class {1, 2} below it has 14.
+    A = sp.csr_array(np.array([[3, 0, 0], [0, 4, -1], [0, -2, 4]]))
+    s = DixonSolver(A)
+    assert s.solve(np.array([[1], [1], [1]]), np.array([0])) == [[F(1, 3)]]
+    assert s.solve(np.array([[1], [1], [1]]), None) == [[F(1, 3), F(5, 14), F(3, 7)]]
+
+
+def test_a_wrong_denominator_fails_the_certificate():
+    A = sp.csr_array(np.array([[3, 0, 0], [0, 4, -1], [0, -2, 4]]))
+    s = DixonSolver(A)
+    Bp = np.ascontiguousarray(np.array([[1], [1], [1]])[s.order])
+    couple = s._coupling_arrays([])
+    assert not s._certify(Bp, 3, couple, 1)
+    assert not s._certify(Bp, 14, couple, 1)
+    assert s._certify(Bp, 42, couple, 1)
+
+
+def test_coupled_columns_solve_the_block_system():
+    # x = A^-1 b and y = A^-1 (c + C x) on a 3-state chain, against FLINT's dense solve.
+    import flint
+
+    A = sp.csr_array(np.array([[6, -2, -1], [-1, 6, -3], [0, -2, 6]]))
+    b = np.array([1, 2, 3])
+    C = sp.csr_array(np.array([[2, 0, 1], [0, 3, 0], [1, 1, 1]]))
+    c = np.array([0, 1, 0])
+    s = DixonSolver(A)
+    x_sol, y_sol = s.solve(np.column_stack([b, c]), None, [Coupling(C, [0])])
+    Af = flint.fmpq_mat(A.toarray().tolist())
+    x = Af.solve(flint.fmpq_mat([[int(v)] for v in b]))
+    rhs = [int(c[i]) + sum(int(C[i, j]) * x[j, 0] for j in range(3)) for i in range(3)]
+    y = Af.solve(flint.fmpq_mat([[v] for v in rhs]))
+    assert x_sol == [F(int(x[i, 0].p), int(x[i, 0].q)) for i in range(3)]
+    assert y_sol == [F(int(y[i, 0].p), int(y[i, 0].q)) for i in range(3)]
+
+
+def test_rational_reconstruction():
+    m = 67108859**8
+    for n, d in [(0, 1), (1, 3), (-5, 7), (13717421, 109739369)]:
+        assert rational_reconstruct(n * pow(d, -1, m) % m, m) == (n, d)
+    assert rational_reconstruct(pow(3, -1, 101), 101) == (1, 3)
+
+
+def test_coin_race_two_players_sparse_matches_hand_derivation():
+    # tests/test_tiny_boards.py: seat 1 wins 2/3, expected turns 2, rounds 4/3.
+    rules = board(2)
+    chain = goose_model(rules, 2).build()
+    ex = ExactChain(chain, "sparse")
+    assert ex.sparse
+    p = ex.outcome_probabilities()
+    assert p == {"seat 1 wins": F(2, 3), "seat 2 wins": F(1, 3), "deadlock": 0}
+    e = ex.expected({"turns": chain.state_rewards["turns"], "rounds": chain.state_rewards["rounds"]})
+    assert e["turns"] == (2, 2) and e["rounds"] == (F(4, 3), F(4, 3))
+
+
+@pytest.mark.parametrize("squares,rules", [
+    ({3: {"jump": 1}, 5: {"jump": 2}}, {"occupancy": "occupant-returns"}),
+    ({2: {"wait": True}, 5: {"wait": True}, 4: {"jump": 6}}, {}),  # both held in wells: a deadlock
+])
+def test_sparse_equals_dense_on_a_small_two_player_board(squares, rules):
+    # Every analysis, including the expectations conditioned on the end (coupled columns)
+    # when there is a deadlock, and a signed reward (split into two columns).
+    rb = board(7, squares, faces=3, **rules)
+    chain = goose_model(rb, 2).build()
+    dense, sparse = ExactChain(chain, "dense"), ExactChain(chain, "sparse")
+    vals = {"turns": chain.state_rewards["turns"], "throws": chain.branch_rewards["throws"],
+            "signed": np.where(chain.mover == 0, 1, -2).astype(np.int64)}
+    assert sparse.outcome_probabilities() == dense.outcome_probabilities()
+    assert sum(sparse.outcome_probabilities().values()) == 1
+    assert sparse.expected(vals) == dense.expected(vals)
+    fl = chain.expected(vals)
+    for k in vals:
+        for a, b in zip(sparse.expected(vals)[k], fl[k], strict=True):
+            assert (a == b or (np.isnan(a) and np.isnan(b))) if isinstance(a, float) else abs(float(a) - b) < 1e-12
+    m = goose_model(rb, 2)
+    key, table = m.landing_events(chain, 0)
+    assert sparse.hitting_probabilities(key, table[:, :4]) == dense.hitting_probabilities(key, table[:, :4])
+
+
+def test_well_board_has_a_deadlock():
+    # the second board above must exercise the coupled columns
+    chain = goose_model(board(7, {2: {"wait": True}, 5: {"wait": True}, 4: {"jump": 6}}, faces=3), 2).build()
+    assert chain.structure.deadlock.any()
+
+
+def test_too_large_is_refused_up_front_with_an_estimate():
+    n = EXACT_LIMIT + 2
+    nxt = np.full((n, 1), -1, np.int32)
+    nxt[:-1, 0] = np.arange(1, n)
+    nxt[-1, 0] = n - 1
+    chain = Chain(next=nxt, pnum=np.ones((n, 1), np.int32), denom=1, init=0, outcomes={"end": n - 1},
+                  players=1, mover=np.zeros(n, np.int8))
+    with pytest.raises(TooLargeError, match=r"estimated .* GiB"):
+        ExactChain(chain)
+
+
+@pytest.mark.slow
+def test_snakes_and_ladders_48_matches_the_published_digits():
+    # The public notebook's 2-player first-player chance (gmpy2, 99 minutes): 50 digits and
+    # a numerator of 4,453 digits.
+    from markov_oca.api import build
+
+    sys.set_int_max_str_digits(0)
+    chain = build(ROOT / "examples" / "snakes_and_ladders_48.toml", players=2)
+    p = ExactChain(chain).outcome_probabilities()
+    first = p["seat 1 wins"]
+    getcontext().prec = 80
+    value = (Decimal(first.numerator) / Decimal(first.denominator)).quantize(Decimal(1).scaleb(-50))
+    assert str(value) == "0.50780277346091397787392387841954080716542767187942"
+    assert len(str(first.numerator)) == 4453
+    assert sum(p.values()) == 1
+    assert abs(float(first) - chain.outcome_probabilities()["seat 1 wins"]) < 1e-12
+
+
+def test_digit_sign_kernel():
+    # _sign decides coef_d d + c1 z[i1] + c2 z[i2] over base-p digit columns, carries and all.
+    from markov_oca.ur.certify import _sign
+
+    p = 101
+    nums = [0, 5, 100, 101, 10_200, 10_201, 1_030_300]
+    K = 4
+    digits = np.array([[(v // p**k) % p for v in nums] for k in range(K)], np.int64)
+    d = 10_201
+    d_digits = np.array([(d // p**k) % p for k in range(K)], np.int64)
+    for cd in (-1, 0, 1):
+        for i1 in range(len(nums)):
+            for i2 in range(len(nums)):
+                for c1, c2 in ((1, -1), (-1, 1), (1, 1), (0, -1)):
+                    v = cd * d + c1 * nums[i1] + c2 * nums[i2]
+                    assert _sign(digits, d_digits, p, cd, i1, c1, i2, c2) == (v > 0) - (v < 0)
+
+
+def test_one_piece_ur_certificate_matches_the_policy_chain():
+    from markov_oca.ur.certify import certify_optimal
+    from markov_oca.ur.chain import ur_chain
+    from markov_oca.ur.optimal import solve_optimal
+    from markov_oca.ur.rules import load_ur
+
+    rules = load_ur("ur", {"pieces": 1})
+    values = solve_optimal(rules).values
+    cert = certify_optimal(rules, values)
+    assert cert.optimal and cert.improving == 0
+    assert abs(float(cert.value) - cert.float_value) < 1e-12 and cert.max_float_gap < 1e-11
+    chain = ur_chain(rules, "optimal", "optimal", values)
+    p = ExactChain(chain).outcome_probabilities()
+    assert p["light wins"] == cert.value
+    assert sum(p.values()) == 1
+
+
+@pytest.mark.slow
+def test_two_piece_ur_certificate():
+    # about 80 s of CPU: 12,869 positions, an 11,692-digit denominator, 30,301 choices checked
+    from markov_oca.ur.certify import certify_optimal
+    from markov_oca.ur.rules import load_ur
+
+    cert = certify_optimal(load_ur("ur", {"pieces": 2}))
+    assert cert.optimal and cert.decisions > 30_000
+    assert abs(float(cert.value) - cert.float_value) < 1e-12
