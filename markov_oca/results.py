@@ -299,6 +299,10 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
 
     landing_list = None
     note = ""
+    if landings is None and exact and getattr(engine, "sparse", False):
+        landings = False
+        note = ("exact landing chances not computed above 1,000 transient states (one sparse factorisation "
+                "and lifting per seat and square); ask for them with --landings")
     if landings is None:
         landings = chain.n <= LANDING_LIMIT
         if not landings:

@@ -174,10 +174,11 @@ def test_options_of_another_game_are_refused(args):
 
 
 def test_seven_piece_ur_chain_is_refused_up_front():
-    # The default Ur game: its policy chain (about 170 GiB) is refused before any value iteration.
+    # The default Ur game, optimal against optimal: without a saved table it is refused at once,
+    # before any value iteration, naming the command that solves the whole game.
     r = run("solve", "ur")
     assert r.returncode == 2 and r.stderr.count("\n") == 1
-    assert "ur with 7 pieces: a policy chain over 551,655,744 states" in r.stderr
+    assert "run `markov-oca ur solve --pieces 7 --rules ur` first" in r.stderr
 
 
 def test_explain_covers_every_family():

@@ -94,8 +94,10 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
             chain = ur_chain(r, light, dark, values)
             timer["build"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        exp = chain.expected({"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]})
-        wins = chain.outcome_probabilities()
+        rep: list = []
+        exp = chain.expected({"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]},
+                             reports=rep)
+        wins = chain.outcome_probabilities(reports=rep)
         timer["solve"] = time.perf_counter() - t2
         length = length_summary(chain, exp["turns"][1], tail)
     start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
@@ -108,7 +110,7 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
         optimal_value=float(values[start]) if values is not None else None,
         optimal_residual=residual,
         positions=UrSpace(r.pieces).size,
-        solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in chain.reports],
+        solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in rep],
         timings=timer,
     )
 
