@@ -15,6 +15,7 @@ the same analyses in rational arithmetic.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .errors import SolverError
 from .hitting import hitting_block
+from .progress import Pacer
 from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, adjoint_solve
 
 VISITS_TAIL = 1e-10  # mass still in play at which the visits' forward pass hands over to the solve
@@ -485,10 +487,23 @@ class Chain:
         outcome_of[list(self.outcomes.values())] = np.arange(len(self.outcomes))
         pmf = np.zeros((1024, len(self.outcomes)))
         acc = np.zeros(self.n if visits else 0)
-        pmf, dead, left, rest = _length_pmf(self.next, self.pnum, 1.0 / self.denom, self.init,
-                                            st.transient & ~turn_start, outcome_of, st.deadlock, tail, max_turns,
-                                            pmf, acc)
-        return LengthDistribution(pmf.sum(axis=1), float(dead), float(left), by_outcome=pmf), acc, rest
+        v, w, mid = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
+        v[self.init] = 1.0
+        state = np.array([0.0, 0.0, 1.0])  # turns played, mass deadlocked, mass still in play
+        mid_turn = st.transient & ~turn_start
+        # Turns go in blocks of about a tenth of a second, so that Ctrl-C is seen between them.
+        pacer = Pacer(first=8, seconds=0.1)
+        while True:
+            t0 = time.perf_counter()
+            upto = min(int(state[0]) + pacer.size, max_turns)
+            pmf, done = _length_pmf(self.next, self.pnum, 1.0 / self.denom, mid_turn, outcome_of, st.deadlock,
+                                    tail, upto, pmf, acc, v, w, mid, state)
+            if done or upto >= max_turns:
+                break
+            pacer.took(time.perf_counter() - t0)
+        t = int(state[0])
+        pmf = pmf[:t + 1].copy()
+        return LengthDistribution(pmf.sum(axis=1), float(state[1]), float(state[2]), by_outcome=pmf), acc, v
 
 
 @numba.njit(cache=True)
@@ -633,27 +648,29 @@ def _push(nxt, pnum, inv_denom, v, w):
 
 
 @numba.njit(cache=True)
-def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail, max_turns, pmf, acc):
-    """Turn by turn: push the mass, push again what stopped mid-turn, take out the outcomes and deadlocks.
+def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto, pmf, acc, v0, w0, mid, state):
+    """Turn by turn up to turn ``upto``: push the mass, push again what stopped mid-turn, take out the
+    outcomes and deadlocks. Returns ``(pmf, done)``; ``done`` once less than ``tail`` is in play.
 
-    Only the few special states (mid-turn, outcome, deadlocked) are visited one by
-    one; the mass still in play is the total less what left, so a turn costs one
-    pass over the branches. With a non-empty ``acc`` every mass pushed is added there too
-    (the expected visits of the turns played); the mass still in play is returned last.
+    Resumable: ``v0`` holds the mass in play at the start of the next turn (and on return),
+    ``w0`` and ``mid`` are work arrays, ``state`` is ``[turns played, mass deadlocked, mass in
+    play]``. Only the few special states (mid-turn, outcome, deadlocked) are visited one by
+    one; the mass still in play is the total less what left, so a turn costs one pass over
+    the branches. With a non-empty ``acc`` every mass pushed is added there too (the expected
+    visits of the turns played).
     """
     sums = acc.size > 0
     n = nxt.shape[0]
     mids = np.flatnonzero(mid_turn)
     outs = np.flatnonzero(outcome_of >= 0)
     deads = np.flatnonzero(deadlock)
-    v = np.zeros(n)
-    w = np.zeros(n)
-    mid = np.zeros(n)
-    v[init] = 1.0
-    dead = 0.0
-    left = 1.0
-    t = 0
-    while t < max_turns:
+    v, w = v0, w0
+    swapped = False
+    t = int(state[0])
+    dead = state[1]
+    left = state[2]
+    done = False
+    while t < upto:
         t += 1
         w[:] = 0.0
         if sums:
@@ -692,8 +709,15 @@ def _length_pmf(nxt, pnum, inv_denom, init, mid_turn, outcome_of, deadlock, tail
         # What is still in play: last turn's, less what ended now (summed afresh now and then, against drift).
         left = left - gone if t % 64 else w.sum()
         v, w = w, v
+        swapped = not swapped
         if left < tail:
             left = v.sum()
             if left < tail:
+                done = True
                 break
-    return pmf[:t + 1].copy(), dead, left, v
+    if swapped:  # the mass in play is in the other array: hand it back in v0
+        v0[:] = v
+    state[0] = t
+    state[1] = dead
+    state[2] = left
+    return pmf, done
