@@ -70,9 +70,14 @@ def test_sigint_during_the_renames_waits_until_the_set_is_whole(tmp_path, monkey
             signal.raise_signal(signal.SIGINT)
 
     monkeypatch.setattr(os, "replace", replace_and_interrupt)
-    with pytest.raises(KeyboardInterrupt), atomic_files(stems) as (a, b):
-        a.write_text("1")
-        b.write_text("2")
+    # Python's own handler, whatever this process was started with (a background job ignores SIGINT).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), atomic_files(stems) as (a, b):
+            a.write_text("1")
+            b.write_text("2")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert (tmp_path / "a").read_text() == "1" and (tmp_path / "b").read_text() == "2"
     assert names(tmp_path) == ["a", "b"]
 
