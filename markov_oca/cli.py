@@ -17,23 +17,18 @@ import inspect
 import json
 import sys
 from collections.abc import Callable
-from enum import StrEnum
 from typing import Any
 
 import typer
 
 from . import api
+from .clitools import Format, fail
 from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
 from .family import Setting, all_families, settings_for
 from .memory import parse_memory, set_max_memory
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Race board games solved exactly as Markov chains.")
-
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
 
 
 def _options(pairs: list[str] | None) -> dict[str, str]:
@@ -46,22 +41,17 @@ def _options(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _fail(message: str, code: int) -> None:
-    typer.echo(f"markov-oca: error: {message}", err=True)
-    raise typer.Exit(code)
-
-
 def _guarded(body: Callable[[], Any]) -> Any:
     """Run a command's work: bad input and refusals exit 2, a failed solve 1, an unwritable file 2."""
     try:
         return body()
     except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     except SolverError as exc:
-        _fail(str(exc), 1)
+        fail(str(exc), 1)
     except OSError as exc:
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        _fail(f"{where}cannot write: {exc.strerror or exc}", 2)
+        fail(f"{where}cannot write: {exc.strerror or exc}", 2)
 
 
 def _print(result: Any, fmt: Format, **to_dict: Any) -> None:

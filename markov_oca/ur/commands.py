@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
+from ..clitools import Format, fail
 from ..errors import RulesError, TooLargeError
-
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
-
-
-def _fail(message: str, code: int) -> None:
-    typer.echo(f"markov-oca: error: {message}", err=True)
-    raise typer.Exit(code)
-
 
 app = typer.Typer(no_args_is_help=True, help="Royal Game of Ur tools.")
 
@@ -42,7 +31,7 @@ def best_move(
         r = load_ur(rules, {"pieces": len(light)})
         value, rows = best_moves(r, light, dark, to_move)
     except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     if fmt is Format.json:
         typer.echo(json.dumps({"schema": "markov_oca.ur-best-move/1", "to_move": to_move, "value": value,
                                "moves": [vars(m) for m in rows]}, indent=1))
@@ -92,9 +81,9 @@ def solve(
         sol = solve_layered(r, tol=tol, method=method, order=order, checkpoint=ck, residual=residual,
                             progress=True)
     except (RulesError, TooLargeError) as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     except ValueError as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
     first = float(sol.values[start])
     write_table(r, sol.values, out, residual=sol.residual, tol=tol, method=method, order=order,
@@ -144,5 +133,5 @@ def export_table(
                              f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first")
         n = write_rgu(r, found[0], out, values)
     except (RulesError, TooLargeError, ValueError, OSError) as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     typer.echo(f"{out}: {n:,} positions (light to move, game not over), values {values}")
