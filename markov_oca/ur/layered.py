@@ -465,9 +465,10 @@ def _sweep_pairs(start, cnt, ent, cval, probs, x, flag, parts):
 
 
 @numba.njit(cache=True, parallel=True)
-def _sweep_gs(start, cnt, ent, cval, probs, x, parts):
-    """One Gauss-Seidel sweep, ``parts`` consecutive slices swept side by side; the largest change.
+def _sweep(start, cnt, ent, cval, probs, x, out, parts):
+    """One sweep from ``x`` into ``out``, ``parts`` consecutive slices swept side by side; the largest change.
 
+    ``out`` is ``x`` for Gauss-Seidel (each new value used at once), another array for Jacobi.
     (Over-relaxation diverges here: a pass makes a position's value fall as its mirror's rises.)
     """
     n = x.shape[0]
@@ -481,26 +482,7 @@ def _sweep_gs(start, cnt, ent, cval, probs, x, parts):
             d = abs(new - x[i])
             if d > w:
                 w = d
-            x[i] = new
-        worst[c] = w
-    return worst.max()
-
-
-@numba.njit(cache=True, parallel=True)
-def _sweep_jacobi(start, cnt, ent, cval, probs, x, y, parts):
-    """One Jacobi sweep: y from x; the largest change."""
-    n = x.shape[0]
-    worst = np.zeros(parts)
-    for c in prange(parts):
-        lo = c * n // parts
-        hi = (c + 1) * n // parts
-        w = 0.0
-        for i in range(lo, hi):
-            new = _update(i, start, cnt, ent, cval, probs, x)
-            d = abs(new - x[i])
-            if d > w:
-                w = d
-            y[i] = new
+            out[i] = new
         worst[c] = w
     return worst.max()
 
@@ -519,9 +501,9 @@ def sweep_layer(layer: PackedLayer, probs: np.ndarray, x: np.ndarray, *, tol: fl
         if method == "pairs":
             change = _sweep_pairs(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, layer.flag, parts)
         elif method == "gs":
-            change = _sweep_gs(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, parts)
+            change = _sweep(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, x, parts)
         elif method == "jacobi":
-            change = _sweep_jacobi(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, y, parts)
+            change = _sweep(layer.start, layer.cnt, layer.ent, layer.cval, probs, x, y, parts)
             x[:] = y
         else:
             raise ValueError(f"unknown method {method!r} (methods: {', '.join(METHODS)})")
