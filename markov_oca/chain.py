@@ -634,7 +634,7 @@ def _forward_sweep(order, indptr, indices, data, init, diag, x):
     return worst
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _push(nxt, pnum, inv_denom, v, w):
     for s in range(nxt.shape[0]):
         m = v[s]
@@ -647,7 +647,7 @@ def _push(nxt, pnum, inv_denom, v, w):
             w[t] += m * pnum[s, j] * inv_denom
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto, pmf, acc, v0, w0, mid, state):
     """Turn by turn up to turn ``upto``: push the mass, push again what stopped mid-turn, take out the
     outcomes and deadlocks. Returns ``(pmf, done)``; ``done`` once less than ``tail`` is in play.

@@ -823,3 +823,338 @@ def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
     if not np.isfinite(report.residual) or report.residual > 1e-6 * max(1.0, float(np.abs(b2).max())):
         raise SolverError(f"{method}: residual {report.residual:.3g} is too large")
     return (v[:, 0] if squeeze else v), report
+
+
+# ----------------------------------------------------------------------------- shifted blocks
+# A chain seen from the player to move (the mover-rotated goose chain) keeps one column per seat:
+# x[s, a] is the value of state s when seat a moves there. A branch from s to t with seat shift d
+# carries column a of s to column (a + d) mod m of t, so the m columns are one system of n m
+# unknowns coupled by the shifts. The kernels below are those of the fused SGS-BiCGSTAB driver
+# with each entry's source column permuted; the Krylov scalars are shared by the whole block.
+
+
+@numba.njit(cache=True)
+def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
+    """:func:`_split_transposed` with each entry's seat shift (``lsh``, ``ush``); self-loops that change
+    the seat are summed by shift in ``selfd`` (``(n, m)`` numerators; column 0 is unused)."""
+    n = ids.size
+    J = nxt.shape[1]
+    self_num = np.zeros(n, np.int64)
+    selfd = np.zeros((n, m), np.int32)
+    n_lo = np.zeros(n + 1, np.int64)
+    n_up = np.zeros(n + 1, np.int64)
+    for s in ids:
+        i_s = pos[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            i_t = pos[t]
+            if i_t == i_s:
+                if shift[s, j] == 0:
+                    self_num[i_s] += pnum[s, j]
+                else:
+                    selfd[i_s, shift[s, j]] += pnum[s, j]
+            elif i_s < i_t:
+                n_lo[i_t + 1] += 1
+            else:
+                n_up[i_t + 1] += 1
+    lp = np.cumsum(n_lo)
+    up = np.cumsum(n_up)
+    lx = np.empty(lp[n], np.int32)
+    lv = np.empty(lp[n], np.float64)
+    lsh = np.empty(lp[n], np.int8)
+    ux = np.empty(up[n], np.int32)
+    uv = np.empty(up[n], np.float64)
+    ush = np.empty(up[n], np.int8)
+    d = np.empty(n, np.float64)
+    for i in range(n):
+        d[i] = (denom - self_num[i]) / denom
+    fl = lp[:n].copy()
+    fu = up[:n].copy()
+    for s in ids:
+        i_s = pos[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            i_t = pos[t]
+            if i_t == i_s:
+                continue
+            dn = denom - self_num[i_t]
+            v = -pnum[s, j] / dn if dn > 0 else 0.0
+            if i_s < i_t:
+                lx[fl[i_t]] = i_s
+                lv[fl[i_t]] = v
+                lsh[fl[i_t]] = shift[s, j]
+                fl[i_t] += 1
+            else:
+                ux[fu[i_t]] = i_s
+                uv[fu[i_t]] = v
+                ush[fu[i_t]] = shift[s, j]
+                fu[i_t] += 1
+    return lp, lx, lv, lsh, up, ux, uv, ush, d, self_num, selfd
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sh_row(ptr, idx, val, sh, i, src, acc, m, spec, g, tmp):
+    """``acc -= C_i^-1 sum q src[j, c - d]`` over the entries (j, q, d) of row ``i``; ``C_i`` is the
+    identity, or for a row with seat-changing self-loops (``spec[i] >= 0``) the circulant whose
+    inverse has first column ``g[spec[i]]``."""
+    for c in range(m):
+        tmp[c] = 0.0
+    for k in range(ptr[i], ptr[i + 1]):
+        j = idx[k]
+        q = val[k]
+        d = sh[k]
+        for c in range(m):
+            cc = c - d
+            if cc < 0:
+                cc += m
+            tmp[c] += q * src[j, cc]
+    r = spec[i]
+    if r < 0:
+        for c in range(m):
+            acc[c] -= tmp[c]
+    else:
+        for c in range(m):
+            x = 0.0
+            for b in range(m):
+                x += g[r, (c - b + m) % m] * tmp[b]
+            acc[c] -= x
+
+
+@numba.njit(cache=True, nogil=True)
+def _sh_lower_solve(lp, lx, lv, lsh, spec, g, b, w):
+    """``w = (I + L)^-1 b`` with shifted entries."""
+    n, m = b.shape
+    acc = np.empty(m)
+    tmp = np.empty(m)
+    for i in range(n):
+        for c in range(m):
+            acc[c] = b[i, c]
+        _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp)
+        for c in range(m):
+            w[i, c] = acc[c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _sh_upper(up, ux, uv, ush, spec, g, r, v, ca, cb, out, tb):
+    """``out = r + ca out + cb v`` (``out`` is not read when ``ca`` is 0), then ``tb = (I + U)^-1 out``."""
+    n, m = tb.shape
+    acc = np.empty(m)
+    tmp = np.empty(m)
+    for i in range(n - 1, -1, -1):
+        for c in range(m):
+            x = r[i, c] + cb * v[i, c]
+            if ca != 0.0:
+                x += ca * out[i, c]
+            out[i, c] = x
+            acc[c] = x
+        _sh_row(up, ux, uv, ush, i, tb, acc, m, spec, g, tmp)
+        for c in range(m):
+            tb[i, c] = acc[c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, out, other):
+    """``w = (I + L)^-1 (p - tb)``, ``out = tb + w`` (= K p); returns ``(other . out, out . out, out . p)``."""
+    n, m = w.shape
+    acc = np.empty(m)
+    tmp = np.empty(m)
+    d1 = 0.0
+    d2 = 0.0
+    d3 = 0.0
+    for i in range(n):
+        for c in range(m):
+            acc[c] = p[i, c] - tb[i, c]
+        _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp)
+        for c in range(m):
+            w[i, c] = acc[c]
+            o = tb[i, c] + acc[c]
+            out[i, c] = o
+            d1 += other[i, c] * o
+            d2 += o * o
+            d3 += o * p[i, c]
+    return d1, d2, d3
+
+
+@numba.njit(cache=True, nogil=True)
+def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, b, x):
+    """``max_i |d_i (b - (I + L + U) x)_i|`` over the whole block."""
+    n, m = b.shape
+    worst = 0.0
+    acc = np.empty(m)
+    tmp = np.empty(m)
+    for i in range(n):
+        for c in range(m):
+            acc[c] = b[i, c] - x[i, c]
+        _sh_row(lp, lx, lv, lsh, i, x, acc, m, spec, g, tmp)
+        _sh_row(up, ux, uv, ush, i, x, acc, m, spec, g, tmp)
+        for c in range(m):
+            r = abs(acc[c]) * d[i]
+            if not r <= worst:
+                worst = r
+    return worst
+
+
+@numba.njit(cache=True, nogil=True)
+def _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, c, u, tol, max_iter):
+    """BiCGSTAB on ``K u = c`` for the whole shifted block (one set of scalars); the iterations."""
+    n, m = c.shape
+    tb = np.empty_like(c)
+    w = np.empty_like(c)
+    r = np.empty_like(c)
+    r_hat = np.empty_like(c)
+    p = np.zeros_like(c)
+    v = np.zeros_like(c)
+    s = np.empty_like(c)
+    t = np.empty_like(c)
+    _sh_upper(up, ux, uv, ush, spec, g, u, u, 0.0, 0.0, r, tb)  # r = u (scratch), tb = (I + U)^-1 u
+    _sh_lower(lp, lx, lv, lsh, spec, g, r, tb, w, r_hat, r)  # r_hat = K u
+    rho_new = 0.0
+    worst = 0.0
+    for i in range(n):
+        for k in range(m):
+            rk = c[i, k] - r_hat[i, k]
+            r[i, k] = rk
+            r_hat[i, k] = rk
+            rho_new += rk * rk
+            worst = max(worst, abs(rk))
+    rho = alpha = omega = 1.0
+    it = 0
+    while it < max_iter and worst > tol:
+        it += 1
+        if abs(rho_new) < 1e-300 or abs(omega) < 1e-300:
+            # breakdown: restart the Krylov space from the current residual
+            rr = 0.0
+            for i in range(n):
+                for k in range(m):
+                    r_hat[i, k] = r[i, k]
+                    p[i, k] = 0.0
+                    v[i, k] = 0.0
+                    rr += r[i, k] * r[i, k]
+            rho = alpha = omega = 1.0
+            rho_new = rr
+        beta = (rho_new / rho) * (alpha / omega)
+        _sh_upper(up, ux, uv, ush, spec, g, r, v, beta, -beta * omega, p, tb)  # p = r + beta (p - omega v)
+        den, _, _ = _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, v, r_hat)  # v = K p
+        alpha = rho_new / den if den != 0.0 else 0.0
+        _sh_upper(up, ux, uv, ush, spec, g, r, v, 0.0, -alpha, s, tb)  # s = r - alpha v
+        _, tt, ts = _sh_lower(lp, lx, lv, lsh, spec, g, s, tb, w, t, s)  # t = K s
+        omega = ts / tt if tt > 0.0 else 0.0
+        rho = rho_new
+        rho_new = 0.0
+        worst = 0.0
+        for i in range(n):
+            for k in range(m):
+                u[i, k] += alpha * p[i, k] + omega * s[i, k]
+                rk = s[i, k] - omega * t[i, k]
+                r[i, k] = rk
+                rho_new += r_hat[i, k] * rk
+                if not abs(rk) <= worst:
+                    worst = abs(rk)
+    return it
+
+
+@numba.njit(cache=True)
+def _shifted_adjoint_residual(nxt, pnum, shift, inv_denom, active, b, v):
+    """``max |v - b - Q_shift^T v|`` over the active states and every column."""
+    n, m = b.shape
+    acc = np.zeros((n, m))
+    for s in range(n):
+        if not active[s]:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            p = pnum[s, j] * inv_denom
+            d = shift[s, j]
+            for c in range(m):
+                acc[t, (c + d) % m] += p * v[s, c]
+    worst = 0.0
+    for s in range(n):
+        if not active[s]:
+            continue
+        for c in range(m):
+            r = abs(v[s, c] - b[s, c] - acc[s, c])
+            if not r <= worst:
+                worst = r
+    return worst
+
+
+def _circulant_apply(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row by row, the circulant with first column ``g[r]`` times ``y[r]``."""
+    m = y.shape[1]
+    k = (np.arange(m)[:, None] - np.arange(m)[None, :]) % m  # [c, b] -> (c - b) mod m
+    return np.einsum("rcb,rb->rc", g[:, k], y)
+
+
+def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, denom: int, active: np.ndarray,
+                          order: np.ndarray, b: np.ndarray, tol: float = 1e-13,
+                          max_iter: int = 5000) -> tuple[np.ndarray, SolveReport]:
+    """Solve ``v[t, (a + d) % m] = b[t, a'] + sum p v[s, a]`` over the branches ``s -> t`` with seat shift
+    ``d`` (``b`` and ``v`` are ``(n, m)``, one column per seat; zero off the active set).
+
+    The expected visits of a chain seen from the player to move: column ``a`` of
+    state ``s`` is the state with seat ``a`` to move. Sweeps go with the race (the
+    reverse of ``order``), and the fused symmetric Gauss-Seidel BiCGSTAB runs on the
+    whole block at once; a state whose self-loops change the seat has a circulant
+    diagonal block, inverted exactly.
+    """
+    b2 = np.ascontiguousarray(b, dtype=np.float64)
+    order = np.asarray(order, np.int64)
+    ids = order[active[order]][::-1]
+    v = np.zeros_like(b2)
+    if ids.size == 0:
+        return v, SolveReport("none", 0.0, 0)
+    pos = np.full(nxt.shape[0], -1, np.int64)
+    pos[ids] = np.arange(ids.size)
+    m = b2.shape[1]
+    lp, lx, lv, lsh, up, ux, uv, ush, d, self_num, selfd = _split_transposed_shifted(
+        nxt, pnum, shift, np.int64(denom), active, ids, pos, m)
+    if not (d > 0).all():
+        raise SolverError("an active state never leaves itself: the system is singular")
+    # Rows whose self-loops change the seat (a piece sent back onto the mover's square can leave the
+    # same position seen from the next seat): their diagonal block is a circulant, inverted here.
+    rows = np.flatnonzero(selfd[:, 1:].any(axis=1))
+    spec = np.full(ids.size, -1, np.int32)
+    spec[rows] = np.arange(rows.size, dtype=np.int32)
+    dn = (denom - self_num[rows]).astype(np.float64)
+    col = -selfd[rows].astype(np.float64) / dn[:, None]
+    col[:, 0] = 1.0
+    g = np.ascontiguousarray(np.fft.ifft(1.0 / np.fft.fft(col, axis=1), axis=1).real) if rows.size else \
+        np.zeros((1, m))
+    del selfd, self_num, col
+    bh = b2[ids] / d[:, None]
+    if rows.size:
+        bh[rows] = _circulant_apply(g, bh[rows])
+    c = np.empty_like(bh)
+    _sh_lower_solve(lp, lx, lv, lsh, spec, g, bh, c)
+    u = c.copy()
+    x = np.empty_like(u)
+    scratch = np.empty_like(u)
+    scale = max(1.0, float(np.abs(b2).max()))
+    total = 0
+    res = np.inf
+    for _attempt in range(6):
+        total += _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, c, u, 0.5 * tol * scale, max_iter - total)
+        _sh_upper(up, ux, uv, ush, spec, g, u, u, 0.0, 0.0, scratch, x)  # x = (I + U)^-1 u
+        res = _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, bh, x)
+        if res <= tol * scale or total >= max_iter:
+            break
+    del lp, lx, lv, lsh, up, ux, uv, ush, c, u, scratch, bh
+    v[ids] = x
+    residual = float(_shifted_adjoint_residual(nxt, pnum, shift, 1.0 / denom, active, b2, v))
+    report = SolveReport("BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint, seat-shifted block", residual,
+                         total)
+    if not np.isfinite(residual) or residual > 1e-6 * scale:
+        raise SolverError(f"{report.method}: residual {residual:.3g} is too large")
+    return v, report

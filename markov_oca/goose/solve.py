@@ -15,7 +15,10 @@ from ..progress import progress_bar
 from ..results import SolveResults, analyse
 from .independent import MAX_PLAYERS, never_meet, single_race, solve_independent
 from .model import goose_model
+from .rotated import solve_rotated
 from .rules import GooseRules
+
+ROTATED_FROM = 4  # players from which a floating-point solve takes the chain seen from the mover
 
 
 def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landings: bool | None = None,
@@ -23,10 +26,12 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
     """Every seat's winning chance, deadlock, expectations, length and landings of ``rules``.
 
     ``route`` is ``"auto"`` (independent races when the players never meet and the
-    answer is in floating point), ``"joint"`` or ``"independent"``.
+    answer is in floating point; from :data:`ROTATED_FROM` players the chain seen
+    from the mover, :mod:`~markov_oca.goose.rotated`), ``"joint"`` (the joint chain,
+    whatever the number of players), ``"rotated"`` or ``"independent"``.
     """
-    if route not in ("auto", "joint", "independent"):
-        raise ValueError(f"route must be auto, joint or independent, got {route!r}")
+    if route not in ("auto", "joint", "rotated", "independent"):
+        raise ValueError(f"route must be auto, joint, rotated or independent, got {route!r}")
     independent = route == "independent" or (route == "auto" and not exact and players >= 2 and never_meet(rules))
     if independent:
         if isinstance(players, bool) or not isinstance(players, int) or not 1 <= players <= MAX_PLAYERS:
@@ -43,6 +48,10 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
             raise RulesError(f"{rules.name}: a single player may never finish (chance {race.never:.3g}), "
                              "so the race cannot be split by player", source=rules.source)
     m = goose_model(rules, players)
+    if route == "rotated" or (route == "auto" and not exact and players >= ROTATED_FROM):
+        if exact:
+            raise RulesError("the chain seen from the mover is solved in floating point only", key="exact")
+        return solve_rotated(m, landings=landings, tail=tail, progress=progress)
     timer: dict[str, float] = {}
     t0 = time.perf_counter()
     chain = m.build(progress=progress)

@@ -1,0 +1,645 @@
+"""The goose race seen from the player to move: one state for every N joint states.
+
+A joint state is the seat to move and every player's local state. Rotating the
+seats so that the mover comes first forgets only *which* seat moves, and the
+rules do not care (turns go round in order, every interaction is the same for
+every seat), so the chain of rotated states is the joint chain's quotient by
+the cyclic shift of the seats: about 1/N of its states. A rotated state is
+numbered in mixed radix with the mover's local state first::
+
+    id = l_0 + L * (l_1 + L * (...))      (l_k: the k-th player after the mover)
+
+Each branch keeps its *seat shift*: 0 for another throw, 1 when the next seat
+moves, more when finished seats are skipped (``until = "last"``); an outcome
+is named relative to the mover. Everything per seat is then a block of N
+columns (column ``a``: seat ``a`` moves in that state) whose columns the shift
+permutes along each branch: the expected visits are one such block from one
+adjoint solve (:func:`markov_oca.solve.shifted_adjoint_solve`), and every
+seat's chance to win, turns, throws, stakes, places and landings are sums over
+it. Quantities that do not depend on the seat (the length of the game, the
+chance that it ends) are plain single-column analyses of the rotated chain.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..chain import Chain, Structure
+from ..errors import TooLargeError
+from ..memory import available_memory, gib
+from ..progress import progress_bar
+from ..solve import SolveReport, progress_order, shifted_adjoint_solve
+from .model import BASE_BYTES, GooseModel, _encode, _expand
+
+# ----------------------------------------------------------------------------- kernel
+
+
+@numba.njit(cache=True)
+def _rot_id(locs, start, P, L):
+    """The rotated id of the local states ``locs`` seen from seat ``start``."""
+    code = 0
+    for i in range(P - 1, -1, -1):
+        code = code * L + locs[(start + i) % P]
+    return code
+
+
+@numba.njit(cache=True)
+def _rot_expand(R, P, L, goal, until, occupancy, n_full,
+                l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
+                t_prob, t_final, t_moved, t_stake, t_finished,
+                locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift):
+    """Every branch of one step from rotated state ``R``: ``rot_next`` is a rotated id, or ``-1 - k``
+    when the game ends with outcome ``k`` counted from the mover; ``rot_shift`` the seat shift."""
+    rest = R
+    for i in range(P):
+        locs[i] = rest % L
+        rest //= L
+    full = _encode(0, P, L, locs)
+    c = _expand(full, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
+                after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
+                locs, work, out_next, out_p, out_throw, out_stake, out_place)
+    for j in range(c):
+        t = out_next[j]
+        if t >= n_full:
+            rot_next[j] = -1 - (t - n_full)
+            rot_shift[j] = 0
+            continue
+        seat = t % P
+        rest = t // P
+        for i in range(P):
+            work[i] = rest % L
+            rest //= L
+        rot_next[j] = _rot_id(work, seat, P, L)
+        rot_shift[j] = seat
+    return c
+
+
+@numba.njit(cache=True)
+def _rot_explore(start, P, L, goal, until, occupancy, n_full,
+                 l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
+                 t_prob, t_final, t_moved, t_stake, t_finished, seen, queue, head, tail, budget):
+    J = t_prob.shape[1] + 1
+    locs = np.empty(P, np.int64)
+    work = np.empty(P, np.int64)
+    out_next = np.empty(J, np.int64)
+    out_p = np.empty(J, np.int64)
+    out_throw = np.empty(J, np.bool_)
+    out_stake = np.empty(J, np.int32)
+    out_place = np.empty(J, np.int8)
+    rot_next = np.empty(J, np.int64)
+    rot_shift = np.empty(J, np.int8)
+    if tail == 0:
+        seen[start] = True
+        queue[0] = start
+        tail = 1
+    done = 0
+    while head < tail and done < budget:
+        s = queue[head]
+        head += 1
+        done += 1
+        c = _rot_expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
+                        after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
+                        locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift)
+        for j in range(c):
+            t = rot_next[j]
+            if t >= 0 and not seen[t]:
+                seen[t] = True
+                queue[tail] = t
+                tail += 1
+    return head, tail
+
+
+@numba.njit(cache=True, parallel=True)
+def _rot_write(ids, index, P, L, goal, until, occupancy, n_full,
+               l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
+               t_prob, t_final, t_moved, t_stake, t_finished,
+               nxt, pnum, shift, throw, stake, place, turn_start, lead, square, lo, hi):
+    """Rows ``lo:hi`` (state ``r`` is rotated id ``ids[r]``): branches, and per state whether a step
+    begins a turn, how many seats before the mover are finished (``lead``) and the mover's square."""
+    J = t_prob.shape[1] + 1
+    n_states = ids.size
+    chunk = 4096
+    n_chunks = (hi - lo + chunk - 1) // chunk
+    for q in numba.prange(n_chunks):
+        locs = np.empty(P, np.int64)
+        work = np.empty(P, np.int64)
+        out_next = np.empty(J, np.int64)
+        out_p = np.empty(J, np.int64)
+        out_throw = np.empty(J, np.bool_)
+        out_stake = np.empty(J, np.int32)
+        out_place = np.empty(J, np.int8)
+        rot_next = np.empty(J, np.int64)
+        rot_shift = np.empty(J, np.int8)
+        for r in range(lo + q * chunk, min(hi, lo + (q + 1) * chunk)):
+            c = _rot_expand(ids[r], P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
+                            after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
+                            locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift)
+            for j in range(c):
+                t = rot_next[j]
+                nxt[r, j] = index[t] if t >= 0 else n_states + (-1 - t)
+                pnum[r, j] = out_p[j]
+                shift[r, j] = rot_shift[j]
+                throw[r, j] = out_throw[j]
+                if stake.shape[0] > 1:
+                    stake[r, j] = out_stake[j]
+                if place.shape[0] > 1:
+                    place[r, j] = out_place[j]
+            turn_start[r] = not l_again[locs[0]]
+            k = 0
+            while k < P - 1 and l_fin[locs[P - 1 - k]]:
+                k += 1
+            lead[r] = k
+            square[r] = l_sq[locs[0]]
+
+
+@numba.njit(cache=True)
+def _count_transitions(nxt, shift):
+    """Distinct (next state, seat shift) pairs summed over the rows: the joint chain's transitions per state."""
+    total = 0
+    J = nxt.shape[1]
+    for s in range(nxt.shape[0]):
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            dup = False
+            for k in range(j):
+                if nxt[s, k] == t and shift[s, k] == shift[s, j]:
+                    dup = True
+                    break
+            if not dup:
+                total += 1
+    return total
+
+
+@numba.njit(cache=True)
+def _can_end(nxt, absorbing):
+    """States from which some outcome can be reached (sweeps to a fixed point; successors come first)."""
+    n, J = nxt.shape
+    ok = absorbing.copy()
+    changed = True
+    while changed:
+        changed = False
+        for s in range(n):
+            if ok[s]:
+                continue
+            for j in range(J):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                if ok[t]:
+                    ok[s] = True
+                    changed = True
+                    break
+    return ok
+
+
+@numba.njit(cache=True)
+def _per_seat(nxt, pnum, inv_denom, v, n_states, turn_start, lead, throw, stake, place, wins, turns, rounds,
+              throws, stakes, places):
+    """Every per-seat total from the visits block ``v`` (column a: seat a moves)."""
+    P = v.shape[1]
+    for s in range(n_states):
+        ts = turn_start[s]
+        for a in range(P):
+            x = v[s, a]
+            if x == 0.0:
+                continue
+            if ts:
+                turns[a] += x
+                if a <= lead[s]:
+                    rounds[0] += x
+            for j in range(nxt.shape[1]):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                w = x * pnum[s, j] * inv_denom
+                if t >= n_states:
+                    wins[(a + t - n_states) % P] += w
+                if throw[s, j]:
+                    throws[a] += w
+                if stake.shape[0] > 1:
+                    stakes[a] += w * stake[s, j]
+                if place.shape[0] > 1 and place[s, j] > 0:
+                    places[a, place[s, j] - 1] += w
+
+
+@numba.njit(cache=True)
+def _per_seat_given_end(nxt, pnum, inv_denom, v, h, n_states, turn_start, lead, throw, stake, turns, rounds,
+                        throws, stakes):
+    """The same totals weighted by the chance of ending (``h`` of the state, or of where a branch goes)."""
+    P = v.shape[1]
+    for s in range(n_states):
+        ts = turn_start[s]
+        for a in range(P):
+            x = v[s, a]
+            if x == 0.0:
+                continue
+            if ts:
+                turns[a] += x * h[s]
+                if a <= lead[s]:
+                    rounds[0] += x * h[s]
+            for j in range(nxt.shape[1]):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                w = x * pnum[s, j] * inv_denom * h[t]
+                if throw[s, j]:
+                    throws[a] += w
+                if stake.shape[0] > 1:
+                    stakes[a] += w * stake[s, j]
+
+
+@numba.njit(cache=True)
+def _dead_reach(nxt, shift, v, transient, deadlock, n_states):
+    """(state, seat to move) pairs of deadlocked states that the game reaches."""
+    n, J = nxt.shape
+    P = v.shape[1]
+    seen = np.zeros((n, P), np.bool_)
+    for s in range(n_states):
+        if not transient[s]:
+            continue
+        for a in range(P):
+            if v[s, a] == 0.0:
+                continue
+            for j in range(J):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                if deadlock[t]:
+                    seen[t, (a + shift[s, j]) % P] = True
+    changed = True
+    while changed:
+        changed = False
+        for s in range(n_states):
+            if not deadlock[s]:
+                continue
+            for a in range(P):
+                if not seen[s, a]:
+                    continue
+                for j in range(J):
+                    t = nxt[s, j]
+                    if t < 0:
+                        break
+                    b = (a + shift[s, j]) % P
+                    if not seen[t, b]:
+                        seen[t, b] = True
+                        changed = True
+    return seen
+
+
+@numba.njit(cache=True)
+def _landing_flow(nxt, pnum, inv_denom, v, square, throw, width, n_states, n_keys, dead_seen):
+    """Visits times branch probability per (seat, key): key = mover's square * width + branch."""
+    P = v.shape[1]
+    out = np.zeros((P, n_keys))
+    dead = np.zeros((P, n_keys), np.bool_)
+    for s in range(n_states):
+        base = min(square[s], n_keys // width - 1) * width
+        for j in range(width):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not throw[s, j]:
+                continue
+            for a in range(P):
+                out[a, base + j] += v[s, a] * pnum[s, j] * inv_denom
+                if dead_seen[s, a]:
+                    dead[a, base + j] = True
+    return out, dead
+
+
+# ----------------------------------------------------------------------------- the chain
+
+
+@dataclass
+class RotatedChain:
+    """A goose chain in branch form seen from the mover (see the module docstring).
+
+    ``chain`` is the same branches as a plain :class:`Chain` (seat shifts left
+    out, outcomes named from the mover): what does not depend on the seat
+    (structure, length, the chance of ending) is asked of it.
+    """
+
+    model: GooseModel
+    chain: Chain
+    shift: np.ndarray  # (n, J) int8
+    stake: np.ndarray  # (n, J) int16, or (1, J) when the rules have no stakes
+    place: np.ndarray  # (n, J) int8, or (1, J) unless until = "last"
+    lead: np.ndarray  # (n,) int8: finished seats just before the mover (a round starts with seat a <= lead)
+    square: np.ndarray  # (n,) int16: the mover's square
+    n_states: int
+
+    @property
+    def players(self) -> int:
+        return self.model.players
+
+
+def rotated_phases(model: GooseModel, states: int | None = None, transitions: int | None = None) -> dict[str, int]:
+    """The bytes each phase of a rotated build and solve holds at its peak (interpreter excluded).
+
+    Without ``states``, a quarter of the rotated ids are taken as reachable (a low
+    guess, used only to refuse at once what cannot fit even then: 2-4 players reach
+    64%, 50% and 38% of them on ``oca-moderna``).
+    Per state: the branches (next int32, numerator int16, shift, throw, and
+    stake/place when kept) and five small per-state arrays; the solve adds the
+    split matrix of the adjoint (int32 + float64 + shift, 13 bytes a transition)
+    and 14 work blocks of N columns, the length pass (beside it) three vectors.
+    """
+    N = model.players
+    full = model.n_local ** N
+    J = model.board.branches + 1
+    if states is None:
+        states = full // 4 + 1
+    if transitions is None:
+        transitions = states * (J - 2)
+    narrow = model.board.denominator < 2**15
+    per_branch = 4 + (2 if narrow else 4) + 1 + 1 + (2 if model.board.stake.any() else 0) + \
+        (1 if model.rules.until == "last" else 0)
+    chain = states * (J * per_branch + 1 + 1 + 2 + 8 + 8)
+    return {
+        "explore": full * (1 + 4) + states * 8,
+        "build": full * 4 + chain,
+        "solve": chain + transitions * 13 + states * 14 * 8 * N + states * 3 * 8,
+    }
+
+
+def rotated_estimate(model: GooseModel, states: int | None = None, transitions: int | None = None) -> int:
+    """The peak of a rotated build and solve in bytes, interpreter included."""
+    return BASE_BYTES + max(rotated_phases(model, states, transitions).values())
+
+
+def check_rotated_memory(model: GooseModel, states: int | None = None, avail: int | None = None) -> None:
+    """Refuse, in one line with the estimate, a rotated chain that would not fit in ``avail`` bytes."""
+    avail = available_memory() if avail is None else avail
+    need = rotated_estimate(model, states)
+    if need > avail:
+        what = f"{states:,} reachable states seen from the mover" if states is not None else \
+            f"{model.n_local ** model.players:,} ids seen from the mover"
+        raise TooLargeError(f"{model.rules.name} with {model.players} players: {what}, about {gib(need)} to build "
+                            f"and solve; {gib(avail)} available; beyond exact reach here: use simulate, or "
+                            "crosscheck against a simulation")
+
+
+def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | None = None) -> RotatedChain:
+    """Explore the rotated states from the start and write their branches, numbered in race order."""
+    P, L = model.players, model.n_local
+    full = L**P
+    if full >= 2**31:
+        raise TooLargeError(f"{model.rules.name} with {P} players: {full:,} ids seen from the mover, "
+                            "beyond the 32-bit ids of this chain; use simulate, or crosscheck against a simulation")
+    avail = available_memory() if max_memory is None else max_memory
+    check_rotated_memory(model, None, avail)
+    args = model._kernel_args()
+    start = int(model.local.plain[0]) * sum(L**i for i in range(P))
+    seen = np.zeros(full, np.bool_)
+    queue = np.empty(full, np.int32)
+    head = tail = 0
+    with progress_bar(progress, "exploring states") as bar:
+        task = bar.add_task("exploring states seen from the mover", total=None)
+        while True:
+            head, tail = _rot_explore(start, *args, seen, queue, head, tail, 500_000)
+            bar.update(task, completed=head, total=tail)
+            if head >= tail:
+                break
+    del seen
+    ids = queue[:tail].astype(np.int64)
+    del queue
+    n_states = ids.size
+    check_rotated_memory(model, n_states, avail)
+    # Number the states in sweep order (successors first, by total progress), so that the sweeps and the
+    # length pass walk memory in order.
+    locs = np.empty((n_states, P), np.int64)
+    rest = ids.copy()
+    for i in range(P):
+        locs[:, i] = rest % L
+        rest //= L
+    del rest
+    key = model.local.square[locs].sum(axis=1) // 6
+    del locs
+    order = progress_order(key)
+    del key
+    ids = ids[order]
+    start_row = int(np.flatnonzero(ids == start)[0])
+    del order
+    index = np.full(full, -1, np.int32)
+    index[ids] = np.arange(n_states, dtype=np.int32)
+    n = n_states + P
+    J = model.board.branches + 1
+    nxt = np.full((n, J), -1, np.int32)
+    pnum = np.zeros((n, J), np.int16 if model.board.denominator < 2**15 else np.int32)
+    shift = np.zeros((n, J), np.int8)
+    throw = np.zeros((n, J), np.bool_)
+    has_stakes = bool(model.board.stake.any())
+    stake = np.zeros((n, J) if has_stakes else (1, J),
+                     np.int16 if int(model.board.stake.max(initial=0)) * 2 < 2**15 else np.int32)
+    place = np.zeros((n, J) if model.rules.until == "last" else (1, J), np.int8)
+    turn_start = np.zeros(n, np.bool_)
+    lead = np.zeros(n, np.int8)
+    square = np.zeros(n, np.int16)
+    block = 1_000_000
+    with progress_bar(progress, "writing transitions") as bar:
+        task = bar.add_task("writing transitions", total=n_states)
+        for lo in range(0, n_states, block):
+            hi = min(n_states, lo + block)
+            _rot_write(ids, index, *args, nxt, pnum, shift, throw, stake, place, turn_start, lead, square, lo, hi)
+            bar.update(task, completed=hi)
+    del index
+    for k in range(P):
+        nxt[n_states + k, 0] = n_states + k
+        pnum[n_states + k, 0] = model.board.denominator
+    names = [f"seat {k + 1} after the mover" if k else "the mover" for k in range(P)]
+    chain = Chain(
+        next=nxt, pnum=pnum, denom=model.board.denominator, init=start_row,
+        outcomes={names[k]: n_states + k for k in range(P)}, players=P,
+        mover=np.where(np.arange(n) < n_states, 0, -1).astype(np.int8),
+        state_rewards={"turns": turn_start}, branch_rewards={"throws": throw},
+        turn_start=turn_start, state_ids=ids, sweep_order=np.arange(n, dtype=np.int64),
+    )
+    return RotatedChain(model, chain, shift, stake, place, lead, square, n_states)
+
+
+# ----------------------------------------------------------------------------- analyses
+
+
+def rotated_structure(rc: RotatedChain) -> Structure:
+    """Outcomes, deadlock and transient states; the strongly connected classes only when some state
+    cannot reach an outcome (otherwise there is no deadlock and nothing else to find)."""
+    chain = rc.chain
+    if "structure" in chain.__dict__:
+        return chain.structure
+    absorbing = np.zeros(chain.n, bool)
+    absorbing[list(chain.outcomes.values())] = True
+    ok = _can_end(chain.next, absorbing)
+    if ok.all():
+        st = Structure(absorbing, np.zeros(chain.n, bool), ~absorbing, 0)
+        chain.__dict__["structure"] = st
+        return st
+    return chain.structure
+
+
+def visits_block(rc: RotatedChain) -> tuple[np.ndarray, SolveReport]:
+    """Expected visits of every (state, seat to move) from the start: one shifted adjoint solve."""
+    chain = rc.chain
+    st = rotated_structure(rc)
+    b = np.zeros((chain.n, rc.players))
+    b[chain.init, 0] = 1.0
+    return shifted_adjoint_solve(chain.next, chain.pnum, rc.shift, chain.denom, st.transient, chain.order(), b)
+
+
+def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict]:
+    """The length distribution (one column, the seat does not matter) on the other core."""
+    box: dict = {}
+
+    def run() -> None:
+        t0 = time.perf_counter()
+        try:
+            box["dist"] = chain.length_distribution(tail=tail)
+        except BaseException as exc:  # handed back to the caller
+            box["error"] = exc
+        box["seconds"] = time.perf_counter() - t0
+
+    th = threading.Thread(target=run, name="length", daemon=True)
+    th.start()
+    return th, box
+
+
+def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: float = 1e-10, progress: bool = False,
+                  timer: dict[str, float] | None = None, max_memory: int | None = None):
+    """Every figure of ``solve`` for ``model`` from its chain seen from the mover (floating point).
+
+    Winning chances, deadlock, each seat's turns, throws, stakes and places,
+    rounds, the length distribution (computed beside the visits' solve, on the
+    other core) and the expected landings per seat and square, all from one
+    seat-shifted adjoint solve. The chance of ever landing on a square needs one
+    N-column solve per square; it is left out (``nan``) and the note says so.
+    """
+    from ..results import Expectation, Landing, SeatResult, SolveResults, summarise_length
+
+    timer = {} if timer is None else timer
+    rules, N = model.rules, model.players
+    t0 = time.perf_counter()
+    rc = build_rotated(model, progress=progress, max_memory=max_memory)
+    chain = rc.chain
+    n_states = rc.n_states
+    timer["build"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    st = rotated_structure(rc)
+    dead_any = bool(st.deadlock.any())
+    with progress_bar(progress) as bar:
+        bar.add_task(f"solving {n_states:,} states seen from the mover ({N} seats each)", total=None)
+        th, box = _length_in_thread(chain, tail)
+        v, report = visits_block(rc)
+        reports = [report]
+        inv = 1.0 / chain.denom
+        wins = np.zeros(N)
+        turns = np.zeros(N)
+        rounds = np.zeros(1)
+        throws = np.zeros(N)
+        stakes = np.zeros(N)
+        places = np.zeros((N, max(1, N - 1)))
+        _per_seat(chain.next, chain.pnum, inv, v, n_states, chain.turn_start, rc.lead, chain.branch_rewards["throws"],
+                  rc.stake, rc.place, wins, turns, rounds, throws, stakes, places)
+        deadlock = max(0.0, 1.0 - float(wins.sum())) if dead_any else 0.0
+        inf_turns = np.zeros(N, bool)
+        inf_throws = np.zeros(N, bool)
+        inf_stakes = np.zeros(N, bool)
+        inf_rounds = False
+        dead_seen = np.zeros((1, N), np.bool_)
+        if dead_any:
+            # Which seats keep taking turns, throwing or paying in a deadlock the game reaches.
+            dead_seen = _dead_reach(chain.next, rc.shift, v, st.transient, st.deadlock, n_states)
+            step_throw = chain.step_reward(chain.branch_rewards["throws"])
+            step_stake = chain.step_reward(rc.stake) if rc.stake.shape[0] > 1 else np.zeros(chain.n)
+            for a in range(N):
+                at = dead_seen[:, a]
+                inf_turns[a] = bool((at & chain.turn_start).any())
+                inf_throws[a] = bool((at & (step_throw > 0)).any())
+                inf_stakes[a] = bool((at & (step_stake > 0)).any())
+                inf_rounds |= bool((at[:n_states] & chain.turn_start[:n_states] & (a <= rc.lead[:n_states])).any())
+            # Given the end: the totals weighted by the chance of ending (one backward solve, seat-free).
+            b_end = np.zeros(chain.n)
+            outs = np.zeros(chain.n, bool)
+            outs[n_states:] = True
+            valid = chain.next >= 0
+            into = valid & outs[np.maximum(chain.next, 0)]
+            b_end[:] = np.where(into, chain.pnum, 0).sum(axis=1) * inv
+            b_end[~st.transient] = 0.0
+            h, rep_h = chain.system.solve(b_end)
+            reports.append(rep_h)
+            h[n_states:] = 1.0
+            g_turns, g_rounds, g_throws, g_stakes = np.zeros(N), np.zeros(1), np.zeros(N), np.zeros(N)
+            _per_seat_given_end(chain.next, chain.pnum, inv, v, h, n_states, chain.turn_start, rc.lead,
+                                chain.branch_rewards["throws"], rc.stake, g_turns, g_rounds, g_throws, g_stakes)
+            p_end = 1.0 - deadlock
+            given = (lambda x: x / p_end) if p_end > 0 else (lambda x: x * np.nan)
+            g_turns, g_rounds, g_throws, g_stakes = (given(x) for x in (g_turns, g_rounds, g_throws, g_stakes))
+        else:
+            g_turns, g_rounds, g_throws, g_stakes = turns, rounds, throws, stakes
+        timer["solve"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        landing_list = None
+        if landings is None or landings:
+            goal, width = model.board.goal, model.board.branches
+            table = np.zeros((goal * width, goal + 1), bool)
+            for s, throws_at in enumerate(model.board.throws):
+                for j, t in enumerate(throws_at):
+                    table[s * width + j, list(t.landings)] = True
+            flow, dead_keys = _landing_flow(chain.next, chain.pnum, inv, v, rc.square, chain.branch_rewards["throws"],
+                                            width, n_states, goal * width, dead_seen if dead_any else
+                                            np.zeros((n_states, N), np.bool_))
+            counts = flow @ table.astype(np.float64)
+            if dead_any:
+                counts = np.where((dead_keys.astype(np.int64) @ table.astype(np.int64)) > 0, np.inf, counts)
+            landing_list = [Landing(a + 1, q, float("nan"), float(counts[a, q])) for a in range(N)
+                            for q in range(goal + 1)]
+            timer["landings"] = time.perf_counter() - t2
+        th.join()
+    if "error" in box:
+        raise box["error"]
+    dist = box["dist"]
+    timer["length"] = box["seconds"]
+
+    def ex(total: float, given: float, infinite: bool) -> Expectation:
+        return Expectation(float("inf") if infinite else float(total), float(given))
+
+    seats = []
+    for a in range(N):
+        if rc.place.shape[0] > 1 and N > 1:
+            pl = [float(places[a, k - 1]) for k in range(1, N)] + [float(wins[a])]
+            win = pl[0]
+        else:
+            pl, win = None, float(wins[a])
+        seats.append(SeatResult(seat=a + 1, win=win, turns=ex(turns[a], g_turns[a], inf_turns[a]),
+                                throws=ex(throws[a], g_throws[a], inf_throws[a]),
+                                stakes=ex(stakes[a], g_stakes[a], inf_stakes[a]) if rc.stake.shape[0] > 1 else None,
+                                places=pl))
+    expected = {
+        "turns": ex(turns.sum(), g_turns.sum(), inf_turns.any()),
+        "rounds": ex(rounds[0], g_rounds[0], inf_rounds),
+        "throws": ex(throws.sum(), g_throws.sum(), inf_throws.any()),
+    }
+    names = model.outcome_names()
+    transitions = int(_count_transitions(chain.next, rc.shift))
+    length = summarise_length(dist, expected["turns"].given_end)
+    note = (f"solved on the chain seen from the player to move: {n_states:,} states for the {N} seats' "
+            f"{N * n_states:,} joint ones (transitions counted with their seat shift)")
+    landings_note = ""
+    if landing_list is not None:
+        landings_note = (f"chance of ever landing not computed at {N} players (one {N}-column solve of "
+                         f"{n_states:,} states per square, each about as long as the visits' {report.iterations} "
+                         "iterations); the expected landings come from the one visits solve")
+    return SolveResults(
+        rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N,
+        options=dict(rules.options), states=chain.n, transitions=transitions, exact=False,
+        outcomes={names[a]: float(wins[a]) for a in range(N)}, deadlock=deadlock, seats=seats, expected=expected,
+        length=length, landings=landing_list, landings_note=landings_note,
+        special_squares=sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal}),
+        solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in reports],
+        timings=timer, note=note,
+    )
