@@ -1,21 +1,26 @@
 """Goose chains from 1 to 4 players: states, transitions, times, peak memory and the guard's estimate.
 
-    python benchmarks/goose_scale.py                      # 1-3 players solved, 4 players built only
-    python benchmarks/goose_scale.py --solve-four         # 4 players solved too (about 14 GB, long)
+    python benchmarks/goose_scale.py                      # 1-4 players of each rule set, solved
+    python benchmarks/goose_scale.py --storm              # and Storm on the same chains (2-3 players)
     python benchmarks/goose_scale.py --rules oca-moderna --players 3
     python benchmarks/goose_scale.py --one oca-moderna 3  # one run in this process, as JSON
 
 Each run is a child process measured from outside with ``/usr/bin/time -v`` (its
 peak resident set, the interpreter included), beside the guard's estimate for
-the counted states (``GooseModel.estimated_bytes``) and its ratio. "solve" is
-every seat's winning chance, deadlock and expected turns, rounds and throws;
-"length" the length distribution to ``--tail``. A 1-player warm-up in each child
-loads the compiled kernels first.
+the counted states and its ratio (``GooseModel.estimated_phases`` for the joint
+chain, ``rotated_phases`` for the chain seen from the mover, which ``solve``
+takes from 4 players: its rows say "rot" and give the joint states they stand
+for). "solve" is every seat's winning chance, deadlock and expected turns,
+rounds and throws; "length" the length distribution to ``--tail`` (beside the
+solve, on the other core, for the rotated chain). A 1-player warm-up in each
+child loads the compiled kernels first.
 
-With stormpy installed (the ``[storm]`` extra) each solved chain is also written
-as Storm explicit files (``markov_oca.export.write_explicit``) and handed to
-Storm, which computes seat 1's winning chance with its sound default; the
-benchmark prints Storm's time, the ratio and whether the two agree to 1e-9.
+With stormpy installed (the ``[storm]`` extra) and ``--storm``, each joint chain
+of 2 and 3 players is also written as Storm explicit files
+(``markov_oca.export.write_explicit``) and handed to Storm, which computes seat
+1's winning chance with its sound default (exact precision 1e-10); the benchmark
+prints Storm's time (reading the files and checking), the ratio to our whole
+run and whether the two agree to 1e-9.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ def one(rules_name: str, players: int, build_only: bool, tail: float, storm: boo
     import numba
 
     from markov_oca.goose.model import BASE_BYTES, goose_model
+    from markov_oca.goose.rotated import rotated_phases
     from markov_oca.goose.rules import load_goose
-    from markov_oca.goose.solve import solve_goose
+    from markov_oca.goose.solve import ROTATED_FROM, solve_goose
 
     @numba.njit(cache=True)
     def merged(nxt):
@@ -69,9 +75,16 @@ def one(rules_name: str, players: int, build_only: bool, tail: float, storm: boo
         out.update(states=res.states, transitions=res.transitions, build=res.timings["build"],
                    solve=res.timings["solve"], length=res.timings["length"],
                    residual=max(s["residual"] for s in res.solver), wins=[float(s.win) for s in res.seats],
-                   length_turns=len(res.length.pmf))
-        if storm:
+                   deadlock=float(res.deadlock), length_turns=len(res.length.pmf),
+                   iterations=[s["iterations"] for s in res.solver])
+        if storm and 2 <= players < ROTATED_FROM:
             out.update(storm_run(m, out["wins"][0]))
+    if players >= ROTATED_FROM and not build_only:
+        out["rotated"] = True
+        out["joint_states"] = (out["states"] - players) * players
+        phases = rotated_phases(m, out["states"], out["transitions"])
+        out["estimate"] = BASE_BYTES + max(phases.values())
+        return out
     phases = m.estimated_phases(out["states"], out["transitions"])
     if build_only:  # what the build holds: its own phase and the exploration's
         phases.pop("solve")
@@ -97,6 +110,9 @@ def storm_run(m, seat1: float) -> dict:
         label = next(x for x in model.labeling.get_labels() if "1" in x and "win" in x)
         prop = stormpy.parse_properties(f'P=? [F "{label}"]')[0]
         env = stormpy.environments.sound()
+        native = env.solver().native()
+        native.precision = stormpy.Rational("1/10000000000")  # a string: Rational(1e-10) is the binary float
+        native.relative_termination_criterion = False
         result = stormpy.model_checking(model, prop, environment=env)
         value = float(result.at(model.initial_states[0]))
         took = time.perf_counter() - t0
@@ -133,7 +149,7 @@ def main() -> None:
     ap.add_argument("--rules", action="append")
     ap.add_argument("--players", type=int, action="append")
     ap.add_argument("--build-only", action="store_true")
-    ap.add_argument("--solve-four", action="store_true", help="solve 4 players as well (else built only)")
+    ap.add_argument("--build-four", action="store_true", help="only build 4 players' joint chain (no solve)")
     ap.add_argument("--tail", type=float, default=1e-10)
     ap.add_argument("--storm", action="store_true", help="also hand each solved chain to Storm (stormpy)")
     args = ap.parse_args()
@@ -145,7 +161,7 @@ def main() -> None:
           f"{'length s':>8} {'wall s':>7} {'peak MiB':>9} {'est MiB':>8} {'est/peak':>8} {'residual':>9}")
     for name in args.rules or RULES:
         for n in args.players or (1, 2, 3, 4):
-            build_only = args.build_only or (n == 4 and not args.solve_four)
+            build_only = args.build_only or (n == 4 and args.build_four)
             r = measured(name, n, build_only, args.tail, args.storm)
             if "error" in r:
                 print(f"{name:16} {n:>2} refused or failed after {r['wall']:.1f} s: {r['error']}")
@@ -157,6 +173,9 @@ def main() -> None:
                     f"{r.get('residual', float('nan')):>9.1e}")
             if build_only:
                 line += "  (built only)"
+            if r.get("rotated"):
+                each = per * r["states"] / r["joint_states"]
+                line += f"  (rot: stands for {r['joint_states']:,} joint states, {each:.0f} B each)"
             if "storm" in r:
                 line += (f"  storm {r['storm']:.1f} s, ratio {r['storm'] / (r['wall']):.2f}, "
                          f"agrees to 1e-9: {r['storm_agrees']}")

@@ -835,8 +835,9 @@ def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
 
 @numba.njit(cache=True)
 def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
-    """:func:`_split_transposed` with each entry's seat shift (``lsh``, ``ush``); self-loops that change
-    the seat are summed by shift in ``selfd`` (``(n, m)`` numerators; column 0 is unused)."""
+    """:func:`_split_transposed` with each entry's seat shift ``d`` kept as the column offset
+    ``(m - d) % m`` (``lsh``, ``ush``, see :func:`_sh_row`); self-loops that change the seat are
+    summed by shift in ``selfd`` (``(n, m)`` numerators; column 0 is unused)."""
     n = ids.size
     J = nxt.shape[1]
     self_num = np.zeros(n, np.int64)
@@ -890,32 +891,57 @@ def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
             if i_s < i_t:
                 lx[fl[i_t]] = i_s
                 lv[fl[i_t]] = v
-                lsh[fl[i_t]] = shift[s, j]
+                lsh[fl[i_t]] = (m - shift[s, j]) % m
                 fl[i_t] += 1
             else:
                 ux[fu[i_t]] = i_s
                 uv[fu[i_t]] = v
-                ush[fu[i_t]] = shift[s, j]
+                ush[fu[i_t]] = (m - shift[s, j]) % m
                 fu[i_t] += 1
     return lp, lx, lv, lsh, up, ux, uv, ush, d, self_num, selfd
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sh_row(ptr, idx, val, sh, i, src, acc, m, spec, g, tmp):
-    """``acc -= C_i^-1 sum q src[j, c - d]`` over the entries (j, q, d) of row ``i``; ``C_i`` is the
-    identity, or for a row with seat-changing self-loops (``spec[i] >= 0``) the circulant whose
-    inverse has first column ``g[spec[i]]``."""
-    for c in range(m):
-        tmp[c] = 0.0
-    for k in range(ptr[i], ptr[i + 1]):
-        j = idx[k]
-        q = val[k]
-        d = sh[k]
+def _sh_row(ptr, idx, val, off, i, src, acc, m, spec, g, tmp):
+    """``acc -= C_i^-1 sum q src[j, c - d]`` over the entries (j, q, d) of row ``i``.
+
+    ``src`` holds every row twice (``2 m`` columns), so that column ``c - d`` (mod m)
+    is ``src[j, off + c]`` with ``off = (m - d) % m``, kept per entry. ``C_i`` is the
+    identity, or for a row with seat-changing self-loops (``spec[i] >= 0``) the
+    circulant whose inverse has first column ``g[spec[i]]``.
+    """
+    if m <= 4:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for k in range(ptr[i], ptr[i + 1]):
+            j = idx[k]
+            q = val[k]
+            o = off[k]
+            a0 += q * src[j, o]
+            if m > 1:
+                a1 += q * src[j, o + 1]
+                if m > 2:
+                    a2 += q * src[j, o + 2]
+                    if m > 3:
+                        a3 += q * src[j, o + 3]
+        tmp[0] = a0
+        if m > 1:
+            tmp[1] = a1
+            if m > 2:
+                tmp[2] = a2
+                if m > 3:
+                    tmp[3] = a3
+    else:
         for c in range(m):
-            cc = c - d
-            if cc < 0:
-                cc += m
-            tmp[c] += q * src[j, cc]
+            tmp[c] = 0.0
+        for k in range(ptr[i], ptr[i + 1]):
+            j = idx[k]
+            q = val[k]
+            o = off[k]
+            for c in range(m):
+                tmp[c] += q * src[j, o + c]
     r = spec[i]
     if r < 0:
         for c in range(m):
@@ -940,12 +966,14 @@ def _sh_lower_solve(lp, lx, lv, lsh, spec, g, b, w):
         _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp)
         for c in range(m):
             w[i, c] = acc[c]
+            w[i, c + m] = acc[c]
 
 
 @numba.njit(cache=True, nogil=True)
 def _sh_upper(up, ux, uv, ush, spec, g, r, v, ca, cb, out, tb):
-    """``out = r + ca out + cb v`` (``out`` is not read when ``ca`` is 0), then ``tb = (I + U)^-1 out``."""
-    n, m = tb.shape
+    """``out = r + ca out + cb v`` (``out`` is not read when ``ca`` is 0), then ``tb = (I + U)^-1 out``
+    (``tb`` with its rows twice, ``2 m`` columns)."""
+    n, m = out.shape
     acc = np.empty(m)
     tmp = np.empty(m)
     for i in range(n - 1, -1, -1):
@@ -958,12 +986,14 @@ def _sh_upper(up, ux, uv, ush, spec, g, r, v, ca, cb, out, tb):
         _sh_row(up, ux, uv, ush, i, tb, acc, m, spec, g, tmp)
         for c in range(m):
             tb[i, c] = acc[c]
+            tb[i, c + m] = acc[c]
 
 
 @numba.njit(cache=True, nogil=True)
 def _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, out, other):
-    """``w = (I + L)^-1 (p - tb)``, ``out = tb + w`` (= K p); returns ``(other . out, out . out, out . p)``."""
-    n, m = w.shape
+    """``w = (I + L)^-1 (p - tb)``, ``out = tb + w`` (= K p); returns ``(other . out, out . out, out . p)``
+    (``w`` and ``tb`` with their rows twice)."""
+    n, m = p.shape
     acc = np.empty(m)
     tmp = np.empty(m)
     d1 = 0.0
@@ -975,6 +1005,7 @@ def _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, out, other):
         _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp)
         for c in range(m):
             w[i, c] = acc[c]
+            w[i, c + m] = acc[c]
             o = tb[i, c] + acc[c]
             out[i, c] = o
             d1 += other[i, c] * o
@@ -985,7 +1016,7 @@ def _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, out, other):
 
 @numba.njit(cache=True, nogil=True)
 def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, b, x):
-    """``max_i |d_i (b - (I + L + U) x)_i|`` over the whole block."""
+    """``max_i |d_i (b - (I + L + U) x)_i|`` over the whole block (``x`` with its rows twice)."""
     n, m = b.shape
     worst = 0.0
     acc = np.empty(m)
@@ -1006,8 +1037,8 @@ def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, b, x):
 def _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, c, u, tol, max_iter):
     """BiCGSTAB on ``K u = c`` for the whole shifted block (one set of scalars); the iterations."""
     n, m = c.shape
-    tb = np.empty_like(c)
-    w = np.empty_like(c)
+    tb = np.empty((n, 2 * m))
+    w = np.empty((n, 2 * m))
     r = np.empty_like(c)
     r_hat = np.empty_like(c)
     p = np.zeros_like(c)
@@ -1136,10 +1167,12 @@ def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, 
     bh = b2[ids] / d[:, None]
     if rows.size:
         bh[rows] = _circulant_apply(g, bh[rows])
-    c = np.empty_like(bh)
-    _sh_lower_solve(lp, lx, lv, lsh, spec, g, bh, c)
+    c2 = np.empty((bh.shape[0], 2 * m))
+    _sh_lower_solve(lp, lx, lv, lsh, spec, g, bh, c2)
+    c = np.ascontiguousarray(c2[:, :m])
+    del c2
     u = c.copy()
-    x = np.empty_like(u)
+    x = np.empty((u.shape[0], 2 * m))
     scratch = np.empty_like(u)
     scale = max(1.0, float(np.abs(b2).max()))
     total = 0
@@ -1151,7 +1184,7 @@ def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, 
         if res <= tol * scale or total >= max_iter:
             break
     del lp, lx, lv, lsh, up, ux, uv, ush, c, u, scratch, bh
-    v[ids] = x
+    v[ids] = x[:, :m]
     residual = float(_shifted_adjoint_residual(nxt, pnum, shift, 1.0 / denom, active, b2, v))
     report = SolveReport("BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint, seat-shifted block", residual,
                          total)
