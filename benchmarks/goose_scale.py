@@ -114,7 +114,7 @@ def storm_run(m, seat1: float) -> dict:
         native.precision = stormpy.Rational("1/10000000000")  # a string: Rational(1e-10) is the binary float
         native.relative_termination_criterion = False
         result = stormpy.model_checking(model, prop, environment=env)
-        value = float(result.at(model.initial_states[0]))
+        value = float(result.get_value(model.initial_states[0]))
         took = time.perf_counter() - t0
     return {"storm": took, "storm_seat1": value, "storm_agrees": abs(value - seat1) <= 1e-9}
 

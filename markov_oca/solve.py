@@ -836,8 +836,10 @@ def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
 @numba.njit(cache=True)
 def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
     """:func:`_split_transposed` with each entry's seat shift ``d`` kept as the column offset
-    ``(m - d) % m`` (``lsh``, ``ush``, see :func:`_sh_row`); self-loops that change the seat are
-    summed by shift in ``selfd`` (``(n, m)`` numerators; column 0 is unused)."""
+    ``(m - d) % m`` (``lsh``, ``ush``, see :func:`_sh_row`) and its probability as the integer
+    numerator (row ``i``'s entries are those numerators times ``sc[i] = -1 / (denom - self)``:
+    7 bytes an entry instead of 13); self-loops that change the seat are summed by shift in
+    ``selfd`` (``(n, m)`` numerators; column 0 is unused)."""
     n = ids.size
     J = nxt.shape[1]
     self_num = np.zeros(n, np.int64)
@@ -865,14 +867,17 @@ def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
     lp = np.cumsum(n_lo)
     up = np.cumsum(n_up)
     lx = np.empty(lp[n], np.int32)
-    lv = np.empty(lp[n], np.float64)
+    lv = np.empty(lp[n], pnum.dtype)
     lsh = np.empty(lp[n], np.int8)
     ux = np.empty(up[n], np.int32)
-    uv = np.empty(up[n], np.float64)
+    uv = np.empty(up[n], pnum.dtype)
     ush = np.empty(up[n], np.int8)
     d = np.empty(n, np.float64)
+    sc = np.empty(n, np.float64)
     for i in range(n):
-        d[i] = (denom - self_num[i]) / denom
+        dn = denom - self_num[i]
+        d[i] = dn / denom
+        sc[i] = -1.0 / dn if dn > 0 else 0.0
     fl = lp[:n].copy()
     fu = up[:n].copy()
     for s in ids:
@@ -886,8 +891,7 @@ def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
             i_t = pos[t]
             if i_t == i_s:
                 continue
-            dn = denom - self_num[i_t]
-            v = -pnum[s, j] / dn if dn > 0 else 0.0
+            v = pnum[s, j]
             if i_s < i_t:
                 lx[fl[i_t]] = i_s
                 lv[fl[i_t]] = v
@@ -898,15 +902,16 @@ def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
                 uv[fu[i_t]] = v
                 ush[fu[i_t]] = (m - shift[s, j]) % m
                 fu[i_t] += 1
-    return lp, lx, lv, lsh, up, ux, uv, ush, d, self_num, selfd
+    return lp, lx, lv, lsh, up, ux, uv, ush, d, sc, self_num, selfd
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sh_row(ptr, idx, val, off, i, src, acc, m, spec, g, tmp):
+def _sh_row(ptr, idx, val, off, i, src, acc, m, spec, g, tmp, sc):
     """``acc -= C_i^-1 sum q src[j, c - d]`` over the entries (j, q, d) of row ``i``.
 
     ``src`` holds every row twice (``2 m`` columns), so that column ``c - d`` (mod m)
-    is ``src[j, off + c]`` with ``off = (m - d) % m``, kept per entry. ``C_i`` is the
+    is ``src[j, off + c]`` with ``off = (m - d) % m``, kept per entry; ``q`` is the
+    entry's numerator times the row's scale ``sc[i]``. ``C_i`` is the
     identity, or for a row with seat-changing self-loops (``spec[i] >= 0``) the
     circulant whose inverse has first column ``g[spec[i]]``.
     """
@@ -942,6 +947,9 @@ def _sh_row(ptr, idx, val, off, i, src, acc, m, spec, g, tmp):
             o = off[k]
             for c in range(m):
                 tmp[c] += q * src[j, o + c]
+    f = sc[i]
+    for c in range(m):
+        tmp[c] *= f
     r = spec[i]
     if r < 0:
         for c in range(m):
@@ -955,7 +963,7 @@ def _sh_row(ptr, idx, val, off, i, src, acc, m, spec, g, tmp):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sh_lower_solve(lp, lx, lv, lsh, spec, g, b, w):
+def _sh_lower_solve(lp, lx, lv, lsh, spec, g, sc, b, w):
     """``w = (I + L)^-1 b`` with shifted entries."""
     n, m = b.shape
     acc = np.empty(m)
@@ -963,14 +971,14 @@ def _sh_lower_solve(lp, lx, lv, lsh, spec, g, b, w):
     for i in range(n):
         for c in range(m):
             acc[c] = b[i, c]
-        _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp)
+        _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp, sc)
         for c in range(m):
             w[i, c] = acc[c]
             w[i, c + m] = acc[c]
 
 
 @numba.njit(cache=True, nogil=True)
-def _sh_upper(up, ux, uv, ush, spec, g, r, v, ca, cb, out, tb):
+def _sh_upper(up, ux, uv, ush, spec, g, sc, r, v, ca, cb, out, tb):
     """``out = r + ca out + cb v`` (``out`` is not read when ``ca`` is 0), then ``tb = (I + U)^-1 out``
     (``tb`` with its rows twice, ``2 m`` columns)."""
     n, m = out.shape
@@ -983,14 +991,14 @@ def _sh_upper(up, ux, uv, ush, spec, g, r, v, ca, cb, out, tb):
                 x += ca * out[i, c]
             out[i, c] = x
             acc[c] = x
-        _sh_row(up, ux, uv, ush, i, tb, acc, m, spec, g, tmp)
+        _sh_row(up, ux, uv, ush, i, tb, acc, m, spec, g, tmp, sc)
         for c in range(m):
             tb[i, c] = acc[c]
             tb[i, c + m] = acc[c]
 
 
 @numba.njit(cache=True, nogil=True)
-def _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, out, other):
+def _sh_lower(lp, lx, lv, lsh, spec, g, sc, p, tb, w, out, other):
     """``w = (I + L)^-1 (p - tb)``, ``out = tb + w`` (= K p); returns ``(other . out, out . out, out . p)``
     (``w`` and ``tb`` with their rows twice)."""
     n, m = p.shape
@@ -1002,7 +1010,7 @@ def _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, out, other):
     for i in range(n):
         for c in range(m):
             acc[c] = p[i, c] - tb[i, c]
-        _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp)
+        _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp, sc)
         for c in range(m):
             w[i, c] = acc[c]
             w[i, c + m] = acc[c]
@@ -1015,7 +1023,7 @@ def _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, out, other):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, b, x):
+def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, sc, d, b, x):
     """``max_i |d_i (b - (I + L + U) x)_i|`` over the whole block (``x`` with its rows twice)."""
     n, m = b.shape
     worst = 0.0
@@ -1024,8 +1032,8 @@ def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, b, x):
     for i in range(n):
         for c in range(m):
             acc[c] = b[i, c] - x[i, c]
-        _sh_row(lp, lx, lv, lsh, i, x, acc, m, spec, g, tmp)
-        _sh_row(up, ux, uv, ush, i, x, acc, m, spec, g, tmp)
+        _sh_row(lp, lx, lv, lsh, i, x, acc, m, spec, g, tmp, sc)
+        _sh_row(up, ux, uv, ush, i, x, acc, m, spec, g, tmp, sc)
         for c in range(m):
             r = abs(acc[c]) * d[i]
             if not r <= worst:
@@ -1034,7 +1042,7 @@ def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, b, x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, c, u, tol, max_iter):
+def _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, sc, c, u, tol, max_iter):
     """BiCGSTAB on ``K u = c`` for the whole shifted block (one set of scalars); the iterations."""
     n, m = c.shape
     tb = np.empty((n, 2 * m))
@@ -1045,8 +1053,8 @@ def _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, c, u, tol, max_iter)
     v = np.zeros_like(c)
     s = np.empty_like(c)
     t = np.empty_like(c)
-    _sh_upper(up, ux, uv, ush, spec, g, u, u, 0.0, 0.0, r, tb)  # r = u (scratch), tb = (I + U)^-1 u
-    _sh_lower(lp, lx, lv, lsh, spec, g, r, tb, w, r_hat, r)  # r_hat = K u
+    _sh_upper(up, ux, uv, ush, spec, g, sc, u, u, 0.0, 0.0, r, tb)  # r = u (scratch), tb = (I + U)^-1 u
+    _sh_lower(lp, lx, lv, lsh, spec, g, sc, r, tb, w, r_hat, r)  # r_hat = K u
     rho_new = 0.0
     worst = 0.0
     for i in range(n):
@@ -1072,11 +1080,11 @@ def _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, c, u, tol, max_iter)
             rho = alpha = omega = 1.0
             rho_new = rr
         beta = (rho_new / rho) * (alpha / omega)
-        _sh_upper(up, ux, uv, ush, spec, g, r, v, beta, -beta * omega, p, tb)  # p = r + beta (p - omega v)
-        den, _, _ = _sh_lower(lp, lx, lv, lsh, spec, g, p, tb, w, v, r_hat)  # v = K p
+        _sh_upper(up, ux, uv, ush, spec, g, sc, r, v, beta, -beta * omega, p, tb)  # p = r + beta (p - omega v)
+        den, _, _ = _sh_lower(lp, lx, lv, lsh, spec, g, sc, p, tb, w, v, r_hat)  # v = K p
         alpha = rho_new / den if den != 0.0 else 0.0
-        _sh_upper(up, ux, uv, ush, spec, g, r, v, 0.0, -alpha, s, tb)  # s = r - alpha v
-        _, tt, ts = _sh_lower(lp, lx, lv, lsh, spec, g, s, tb, w, t, s)  # t = K s
+        _sh_upper(up, ux, uv, ush, spec, g, sc, r, v, 0.0, -alpha, s, tb)  # s = r - alpha v
+        _, tt, ts = _sh_lower(lp, lx, lv, lsh, spec, g, sc, s, tb, w, t, s)  # t = K s
         omega = ts / tt if tt > 0.0 else 0.0
         rho = rho_new
         rho_new = 0.0
@@ -1149,7 +1157,7 @@ def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, 
     pos = np.full(nxt.shape[0], -1, np.int64)
     pos[ids] = np.arange(ids.size)
     m = b2.shape[1]
-    lp, lx, lv, lsh, up, ux, uv, ush, d, self_num, selfd = _split_transposed_shifted(
+    lp, lx, lv, lsh, up, ux, uv, ush, d, sc, self_num, selfd = _split_transposed_shifted(
         nxt, pnum, shift, np.int64(denom), active, ids, pos, m)
     if not (d > 0).all():
         raise SolverError("an active state never leaves itself: the system is singular")
@@ -1168,7 +1176,7 @@ def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, 
     if rows.size:
         bh[rows] = _circulant_apply(g, bh[rows])
     c2 = np.empty((bh.shape[0], 2 * m))
-    _sh_lower_solve(lp, lx, lv, lsh, spec, g, bh, c2)
+    _sh_lower_solve(lp, lx, lv, lsh, spec, g, sc, bh, c2)
     c = np.ascontiguousarray(c2[:, :m])
     del c2
     u = c.copy()
@@ -1178,9 +1186,9 @@ def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, 
     total = 0
     res = np.inf
     for _attempt in range(6):
-        total += _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, c, u, 0.5 * tol * scale, max_iter - total)
-        _sh_upper(up, ux, uv, ush, spec, g, u, u, 0.0, 0.0, scratch, x)  # x = (I + U)^-1 u
-        res = _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, d, bh, x)
+        total += _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, sc, c, u, 0.5 * tol * scale, max_iter - total)
+        _sh_upper(up, ux, uv, ush, spec, g, sc, u, u, 0.0, 0.0, scratch, x)  # x = (I + U)^-1 u
+        res = _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, sc, d, bh, x)
         if res <= tol * scale or total >= max_iter:
             break
     del lp, lx, lv, lsh, up, ux, uv, ush, c, u, scratch, bh

@@ -33,7 +33,7 @@ from ..chain import Chain, Structure
 from ..errors import TooLargeError
 from ..memory import available_memory, gib
 from ..progress import progress_bar
-from ..solve import SolveReport, progress_order, shifted_adjoint_solve
+from ..solve import SolveReport, shifted_adjoint_solve
 from .model import BASE_BYTES, GooseModel, _encode, _expand
 
 # ----------------------------------------------------------------------------- kernel
@@ -422,7 +422,11 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     del rest
     key = model.local.square[locs].sum(axis=1) // 6
     del locs
-    order = progress_order(key)
+    # Decreasing progress in buckets of 6 squares, then decreasing id. The id's order matters for memory:
+    # the successors of the states with the same (l_1, l_2, ...) are the states (l_1, l_2, ..., x), so rows
+    # in id order push (and the adjoint's rows gather) along a few dozen sequential streams instead of
+    # at random (measured on 4 players: several times faster than the breadth-first order within a bucket).
+    order = np.lexsort((-ids, -key))
     del key
     ids = ids[order]
     start_row = int(np.flatnonzero(ids == start)[0])
