@@ -835,8 +835,7 @@ def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
 
 @numba.njit(cache=True)
 def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
-    """:func:`_split_transposed` with each entry's seat shift ``d`` kept as the column offset
-    ``(m - d) % m`` (``lsh``, ``ush``, see :func:`_sh_row`) and its probability as the integer
+    """:func:`_split_transposed` with each entry's seat shift (``lsh``, ``ush``) and its probability as the integer
     numerator (row ``i``'s entries are those numerators times ``sc[i] = -1 / (denom - self)``:
     7 bytes an entry instead of 13); self-loops that change the seat are summed by shift in
     ``selfd`` (``(n, m)`` numerators; column 0 is unused)."""
@@ -895,27 +894,27 @@ def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
             if i_s < i_t:
                 lx[fl[i_t]] = i_s
                 lv[fl[i_t]] = v
-                lsh[fl[i_t]] = (m - shift[s, j]) % m
+                lsh[fl[i_t]] = shift[s, j]
                 fl[i_t] += 1
             else:
                 ux[fu[i_t]] = i_s
                 uv[fu[i_t]] = v
-                ush[fu[i_t]] = (m - shift[s, j]) % m
+                ush[fu[i_t]] = shift[s, j]
                 fu[i_t] += 1
     return lp, lx, lv, lsh, up, ux, uv, ush, d, sc, self_num, selfd
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sh_row(ptr, idx, val, off, i, src, acc, m, spec, g, tmp, sc):
+def _sh_row(ptr, idx, val, sh, i, src, acc, m, spec, g, tmp, sc):
     """``acc -= C_i^-1 sum q src[j, c - d]`` over the entries (j, q, d) of row ``i``.
 
-    ``src`` holds every row twice (``2 m`` columns), so that column ``c - d`` (mod m)
-    is ``src[j, off + c]`` with ``off = (m - d) % m``, kept per entry; ``q`` is the
-    entry's numerator times the row's scale ``sc[i]``. ``C_i`` is the
+    ``q`` is the entry's numerator times the row's scale ``sc[i]``. Four columns (four
+    seats) take a branch per shift, which the processor predicts (nearly every shift is
+    1, the next seat); ``src`` rows stay 32 bytes, two to a cache line. ``C_i`` is the
     identity, or for a row with seat-changing self-loops (``spec[i] >= 0``) the
     circulant whose inverse has first column ``g[spec[i]]``.
     """
-    if m <= 4:
+    if m == 4:
         a0 = 0.0
         a1 = 0.0
         a2 = 0.0
@@ -923,30 +922,47 @@ def _sh_row(ptr, idx, val, off, i, src, acc, m, spec, g, tmp, sc):
         for k in range(ptr[i], ptr[i + 1]):
             j = idx[k]
             q = val[k]
-            o = off[k]
-            a0 += q * src[j, o]
-            if m > 1:
-                a1 += q * src[j, o + 1]
-                if m > 2:
-                    a2 += q * src[j, o + 2]
-                    if m > 3:
-                        a3 += q * src[j, o + 3]
+            x0 = src[j, 0]
+            x1 = src[j, 1]
+            x2 = src[j, 2]
+            x3 = src[j, 3]
+            d = sh[k]
+            if d == 1:
+                a0 += q * x3
+                a1 += q * x0
+                a2 += q * x1
+                a3 += q * x2
+            elif d == 0:
+                a0 += q * x0
+                a1 += q * x1
+                a2 += q * x2
+                a3 += q * x3
+            elif d == 2:
+                a0 += q * x2
+                a1 += q * x3
+                a2 += q * x0
+                a3 += q * x1
+            else:
+                a0 += q * x1
+                a1 += q * x2
+                a2 += q * x3
+                a3 += q * x0
         tmp[0] = a0
-        if m > 1:
-            tmp[1] = a1
-            if m > 2:
-                tmp[2] = a2
-                if m > 3:
-                    tmp[3] = a3
+        tmp[1] = a1
+        tmp[2] = a2
+        tmp[3] = a3
     else:
         for c in range(m):
             tmp[c] = 0.0
         for k in range(ptr[i], ptr[i + 1]):
             j = idx[k]
             q = val[k]
-            o = off[k]
+            d = sh[k]
             for c in range(m):
-                tmp[c] += q * src[j, o + c]
+                cc = c - d
+                if cc < 0:
+                    cc += m
+                tmp[c] += q * src[j, cc]
     f = sc[i]
     for c in range(m):
         tmp[c] *= f
@@ -974,13 +990,11 @@ def _sh_lower_solve(lp, lx, lv, lsh, spec, g, sc, b, w):
         _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp, sc)
         for c in range(m):
             w[i, c] = acc[c]
-            w[i, c + m] = acc[c]
 
 
 @numba.njit(cache=True, nogil=True)
 def _sh_upper(up, ux, uv, ush, spec, g, sc, r, v, ca, cb, out, tb):
-    """``out = r + ca out + cb v`` (``out`` is not read when ``ca`` is 0), then ``tb = (I + U)^-1 out``
-    (``tb`` with its rows twice, ``2 m`` columns)."""
+    """``out = r + ca out + cb v`` (``out`` is not read when ``ca`` is 0), then ``tb = (I + U)^-1 out``."""
     n, m = out.shape
     acc = np.empty(m)
     tmp = np.empty(m)
@@ -994,13 +1008,11 @@ def _sh_upper(up, ux, uv, ush, spec, g, sc, r, v, ca, cb, out, tb):
         _sh_row(up, ux, uv, ush, i, tb, acc, m, spec, g, tmp, sc)
         for c in range(m):
             tb[i, c] = acc[c]
-            tb[i, c + m] = acc[c]
 
 
 @numba.njit(cache=True, nogil=True)
 def _sh_lower(lp, lx, lv, lsh, spec, g, sc, p, tb, w, out, other):
-    """``w = (I + L)^-1 (p - tb)``, ``out = tb + w`` (= K p); returns ``(other . out, out . out, out . p)``
-    (``w`` and ``tb`` with their rows twice)."""
+    """``w = (I + L)^-1 (p - tb)``, ``out = tb + w`` (= K p); returns ``(other . out, out . out, out . p)``."""
     n, m = p.shape
     acc = np.empty(m)
     tmp = np.empty(m)
@@ -1013,7 +1025,6 @@ def _sh_lower(lp, lx, lv, lsh, spec, g, sc, p, tb, w, out, other):
         _sh_row(lp, lx, lv, lsh, i, w, acc, m, spec, g, tmp, sc)
         for c in range(m):
             w[i, c] = acc[c]
-            w[i, c + m] = acc[c]
             o = tb[i, c] + acc[c]
             out[i, c] = o
             d1 += other[i, c] * o
@@ -1024,7 +1035,7 @@ def _sh_lower(lp, lx, lv, lsh, spec, g, sc, p, tb, w, out, other):
 
 @numba.njit(cache=True, nogil=True)
 def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, sc, d, b, x):
-    """``max_i |d_i (b - (I + L + U) x)_i|`` over the whole block (``x`` with its rows twice)."""
+    """``max_i |d_i (b - (I + L + U) x)_i|`` over the whole block."""
     n, m = b.shape
     worst = 0.0
     acc = np.empty(m)
@@ -1045,8 +1056,8 @@ def _sh_scaled_residual(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, sc, d, b, x):
 def _sh_bicgstab(lp, lx, lv, lsh, up, ux, uv, ush, spec, g, sc, c, u, tol, max_iter):
     """BiCGSTAB on ``K u = c`` for the whole shifted block (one set of scalars); the iterations."""
     n, m = c.shape
-    tb = np.empty((n, 2 * m))
-    w = np.empty((n, 2 * m))
+    tb = np.empty_like(c)
+    w = np.empty_like(c)
     r = np.empty_like(c)
     r_hat = np.empty_like(c)
     p = np.zeros_like(c)
@@ -1175,12 +1186,10 @@ def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, 
     bh = b2[ids] / d[:, None]
     if rows.size:
         bh[rows] = _circulant_apply(g, bh[rows])
-    c2 = np.empty((bh.shape[0], 2 * m))
-    _sh_lower_solve(lp, lx, lv, lsh, spec, g, sc, bh, c2)
-    c = np.ascontiguousarray(c2[:, :m])
-    del c2
+    c = np.empty_like(bh)
+    _sh_lower_solve(lp, lx, lv, lsh, spec, g, sc, bh, c)
     u = c.copy()
-    x = np.empty((u.shape[0], 2 * m))
+    x = np.empty_like(u)
     scratch = np.empty_like(u)
     scale = max(1.0, float(np.abs(b2).max()))
     total = 0
@@ -1192,7 +1201,7 @@ def shifted_adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, 
         if res <= tol * scale or total >= max_iter:
             break
     del lp, lx, lv, lsh, up, ux, uv, ush, c, u, scratch, bh
-    v[ids] = x[:, :m]
+    v[ids] = x
     residual = float(_shifted_adjoint_residual(nxt, pnum, shift, 1.0 / denom, active, b2, v))
     report = SolveReport("BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint, seat-shifted block", residual,
                          total)
