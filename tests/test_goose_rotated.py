@@ -75,6 +75,16 @@ def test_rotated_chain_gives_the_joint_chains_figures(case, players):
     assert rot.states - players < 0.6 * (joint.states - players)
 
 
+def test_four_players_take_the_rotated_chain_and_match_the_joint_one():
+    rules, _ = CASES["occupant, waiting"]
+    auto = solve_goose(rules, 4, landings=False)
+    assert "seen from the player to move" in auto.note
+    joint = solve_goose(rules, 4, landings=False, route="joint")
+    assert joint.note == ""
+    _same(joint, auto, 1e-10)
+    assert sum(auto.outcomes.values()) + auto.deadlock == pytest.approx(1.0, abs=1e-12)
+
+
 def test_rotated_two_players_oca_moderna_with_deadlock():
     rules = load_goose("oca-moderna")
     joint = solve_goose(rules, 2, landings=False, route="joint")
