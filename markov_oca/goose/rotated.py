@@ -422,10 +422,10 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     del rest
     key = model.local.square[locs].sum(axis=1) // 6
     del locs
-    # Decreasing progress in buckets of 6 squares, then decreasing id. The id's order matters for memory:
-    # the successors of the states with the same (l_1, l_2, ...) are the states (l_1, l_2, ..., x), so rows
-    # in id order push (and the adjoint's rows gather) along a few dozen sequential streams instead of
-    # at random (measured on 4 players: several times faster than the breadth-first order within a bucket).
+    # Decreasing progress in buckets of 6 squares (the solves' sweep order), then decreasing id: the
+    # successors of the states sharing (l_1, l_2, ...) are states (l_1, l_2, ..., x), so rows in id order
+    # were meant to push along a few dozen sequential streams. Measured on 4 players: no faster than the
+    # breadth-first order within a bucket (docs/scale.md); kept because it is deterministic.
     order = np.lexsort((-ids, -key))
     del key
     ids = ids[order]
