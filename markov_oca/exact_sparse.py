@@ -710,3 +710,384 @@ def _matvec_mod(ptr, idx, val, v, p):
     _matvec_mod_kernel(ptr.astype(np.int64), idx.astype(np.int64), np.asarray(val, np.int64),
                        np.asarray(v, np.int64), p, out)
     return out
+
+
+# ----------------------------------------------------------------------------- numeric refinement
+
+
+class RefinementFailed(SolverError):
+    """The floating-point solve was not accurate enough to gain bits (the caller falls back to lifting)."""
+
+
+def _int_from_digits(digits: list[np.ndarray], shifts: list[int]) -> tuple[list[int], int]:
+    """Each entry's ``sum_t digits[t] 2**(shift of the digits after t)``, as Python ints, and the total shift.
+
+    ``digits[t]`` is an int64 vector (signed, ``|.| < 2**62``), digit ``t`` weighing
+    ``2**(shifts[t+1] + ... + shifts[-1])``; every shift is a multiple of 8. The
+    digits are normalised to ``[0, 2**shift)`` by a carry pass from the least
+    significant one (whole-vector numpy), packed little-endian into one byte row per
+    entry and read by ``int.from_bytes``; the signed carry out of the top is added last.
+    """
+    total = int(sum(shifts[1:]))
+    if not digits:
+        return [], 0
+    size = digits[0].size
+    carry = np.zeros(size, np.int64)
+    parts = []
+    for t in range(len(digits) - 1, 0, -1):  # least significant first; digit 0 is the top, kept whole
+        s = shifts[t]
+        v = digits[t] + carry
+        low = v & ((1 << s) - 1)
+        carry = v >> s
+        parts.append(low.astype("<u8").view(np.uint8).reshape(size, 8)[:, : s // 8])
+    top = (digits[0] + carry).tolist()
+    if parts:
+        packed = np.ascontiguousarray(np.concatenate(parts, axis=1))
+        rows = [int.from_bytes(packed[i].tobytes(), "little") for i in range(size)]
+    else:
+        rows = [0] * size
+    return [r + (t << total) for r, t in zip(rows, top, strict=True)], total
+
+
+def approx_reconstruct(v: int, bits: int, gap: int = 24) -> tuple[int, int] | None:
+    """The fraction ``t / d`` nearest ``v / 2**bits`` with a small denominator, or None.
+
+    The shortest vector ``(d v - t 2**bits, d)`` of the lattice spanned by
+    ``(2**bits, 0)`` and ``(v mod 2**bits, 1)`` (FLINT's 2x2 LLL), accepted only when
+    it is shorter than ``2**(bits/2 - gap)``: a fraction whose error times its
+    denominator is that small is the only one of its size (a candidate; the caller
+    proves it).
+    """
+    m = 1 << bits
+    a = v % m
+    base = v - a  # v = base + a, base a multiple of 2**bits
+    if a == 0:
+        return base >> bits, 1
+    red = flint.fmpz_mat([[m, 0], [a, 1]]).lll()
+    limit = 1 << max(bits // 2 - gap, 1)
+    for row in range(2):
+        e, d = int(red[row, 0]), int(red[row, 1])
+        if d < 0:
+            e, d = -e, -d
+        if 0 < d and abs(e) < limit and d < limit:
+            t = (d * a - e) >> bits  # exact: d a - e = t 2**bits
+            if (d * a - e) == t << bits:
+                g = math.gcd(t + d * (base >> bits), d)
+                return (t + d * (base >> bits)) // g, d // g
+    return None
+
+
+class RefineSolver:
+    """Exact solves of ``A X = B`` by numeric iterative refinement on one floating-point LU, proved exactly.
+
+    The idea of Wan's and Pan's numeric-symbolic solvers: SuperLU factors ``A`` in
+    float64 (the fill-reducing order of :class:`DixonSolver`, diagonal pivots: ``A`` is
+    an M-matrix, so the factorisation is stable). With ``r_0 = B``, each step solves
+    ``A y = r_t`` in floating point, rounds ``x_t = round(2**s y)`` and sets
+    ``r_{t+1} = 2**s r_t - A x_t`` in exact int64 arithmetic; then
+    ``A X = 2**S B - r`` holds exactly for ``X = sum_t x_t 2**(S - s_0 - ... - s_t)``
+    whatever the rounding errors were, and ``r`` stays small as long as the float solve
+    is accurate to more than ``s`` bits (``s`` = 48 or less, checked every step). So
+    ``X / 2**S`` is a real approximation of the solution gaining ~``s`` bits a step
+    against 26 for a p-adic step, and the floating-point triangular solves are SuperLU's.
+
+    The wanted rows and two random combinations of all rows (per column) are
+    reconstructed as fractions (:func:`approx_reconstruct`); with ``d`` the lcm of
+    their denominators, ``z = round(d X / 2**S)`` is computed for every row and
+    ``A z = d B`` is checked **exactly, over the integers**: that proves ``z / d`` is
+    the solution, all of it (no floating-point argument is needed for the answer).
+    The rows of the independent set eliminated first follow from the others by an
+    exact division (checked too), so only the other rows need a big multiplication.
+    Coupled columns (:class:`Coupling`) are the block lower-triangular system as in
+    :class:`DixonSolver`. Signed right-hand sides are allowed.
+    """
+
+    def __init__(self, A: sp.csr_array, orderings: tuple[str, ...] = ("COLAMD", "MMD_AT_PLUS_A"),
+                 like: RefineSolver | None = None, prefer: np.ndarray | None = None):
+        import time
+
+        t0 = time.perf_counter()
+        self.report = LiftReport()
+        A = sp.csr_array(A, dtype=np.int64)
+        A.sum_duplicates()
+        A.sort_indices()
+        self.A = A
+        n = self.n = A.shape[0]
+        af = sp.csc_array(A, dtype=np.float64)
+        if like is not None:
+            ind, spec = like._ind, like._spec
+            candidates = [(ind, [spec])]
+        else:
+            G = sp.csr_array(abs(A) + abs(A.T))
+            G.setdiag(0)
+            G.eliminate_zeros()
+            deg = np.diff(G.indptr)
+            keys = (deg,) if prefer is None else (deg, np.asarray(prefer))
+            chosen = _independent_set(G.indptr.astype(np.int64), G.indices.astype(np.int64),
+                                      np.lexsort(keys).astype(np.int64))
+            # the set and COLAMD on its Schur complement, or MMD on the whole matrix (docs/exact.md: the
+            # two winners measured; MMD on the Schur complement never was)
+            candidates = [(np.flatnonzero(chosen), [o for o in orderings if o == "COLAMD"] or list(orderings)),
+                          (np.zeros(0, np.int64), [o for o in orderings if o != "COLAMD"])]
+        best = None
+        for ind, specs in candidates:
+            rest = np.setdiff1d(np.arange(n), ind)
+            if ind.size:
+                d_i = af.diagonal()[ind]
+                ari = sp.csr_array(af[rest][:, ind])
+                air = sp.csr_array(af[ind][:, rest])
+                S = sp.csc_array(af[rest][:, rest] - ari @ sp.diags_array(1.0 / d_i) @ air)
+            else:
+                d_i, ari, air, S = np.zeros(0), None, None, af
+            for spec in specs:
+                lu = spla.splu(S, permc_spec=spec, diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+                size = lu.L.nnz + lu.U.nnz
+                if best is None or size < best[0]:
+                    best = (size, spec, lu, ind, rest, d_i, ari, air)
+                del lu
+        size, spec, self._lu, self._ind, self._rest, d_i, self._ari, self._air = best
+        self._spec = spec
+        self._dinv = 1.0 / d_i
+        self.report.ordering = spec if self._ind.size else spec + " (no set)"
+        self.report.fill = int(size + self._ind.size + (2 * self._ari.nnz if self._ind.size else 0))
+        self._norm = int(abs(A).sum(axis=1).max()) if n else 0
+        self._fallback: DixonSolver | None = None
+        self.prefer = prefer
+        self.report.add("ordering", time.perf_counter() - t0)
+
+    # ------------------------------------------------------------------ floating point
+
+    def _fsolve(self, r: np.ndarray) -> np.ndarray:
+        """``A^-1 r`` in float64 for an (n, k) array."""
+        if not self._ind.size:
+            return self._lu.solve(np.ascontiguousarray(r, np.float64))
+        ind, rest = self._ind, self._rest
+        r_i = r[ind] * self._dinv[:, None]
+        y = np.empty(r.shape, np.float64)
+        y_r = self._lu.solve(np.ascontiguousarray(r[rest] - self._ari @ r_i))
+        y[rest] = y_r
+        y[ind] = r_i - (self._air @ y_r) * self._dinv[:, None]
+        return y
+
+    # ------------------------------------------------------------------ the solve
+
+    def solve(self, B: np.ndarray, wanted: np.ndarray | None, couplings: list[Coupling] | None = None,
+              ) -> list[list[Fraction]]:
+        """The exact solution of ``A X = B`` (+ couplings) at the rows ``wanted`` (None: all rows).
+
+        As :meth:`DixonSolver.solve` (``out[c][w]`` as Fractions, every entry of the
+        solution proved); ``B`` may be signed. Falls back to :class:`DixonSolver` when
+        the floating-point solve cannot gain bits (a matrix too ill-conditioned).
+        """
+        B = np.asarray(B, np.int64)
+        if B.ndim != 2 or B.shape[0] != self.n:
+            raise ValueError(f"B must be ({self.n}, m), got {B.shape}")
+        couplings = couplings or []
+        wanted = np.arange(self.n) if wanted is None else np.asarray(wanted, np.int64)
+        if B.shape[1] == 0:
+            return []
+        for s_cap in (48, 40, 32, 24):
+            try:
+                return self._solve(B, wanted, couplings, s_cap)
+            except RefinementFailed:
+                continue
+        return self._dixon(B, wanted, couplings)
+
+    def _dixon(self, B, wanted, couplings):
+        if self._fallback is None:
+            self._fallback = DixonSolver(self.A, prefer=self.prefer)
+            self.report.ordering += ", fell back to p-adic lifting"
+        if (B < 0).any():
+            # the lifting's certificate takes nonnegative columns: split and recombine
+            if couplings:
+                raise SolverError("the p-adic fallback takes nonnegative columns with couplings")
+            pos, neg = np.maximum(B, 0), np.maximum(-B, 0)
+            got = self._fallback.solve(np.hstack([pos, neg]), wanted)
+            m = B.shape[1]
+            return [[a - b for a, b in zip(got[c], got[m + c], strict=True)] for c in range(m)]
+        return self._fallback.solve(B, wanted, couplings)
+
+    def _solve(self, B, wanted, couplings, s_cap):
+        import time
+
+        t0 = time.perf_counter()
+        n, A = self.n, self.A
+        m = B.shape[1]
+        nc = len(couplings)
+        mp = m - nc
+        Cs = [sp.csr_array(cp.C, dtype=np.int64) for cp in couplings]
+        srcs = [list(cp.sources) for cp in couplings]
+        norm = self._norm + sum(int(abs(C).sum(axis=1).max()) * len(sc) for C, sc in zip(Cs, srcs, strict=True)
+                                if C.nnz)
+        head = 61 - max(norm, 1).bit_length()  # |A x| < 2**61 when |x| < 2**head
+        if head < 16:
+            raise RefinementFailed("matrix entries too large for int64 refinement")
+        rng = np.random.default_rng(self.n)
+        rho = rng.integers(1, 1 << 10, (2, n)).astype(np.int64)
+        r = B.copy()
+        bound_r = 1 << 20
+        bound_r = max(bound_r, 16 * (norm + int(np.abs(B).max())))
+        digits: list[np.ndarray] = []
+        shifts: list[int] = []
+        nw = wanted.size
+        track = [[0] * (nw + 2) for _ in range(m)]  # X at the wanted rows and the two combinations
+        bits = 0
+        steps = 0
+        next_check = 1
+        failures = 0
+        ylate = 1.0  # the largest |A^-1 r| after the first step: the error of X / 2**S is below it / 2**S
+        while True:
+            y = np.empty((n, m), np.float64)
+            y[:, :mp] = self._fsolve(r[:, :mp].astype(np.float64)) if mp else 0.0
+            if nc:
+                rc = r[:, mp:].astype(np.float64)
+                for q, (C, sc) in enumerate(zip(Cs, srcs, strict=True)):
+                    rc[:, q] += C @ y[:, sc].sum(axis=1)
+                y[:, mp:] = self._fsolve(rc)
+            ymax = float(np.abs(y).max()) if y.size else 0.0
+            if not np.isfinite(ymax):
+                raise RefinementFailed("non-finite floating-point solve")
+            rmax = int(np.abs(r).max())
+            # the shift: |2**s y| < 2**52 (exact in float64) and < 2**head (no int64 overflow in A x),
+            # |r| 2**s < 2**61; a multiple of 8 (the digits are packed as bytes)
+            room = min(52, head) - max(math.ceil(math.log2(ymax + 1.0)), 0)
+            room = min(room, 61 - max(rmax, 1).bit_length(), s_cap)
+            if steps:
+                ylate = max(ylate, ymax)
+            s = (room // 8) * 8
+            if s < 8:
+                raise RefinementFailed("no room for a refinement step")
+            x = np.rint(np.ldexp(y, s)).astype(np.int64)
+            r = (r << s) - A @ x
+            for q, (C, sc) in enumerate(zip(Cs, srcs, strict=True)):
+                r[:, mp + q] += C @ x[:, sc].sum(axis=1)
+            if int(np.abs(r).max()) > bound_r << 8 and steps > 2:
+                raise RefinementFailed("the residual grows: the float solve is less accurate than the shift")
+            digits.append(x)
+            shifts.append(s)
+            bits += s
+            steps += 1
+            # the tracked values, as Python ints
+            lo = x & ((1 << 26) - 1)
+            hi = x >> 26
+            comb = [[(int(rho[k] @ hi[:, c]) << 26) + int(rho[k] @ lo[:, c]) for c in range(m)] for k in range(2)]
+            xw = x[wanted].tolist()
+            for c in range(m):
+                col = track[c]
+                for w in range(nw):
+                    col[w] = (col[w] << s) + xw[w][c]
+                for k in range(2):
+                    col[nw + k] = (col[nw + k] << s) + comb[k][c]
+            if steps < next_check:
+                continue
+            next_check = steps + max(2, steps // 32)
+            # a cheap first test on one value, then all of them
+            if approx_reconstruct(track[0][nw], bits) is None:
+                continue
+            cand = []
+            for c in range(m):
+                got = [approx_reconstruct(v, bits) for v in track[c]]
+                if any(g is None for g in got):
+                    cand = None
+                    break
+                cand.append(got)
+            if cand is None:
+                continue
+            self.report.add("lift", time.perf_counter() - t0)
+            t1 = time.perf_counter()
+            dens = []
+            for c in range(m):
+                d = 1
+                for _num, den in cand[c]:
+                    d = math.lcm(d, den)
+                dens.append(d * SMOOTH ** (8 ** failures))
+            for q, sc in enumerate(srcs):
+                for j in sc:
+                    dens[mp + q] = math.lcm(dens[mp + q], dens[j])
+            out = self._certify(B, digits, shifts, dens, Cs, srcs, wanted, ylate)
+            self.report.add("certify", time.perf_counter() - t1)
+            t0 = time.perf_counter()
+            self.report.steps += steps
+            if out is not None:
+                self.report.prime = 0
+                return out
+            failures += 1
+            if failures >= 3:
+                raise RefinementFailed("no common denominator found")
+            next_check = steps + max(4, steps // 4)
+
+    def _certify(self, B, digits, shifts, dens, Cs, srcs, wanted, ylate):
+        """``z = round(d_c X / 2**S)`` per column and the exact check of ``A z = d B`` (+ couplings); None if not."""
+        n = self.n
+        m = B.shape[1]
+        mp = m - len(Cs)
+        ind, rest = self._ind, self._rest
+        A = self.A
+        # the precision needed for round(d X / 2**S) = d x: 2**S > d |A^-1 r| with a margin; the digits
+        # below it are dropped
+        need = max(d.bit_length() for d in dens) + math.ceil(math.log2(ylate + 1.0)) + 40
+        keep = 0
+        total = 0
+        while keep < len(digits) and total < need:
+            total += shifts[keep]
+            keep += 1
+        if total < need:
+            return None  # not enough bits yet
+        rows = rest if ind.size else np.arange(n)
+        block = np.stack(digits[:keep])  # (keep, n, m)
+        zs: list[list[int]] = []
+        for c in range(m):
+            vals, S = _int_from_digits([block[t, rows, c] for t in range(keep)], shifts[:keep])
+            S += shifts[0]  # X / 2**(all the shifts) approximates x
+            d = dens[c]
+            fd = flint.fmpz(d)
+            half = 1 << (S - 1) if S else 0
+            z_r = [(int(fd * v) + half) >> S for v in vals]
+            z = [0] * n
+            for i, v in zip(rows.tolist(), z_r, strict=True):
+                z[i] = v
+            # the rows eliminated first: z_I = (d B_I + coupled - A_IR z_R) / a_II, exactly
+            rhs = self._rhs(B, c, d, Cs, srcs, dens, zs, mp)
+            if ind.size:
+                for i in ind.tolist():
+                    acc = rhs[i]
+                    aii = 0
+                    for e in range(A.indptr[i], A.indptr[i + 1]):
+                        j = int(A.indices[e])
+                        if j == i:
+                            aii = int(A.data[e])
+                        else:
+                            acc -= int(A.data[e]) * z[j]
+                    if aii == 0 or acc % aii:
+                        return None
+                    z[i] = acc // aii
+            # A z = d B (+ coupled) over the integers, every row
+            zo = np.array(z, dtype=object)
+            prod = A.data.astype(object) * zo[A.indices]
+            lhs = np.add.reduceat(prod, A.indptr[:-1]) if prod.size else np.zeros(n, object)
+            empty = np.diff(A.indptr) == 0
+            if empty.any():
+                lhs[empty] = 0
+            if not all(a == b for a, b in zip(lhs.tolist(), rhs, strict=True)):
+                return None
+            zs.append(z)
+        wl = wanted.tolist()
+        return [[Fraction(zs[c][i], dens[c]) for i in wl] for c in range(m)]
+
+    def _rhs(self, B, c, d, Cs, srcs, dens, zs, mp):
+        """``d B_c`` plus, for a coupled column, ``(d / d_s) C z_s`` summed over its sources (Python ints)."""
+        rhs = [d * int(v) for v in B[:, c].tolist()]
+        if c >= mp:
+            q = c - mp
+            C = Cs[q]
+            for j in srcs[q]:
+                f = d // dens[j]
+                zo = np.array(zs[j], dtype=object)
+                prod = C.data.astype(object) * zo[C.indices]
+                cz = np.add.reduceat(prod, C.indptr[:-1]) if prod.size else np.zeros(self.n, object)
+                empty = np.diff(C.indptr) == 0
+                if empty.any():
+                    cz[empty] = 0
+                for i, v in enumerate(cz.tolist()):
+                    rhs[i] += f * v
+        return rhs
