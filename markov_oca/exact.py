@@ -35,7 +35,8 @@ from .errors import TooLargeError
 
 DENSE_LIMIT = 1_000  # transient states up to which the dense FLINT solve is used
 EXACT_LIMIT = 100_000  # transient states up to which exact mode solves at all
-METHODS = ("auto", "dense", "sparse")
+METHODS = ("auto", "dense", "sparse", "refine", "dixon")  # sparse: refine or dixon, by the estimated memory
+REFINE_MEMORY = 1.5 * 2**30  # bytes of refinement digits above which the sparse path lifts p-adically
 
 
 def _to_fraction(q: flint.fmpq) -> Fraction:
@@ -72,7 +73,8 @@ class ExactChain:
                 f"exact mode solves chains of up to {EXACT_LIMIT:,} transient states; this one has {n:,} "
                 f"(estimated {_duration(secs)} and {mem / 2**30:.1f} GiB; drop --exact for the floating-point solve)"
             )
-        self.sparse = method == "sparse" or (method == "auto" and n > DENSE_LIMIT)
+        self.method = method
+        self.sparse = method in ("sparse", "refine", "dixon") or (method == "auto" and n > DENSE_LIMIT)
         self.pos = np.full(chain.n, -1, np.int64)
         self.pos[self.ids] = np.arange(n)
         self._absorption: list | None = None
@@ -154,15 +156,24 @@ class ExactChain:
         q = self._branches(stop)[self.ids][:, self.ids]
         return sp.csr_array(self.chain.denom * sp.identity(self.ids.size, dtype=np.int64, format="csr") - q)
 
+    def _use_refine(self, columns: int = 4) -> bool:
+        """The numeric-refinement solver keeps every row's digits: used while they fit ``REFINE_MEMORY``."""
+        if self.method in ("refine", "dixon"):
+            return self.method == "refine"
+        n = self.ids.size
+        bits = 2 * 0.7 * n * math.log2(10) + 64 * math.log2(max(self.chain.denom, 2))  # docs/exact.md
+        return 8 * n * columns * (bits / 48) <= REFINE_MEMORY
+
     def _sparse_solver(self):
-        from .exact_sparse import DixonSolver
+        from .exact_sparse import DixonSolver, RefineSolver
 
         if self._solver is None:
             # eliminate first the states of the seat with the most of them: its throws hand the move on
             mover = self.chain.mover[self.ids]
             seats = np.bincount(np.maximum(mover, 0))
             prefer = (mover != int(np.argmax(seats))).astype(np.int64)
-            self._solver = DixonSolver(self._int_matrix(), prefer=prefer)
+            kind = RefineSolver if self._use_refine() else DixonSolver
+            self._solver = kind(self._int_matrix(), prefer=prefer)
             self.reports.append(self._solver.report)
         return self._solver
 
@@ -223,6 +234,17 @@ class ExactChain:
         A column with negative entries is split into its positive and negative
         parts (the lifting's certificate needs nonnegative solutions).
         """
+        from .exact_sparse import Coupling, RefineSolver
+
+        solver = self._sparse_solver()
+        if isinstance(solver, RefineSolver):  # signed columns as they are
+            out = [Fraction(0)] * (len(plain) + len(coupled))
+            if not plain and not coupled:
+                return out
+            cols = [np.asarray(b, np.int64) for b in plain] + [np.asarray(b, np.int64) for b, _ in coupled]
+            couplings = [Coupling(C, list(sources)) for _, C in coupled]
+            x = solver.solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
+            return [col[0] for col in x]
         cols, signs, owner = [], [], []
         at: dict[int, int] = {}  # a source's column in the solve
         for i, b in enumerate(plain):
@@ -232,8 +254,6 @@ class ExactChain:
                     cols.append(part)
                     signs.append(sign)
                     owner.append(i)
-        from .exact_sparse import Coupling
-
         couplings = []
         src_cols = [at[i] for i in sources]
         for i, (b, C) in enumerate(coupled):
@@ -249,7 +269,7 @@ class ExactChain:
         out = [Fraction(0)] * (len(plain) + len(coupled))
         if not cols:
             return out
-        x = self._sparse_solver().solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
+        x = solver.solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
         for col, sign, i in zip(x, signs, owner, strict=True):
             out[i] += sign * col[0]
         return out
@@ -300,7 +320,6 @@ class ExactChain:
         return out
 
     def _sparse_hitting(self, key: np.ndarray, table: np.ndarray) -> list[Fraction]:
-        from .exact_sparse import DixonSolver
 
         c = self.chain
         i0 = self.pos[c.init]
@@ -312,7 +331,7 @@ class ExactChain:
             if not b.any() or i0 < 0:
                 out.append(Fraction(0))
                 continue
-            solver = DixonSolver(self._int_matrix(stop=ev), like=base)
+            solver = type(base)(self._int_matrix(stop=ev), like=base)
             self.reports.append(solver.report)
             out.append(solver.solve(b[:, None], np.array([i0]))[0][0])
         return out

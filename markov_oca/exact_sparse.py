@@ -719,22 +719,140 @@ class RefinementFailed(SolverError):
     """The floating-point solve was not accurate enough to gain bits (the caller falls back to lifting)."""
 
 
-def _int_from_digits(digits: list[np.ndarray], shifts: list[int]) -> tuple[list[int], int]:
-    """Each entry's ``sum_t digits[t] 2**(shift of the digits after t)``, as Python ints, and the total shift.
+@numba.njit(cache=True)
+def _bitlen(v):
+    k = 0
+    while v:
+        v >>= 1
+        k += 1
+    return k
 
-    ``digits[t]`` is an int64 vector (signed, ``|.| < 2**62``), digit ``t`` weighing
-    ``2**(shifts[t+1] + ... + shifts[-1])``; every shift is a multiple of 8. The
-    digits are normalised to ``[0, 2**shift)`` by a carry pass from the least
-    significant one (whole-vector numpy), packed little-endian into one byte row per
-    entry and read by ``int.from_bytes``; the signed carry out of the top is added last.
+
+@numba.njit(cache=True, fastmath=True)
+def _ftri(n, lp, li, lv, up, ui, uv, uinv, y, c0, c1):
+    """``y[:, c0:c1] = U^-1 L^-1 y[:, c0:c1]`` in float64 (``L`` unit lower and ``U`` strictly upper by rows)."""
+    for a in range(c0, c1, 2):
+        two = a + 1 < c1
+        for i in range(n):
+            s0 = y[i, a]
+            s1 = y[i, a + 1] if two else 0.0
+            for e in range(lp[i], lp[i + 1]):
+                j = li[e]
+                v = lv[e]
+                s0 -= v * y[j, a]
+                if two:
+                    s1 -= v * y[j, a + 1]
+            y[i, a] = s0
+            if two:
+                y[i, a + 1] = s1
+        for i in range(n - 1, -1, -1):
+            s0 = y[i, a]
+            s1 = y[i, a + 1] if two else 0.0
+            for e in range(up[i], up[i + 1]):
+                j = ui[e]
+                v = uv[e]
+                s0 -= v * y[j, a]
+                if two:
+                    s1 -= v * y[j, a + 1]
+            y[i, a] = s0 * uinv[i]
+            if two:
+                y[i, a + 1] = s1 * uinv[i]
+
+
+@numba.njit(cache=True)
+def _refine(steps, n, lp, li, lv, up, ui, uv, uinv, ap, ai, av, r, cp, ci, cv, src, src_of,
+            s_cap, head, bound_r, out_x, out_s, y):
+    """``steps`` refinement steps on the integer residual ``r`` (n, m), in place (see :class:`RefineSolver`).
+
+    The last ``cp.shape[0]`` columns are coupled: column ``m - nc + q`` gains
+    ``C_q @ (sum of the columns src[src_of[q, 0]:src_of[q, 1]])``. Digit ``t`` goes to
+    ``out_x[t]`` and its shift to ``out_s[t]``. Returns (steps done, 0), or (t, 1) when
+    no shift of 8 bits or more is safe, (t, 2) when the residual grew (the float solve
+    is less accurate than the shift).
     """
-    total = int(sum(shifts[1:]))
-    if not digits:
-        return [], 0
-    size = digits[0].size
+    m = r.shape[1]
+    nc = cp.shape[0]
+    mp = m - nc
+    acc = np.empty(m, np.int64)
+    for t in range(steps):
+        for i in range(n):
+            for c in range(mp):
+                y[i, c] = np.float64(r[i, c])
+        _ftri(n, lp, li, lv, up, ui, uv, uinv, y, 0, mp)
+        if nc:
+            for i in range(n):
+                for q in range(nc):
+                    f = np.float64(r[i, mp + q])
+                    for e in range(cp[q, i], cp[q, i + 1]):
+                        j = ci[e]
+                        sy = 0.0
+                        for k in range(src_of[q, 0], src_of[q, 1]):
+                            sy += y[j, src[k]]
+                        f += cv[e] * sy
+                    y[i, mp + q] = f
+            _ftri(n, lp, li, lv, up, ui, uv, uinv, y, mp, m)
+        ymax = 0.0
+        rmax = 0
+        for i in range(n):
+            for c in range(m):
+                ay = abs(y[i, c])
+                if not ay <= ymax:  # also catches NaN
+                    ymax = ay
+                ar = abs(r[i, c])
+                if ar > rmax:
+                    rmax = ar
+        if not np.isfinite(ymax):
+            return t, 1
+        room = min(52, head) - max(int(np.ceil(np.log2(ymax + 1.0))), 0)
+        room = min(room, 61 - max(_bitlen(rmax), 1), s_cap)
+        s = (room // 8) * 8
+        if s < 8:
+            return t, 1
+        scale = np.float64(2.0) ** s
+        x = out_x[t]
+        for i in range(n):
+            for c in range(m):
+                x[i, c] = np.int64(np.rint(y[i, c] * scale))
+        out_s[t] = s
+        grown = False
+        for i in range(n):
+            for c in range(m):
+                acc[c] = r[i, c] << s
+            for e in range(ap[i], ap[i + 1]):
+                j = ai[e]
+                v = av[e]
+                for c in range(m):
+                    acc[c] -= v * x[j, c]
+            for q in range(nc):
+                for e in range(cp[q, i], cp[q, i + 1]):
+                    j = ci[e]
+                    sx = 0
+                    for k in range(src_of[q, 0], src_of[q, 1]):
+                        sx += x[j, src[k]]
+                    acc[mp + q] += cv[e] * sx
+            for c in range(m):
+                r[i, c] = acc[c]
+                if abs(acc[c]) > bound_r:
+                    grown = True
+        if grown and t + 1 < steps:
+            return t + 1, 2
+    return steps, 0
+
+
+def _int_from_digits(digits: np.ndarray, shifts: list[int]) -> tuple[list[int], int]:
+    """Each column's ``sum_t digits[t] 2**(shifts[t+1] + ... + shifts[-1])`` as a Python int, and that top shift.
+
+    ``digits`` is (K, size) int64 (signed, ``|.| < 2**62``); every shift is a multiple
+    of 8. The digits are normalised to ``[0, 2**shift)`` by a carry pass from the
+    least significant (whole-vector numpy), packed little-endian into one byte row
+    per entry and read by ``int.from_bytes``; the signed top digit is added last.
+    """
+    K = digits.shape[0]
+    total = int(sum(shifts[1:K]))
+    size = digits.shape[1]
     carry = np.zeros(size, np.int64)
     parts = []
-    for t in range(len(digits) - 1, 0, -1):  # least significant first; digit 0 is the top, kept whole
+    for t in range(K - 1, 0, -1):  # least significant first; digit 0 is the top, kept whole
         s = shifts[t]
         v = digits[t] + carry
         low = v & ((1 << s) - 1)
@@ -746,61 +864,76 @@ def _int_from_digits(digits: list[np.ndarray], shifts: list[int]) -> tuple[list[
         rows = [int.from_bytes(packed[i].tobytes(), "little") for i in range(size)]
     else:
         rows = [0] * size
-    return [r + (t << total) for r, t in zip(rows, top, strict=True)], total
+    return [v + (t << total) for v, t in zip(rows, top, strict=True)], total
 
 
 def approx_reconstruct(v: int, bits: int, gap: int = 24) -> tuple[int, int] | None:
-    """The fraction ``t / d`` nearest ``v / 2**bits`` with a small denominator, or None.
+    """The fraction ``(t, d)`` nearest ``v / 2**bits`` with a small denominator, or None.
 
     The shortest vector ``(d v - t 2**bits, d)`` of the lattice spanned by
     ``(2**bits, 0)`` and ``(v mod 2**bits, 1)`` (FLINT's 2x2 LLL), accepted only when
-    it is shorter than ``2**(bits/2 - gap)``: a fraction whose error times its
-    denominator is that small is the only one of its size (a candidate; the caller
-    proves it).
+    it is shorter than ``2**(bits/2 - gap)``: a fraction whose denominator and error
+    times ``2**bits`` times its denominator are that small is the only one of its size
+    (a candidate; the caller proves it).
     """
     m = 1 << bits
     a = v % m
-    base = v - a  # v = base + a, base a multiple of 2**bits
+    whole = (v - a) >> bits
     if a == 0:
-        return base >> bits, 1
+        return whole, 1
     red = flint.fmpz_mat([[m, 0], [a, 1]]).lll()
     limit = 1 << max(bits // 2 - gap, 1)
     for row in range(2):
         e, d = int(red[row, 0]), int(red[row, 1])
         if d < 0:
             e, d = -e, -d
-        if 0 < d and abs(e) < limit and d < limit:
-            t = (d * a - e) >> bits  # exact: d a - e = t 2**bits
-            if (d * a - e) == t << bits:
-                g = math.gcd(t + d * (base >> bits), d)
-                return (t + d * (base >> bits)) // g, d // g
+        if 0 < d < limit and abs(e) < limit:
+            t, rem = divmod(d * a - e, m)
+            if rem == 0:
+                num = t + d * whole
+                g = math.gcd(num, d)
+                return num // g, d // g
     return None
+
+
+def _object_matvec(M: sp.csr_array, z: np.ndarray) -> np.ndarray:
+    """``M z`` over the integers for an object array ``z`` of Python ints."""
+    out = np.zeros(M.shape[0], dtype=object)
+    if not M.nnz:
+        return out
+    prod = M.data.astype(object) * z[M.indices]
+    nonempty = np.flatnonzero(np.diff(M.indptr))
+    out[nonempty] = np.add.reduceat(prod, M.indptr[nonempty])
+    return out
 
 
 class RefineSolver:
     """Exact solves of ``A X = B`` by numeric iterative refinement on one floating-point LU, proved exactly.
 
-    The idea of Wan's and Pan's numeric-symbolic solvers: SuperLU factors ``A`` in
-    float64 (the fill-reducing order of :class:`DixonSolver`, diagonal pivots: ``A`` is
-    an M-matrix, so the factorisation is stable). With ``r_0 = B``, each step solves
-    ``A y = r_t`` in floating point, rounds ``x_t = round(2**s y)`` and sets
-    ``r_{t+1} = 2**s r_t - A x_t`` in exact int64 arithmetic; then
-    ``A X = 2**S B - r`` holds exactly for ``X = sum_t x_t 2**(S - s_0 - ... - s_t)``
-    whatever the rounding errors were, and ``r`` stays small as long as the float solve
-    is accurate to more than ``s`` bits (``s`` = 48 or less, checked every step). So
-    ``X / 2**S`` is a real approximation of the solution gaining ~``s`` bits a step
-    against 26 for a p-adic step, and the floating-point triangular solves are SuperLU's.
+    The numeric-symbolic method of Wan (2006) and Pan: SuperLU factors ``A`` in
+    float64 (the fill-reducing order of :class:`DixonSolver`: an independent set
+    first, diagonal pivots; ``A`` is an M-matrix, so the factorisation is stable).
+    With ``r_0 = B``, each step solves ``A y = r_t`` in floating point (numba, over
+    those factors), rounds ``x_t = round(2**s y)`` and sets
+    ``r_{t+1} = 2**s r_t - A x_t`` in exact int64 arithmetic. Then
+    ``A X = 2**S B - r`` holds exactly for ``X = sum_t x_t 2**(s_{t+1} + ...)``
+    whatever the rounding errors were, and ``r`` stays small while the float solve
+    is accurate to more than ``s`` bits (``s`` up to 48, checked every step, with
+    int64 overflow excluded by bounds). So ``X / 2**S`` approximates the solution to
+    ~48 more bits a step, against 26 for a p-adic step modulo a word prime.
 
     The wanted rows and two random combinations of all rows (per column) are
     reconstructed as fractions (:func:`approx_reconstruct`); with ``d`` the lcm of
-    their denominators, ``z = round(d X / 2**S)`` is computed for every row and
-    ``A z = d B`` is checked **exactly, over the integers**: that proves ``z / d`` is
-    the solution, all of it (no floating-point argument is needed for the answer).
-    The rows of the independent set eliminated first follow from the others by an
-    exact division (checked too), so only the other rows need a big multiplication.
-    Coupled columns (:class:`Coupling`) are the block lower-triangular system as in
-    :class:`DixonSolver`. Signed right-hand sides are allowed.
+    their denominators (times a power of the small primes, which a combination may
+    lose), ``z = round(d X / 2**S)`` is formed for every row and ``A z = d B`` is
+    checked **exactly, over the integers**: that proves ``z / d`` is the solution, all
+    of it; no floating-point argument enters the answer. The rows of the independent
+    set follow from the others by an exact division (checked), so only the other rows
+    need a big multiplication. Coupled columns (:class:`Coupling`) form the block
+    lower-triangular system of :class:`DixonSolver`. Signed right-hand sides are allowed.
     """
+
+    BLOCK = 8  # steps per numba call between reconstruction checks
 
     def __init__(self, A: sp.csr_array, orderings: tuple[str, ...] = ("COLAMD", "MMD_AT_PLUS_A"),
                  like: RefineSolver | None = None, prefer: np.ndarray | None = None):
@@ -811,12 +944,12 @@ class RefineSolver:
         A = sp.csr_array(A, dtype=np.int64)
         A.sum_duplicates()
         A.sort_indices()
-        self.A = A
+        self.A_orig = A
         n = self.n = A.shape[0]
+        self.prefer = prefer
         af = sp.csc_array(A, dtype=np.float64)
         if like is not None:
-            ind, spec = like._ind, like._spec
-            candidates = [(ind, [spec])]
+            candidates = [(like._ind, [like._spec])]
         else:
             G = sp.csr_array(abs(A) + abs(A.T))
             G.setdiag(0)
@@ -825,8 +958,8 @@ class RefineSolver:
             keys = (deg,) if prefer is None else (deg, np.asarray(prefer))
             chosen = _independent_set(G.indptr.astype(np.int64), G.indices.astype(np.int64),
                                       np.lexsort(keys).astype(np.int64))
-            # the set and COLAMD on its Schur complement, or MMD on the whole matrix (docs/exact.md: the
-            # two winners measured; MMD on the Schur complement never was)
+            # the set and COLAMD on its Schur complement, or MMD on the whole matrix: the two winners
+            # measured (docs/exact.md); MMD on the Schur complement never was
             candidates = [(np.flatnonzero(chosen), [o for o in orderings if o == "COLAMD"] or list(orderings)),
                           (np.zeros(0, np.int64), [o for o in orderings if o != "COLAMD"])]
         best = None
@@ -834,40 +967,54 @@ class RefineSolver:
             rest = np.setdiff1d(np.arange(n), ind)
             if ind.size:
                 d_i = af.diagonal()[ind]
-                ari = sp.csr_array(af[rest][:, ind])
-                air = sp.csr_array(af[ind][:, rest])
-                S = sp.csc_array(af[rest][:, rest] - ari @ sp.diags_array(1.0 / d_i) @ air)
+                S = sp.csc_array(af[rest][:, rest] - af[rest][:, ind] @ sp.diags_array(1.0 / d_i) @ af[ind][:, rest])
             else:
-                d_i, ari, air, S = np.zeros(0), None, None, af
+                S = af
             for spec in specs:
                 lu = spla.splu(S, permc_spec=spec, diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+                if not np.array_equal(lu.perm_r, lu.perm_c):
+                    continue  # a pivot off the diagonal
                 size = lu.L.nnz + lu.U.nnz
                 if best is None or size < best[0]:
-                    best = (size, spec, lu, ind, rest, d_i, ari, air)
+                    best = (size, spec, lu, ind, rest)
                 del lu
-        size, spec, self._lu, self._ind, self._rest, d_i, self._ari, self._air = best
-        self._spec = spec
-        self._dinv = 1.0 / d_i
-        self.report.ordering = spec if self._ind.size else spec + " (no set)"
-        self.report.fill = int(size + self._ind.size + (2 * self._ari.nnz if self._ind.size else 0))
-        self._norm = int(abs(A).sum(axis=1).max()) if n else 0
+        if best is None:
+            raise SolverError("no diagonal-pivot ordering found for the sparse exact solve")
+        _, spec, lu, ind, rest = best
+        self._ind, self._spec = ind, spec
+        order = np.concatenate([ind, rest[np.argsort(lu.perm_c)]])
+        self.order = order
+        self.perm = np.empty(n, np.int64)
+        self.perm[order] = np.arange(n)
+        ni = self.ni = ind.size
+        Ap = sp.csr_array(A[order][:, order])
+        Ap.sort_indices()
+        self.A = Ap
+        # the whole factorisation in this order: L = [[1, 0], [A_RI / d, L_S]], U = [[d, A_IR], [0, U_S]]
+        Ls, Us = sp.csr_array(lu.L), sp.csr_array(lu.U)
+        apf = sp.csr_array(Ap, dtype=np.float64)
+        if ni:
+            d_i = apf.diagonal()[:ni]
+            zero_ii = sp.csr_array((ni, ni))
+            L = sp.bmat([[zero_ii, None], [apf[ni:, :ni] @ sp.diags_array(1.0 / d_i), sp.tril(Ls, -1)]],
+                        format="csr")
+            U = sp.bmat([[zero_ii, apf[:ni, ni:]], [None, sp.triu(Us, 1)]], format="csr")
+            diag = np.concatenate([d_i, Us.diagonal()])
+        else:
+            L, U, diag = sp.tril(Ls, -1, format="csr"), sp.triu(Us, 1, format="csr"), Us.diagonal()
+        del lu, Ls, Us
+        L, U = sp.csr_array(L), sp.csr_array(U)
+        L.sort_indices()
+        U.sort_indices()
+        self._lu = (L.indptr.astype(np.int64), L.indices.astype(np.int32), L.data.astype(np.float64),
+                    U.indptr.astype(np.int64), U.indices.astype(np.int32), U.data.astype(np.float64),
+                    (1.0 / diag).astype(np.float64))
+        self._a = (Ap.indptr.astype(np.int64), Ap.indices.astype(np.int32), Ap.data.astype(np.int64))
+        self.report.ordering = spec if ni else spec + " (no set)"
+        self.report.fill = int(L.nnz + U.nnz + n)
+        self._norm = int(abs(Ap).sum(axis=1).max()) if n else 0
         self._fallback: DixonSolver | None = None
-        self.prefer = prefer
         self.report.add("ordering", time.perf_counter() - t0)
-
-    # ------------------------------------------------------------------ floating point
-
-    def _fsolve(self, r: np.ndarray) -> np.ndarray:
-        """``A^-1 r`` in float64 for an (n, k) array."""
-        if not self._ind.size:
-            return self._lu.solve(np.ascontiguousarray(r, np.float64))
-        ind, rest = self._ind, self._rest
-        r_i = r[ind] * self._dinv[:, None]
-        y = np.empty(r.shape, np.float64)
-        y_r = self._lu.solve(np.ascontiguousarray(r[rest] - self._ari @ r_i))
-        y[rest] = y_r
-        y[ind] = r_i - (self._air @ y_r) * self._dinv[:, None]
-        return y
 
     # ------------------------------------------------------------------ the solve
 
@@ -886,6 +1033,15 @@ class RefineSolver:
         wanted = np.arange(self.n) if wanted is None else np.asarray(wanted, np.int64)
         if B.shape[1] == 0:
             return []
+        # plain columns of zeros have the solution zero: left out (a coupled column's zero source adds nothing)
+        m, nc = B.shape[1], len(couplings)
+        live = [c for c in range(m) if c >= m - nc or B[:, c].any()]
+        if len(live) < m:
+            new = {c: k for k, c in enumerate(live)}
+            couplings = [Coupling(cp.C, [new[j] for j in cp.sources if j in new]) for cp in couplings]
+            got = self.solve(B[:, live], wanted, couplings) if live else []
+            zero = [Fraction(0)] * wanted.size
+            return [got[new[c]] if c in new else list(zero) for c in range(m)]
         for s_cap in (48, 40, 32, 24):
             try:
                 return self._solve(B, wanted, couplings, s_cap)
@@ -895,92 +1051,96 @@ class RefineSolver:
 
     def _dixon(self, B, wanted, couplings):
         if self._fallback is None:
-            self._fallback = DixonSolver(self.A, prefer=self.prefer)
+            self._fallback = DixonSolver(self.A_orig, prefer=self.prefer)
             self.report.ordering += ", fell back to p-adic lifting"
         if (B < 0).any():
-            # the lifting's certificate takes nonnegative columns: split and recombine
             if couplings:
                 raise SolverError("the p-adic fallback takes nonnegative columns with couplings")
-            pos, neg = np.maximum(B, 0), np.maximum(-B, 0)
-            got = self._fallback.solve(np.hstack([pos, neg]), wanted)
             m = B.shape[1]
+            got = self._fallback.solve(np.hstack([np.maximum(B, 0), np.maximum(-B, 0)]), wanted)
             return [[a - b for a, b in zip(got[c], got[m + c], strict=True)] for c in range(m)]
         return self._fallback.solve(B, wanted, couplings)
+
+    def _couplings(self, couplings: list[Coupling]):
+        """Couplings in the solver's order, as the kernel's arrays, and as CSR matrices for the check."""
+        n = self.n
+        if not couplings:
+            return (np.zeros((0, n + 1), np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64),
+                    np.zeros(0, np.int64), np.zeros((0, 2), np.int64)), [], 0
+        ptrs, idxs, vals, srcs, src_of, mats = [], [], [], [], [], []
+        base = 0
+        norm = 0
+        for cp in couplings:
+            C = sp.csr_array(sp.csr_array(cp.C, dtype=np.int64)[self.order][:, self.order])
+            C.sort_indices()
+            mats.append(C)
+            ptrs.append(C.indptr.astype(np.int64) + base)
+            idxs.append(C.indices.astype(np.int32))
+            vals.append(C.data.astype(np.int64))
+            base += C.nnz
+            src_of.append((len(srcs), len(srcs) + len(cp.sources)))
+            srcs.extend(cp.sources)
+            if C.nnz:
+                norm = max(norm, int(abs(C).sum(axis=1).max()) * len(cp.sources))
+        arrays = (np.vstack(ptrs), np.concatenate(idxs), np.concatenate(vals), np.array(srcs, np.int64),
+                  np.array(src_of, np.int64))
+        return arrays, mats, norm
 
     def _solve(self, B, wanted, couplings, s_cap):
         import time
 
         t0 = time.perf_counter()
-        n, A = self.n, self.A
+        n = self.n
         m = B.shape[1]
         nc = len(couplings)
         mp = m - nc
-        Cs = [sp.csr_array(cp.C, dtype=np.int64) for cp in couplings]
+        couple, Cs, cnorm = self._couplings(couplings)
         srcs = [list(cp.sources) for cp in couplings]
-        norm = self._norm + sum(int(abs(C).sum(axis=1).max()) * len(sc) for C, sc in zip(Cs, srcs, strict=True)
-                                if C.nnz)
-        head = 61 - max(norm, 1).bit_length()  # |A x| < 2**61 when |x| < 2**head
+        norm = self._norm + cnorm
+        head = 61 - max(norm, 1).bit_length()  # |A x| + |C x| < 2**61 when |x| < 2**head
         if head < 16:
             raise RefinementFailed("matrix entries too large for int64 refinement")
+        Bp = np.ascontiguousarray(B[self.order])
+        r = Bp.copy()
+        bound_r = max(1 << 24, 1024 * (norm + int(np.abs(B).max())))
         rng = np.random.default_rng(self.n)
         rho = rng.integers(1, 1 << 10, (2, n)).astype(np.int64)
-        r = B.copy()
-        bound_r = 1 << 20
-        bound_r = max(bound_r, 16 * (norm + int(np.abs(B).max())))
-        digits: list[np.ndarray] = []
+        wpos = self.perm[wanted]
+        tpos = wpos[:8]  # rows tracked (the certificate gives every wanted row from z)
+        nw = tpos.size
+        track = [[0] * (nw + 2) for _ in range(m)]  # X at the tracked rows and the two combinations
+        blocks: list[np.ndarray] = []
         shifts: list[int] = []
-        nw = wanted.size
-        track = [[0] * (nw + 2) for _ in range(m)]  # X at the wanted rows and the two combinations
+        y = np.empty((n, m), np.float64)
         bits = 0
-        steps = 0
-        next_check = 1
         failures = 0
-        ylate = 1.0  # the largest |A^-1 r| after the first step: the error of X / 2**S is below it / 2**S
+        ylate = 1.0
+        block = self.BLOCK
         while True:
-            y = np.empty((n, m), np.float64)
-            y[:, :mp] = self._fsolve(r[:, :mp].astype(np.float64)) if mp else 0.0
-            if nc:
-                rc = r[:, mp:].astype(np.float64)
-                for q, (C, sc) in enumerate(zip(Cs, srcs, strict=True)):
-                    rc[:, q] += C @ y[:, sc].sum(axis=1)
-                y[:, mp:] = self._fsolve(rc)
-            ymax = float(np.abs(y).max()) if y.size else 0.0
-            if not np.isfinite(ymax):
-                raise RefinementFailed("non-finite floating-point solve")
-            rmax = int(np.abs(r).max())
-            # the shift: |2**s y| < 2**52 (exact in float64) and < 2**head (no int64 overflow in A x),
-            # |r| 2**s < 2**61; a multiple of 8 (the digits are packed as bytes)
-            room = min(52, head) - max(math.ceil(math.log2(ymax + 1.0)), 0)
-            room = min(room, 61 - max(rmax, 1).bit_length(), s_cap)
-            if steps:
-                ylate = max(ylate, ymax)
-            s = (room // 8) * 8
-            if s < 8:
-                raise RefinementFailed("no room for a refinement step")
-            x = np.rint(np.ldexp(y, s)).astype(np.int64)
-            r = (r << s) - A @ x
-            for q, (C, sc) in enumerate(zip(Cs, srcs, strict=True)):
-                r[:, mp + q] += C @ x[:, sc].sum(axis=1)
-            if int(np.abs(r).max()) > bound_r << 8 and steps > 2:
-                raise RefinementFailed("the residual grows: the float solve is less accurate than the shift")
-            digits.append(x)
-            shifts.append(s)
-            bits += s
-            steps += 1
-            # the tracked values, as Python ints
-            lo = x & ((1 << 26) - 1)
-            hi = x >> 26
-            comb = [[(int(rho[k] @ hi[:, c]) << 26) + int(rho[k] @ lo[:, c]) for c in range(m)] for k in range(2)]
-            xw = x[wanted].tolist()
-            for c in range(m):
-                col = track[c]
-                for w in range(nw):
-                    col[w] = (col[w] << s) + xw[w][c]
-                for k in range(2):
-                    col[nw + k] = (col[nw + k] << s) + comb[k][c]
-            if steps < next_check:
-                continue
-            next_check = steps + max(2, steps // 32)
+            out_x = np.empty((block, n, m), np.int64)
+            out_s = np.zeros(block, np.int64)
+            done, status = _refine(block, n, *self._lu, *self._a, r, *couple, s_cap, head, bound_r, out_x, out_s, y)
+            if status:
+                raise RefinementFailed(f"refinement stopped ({status}) after {len(shifts) + done} steps")
+            if shifts:
+                ylate = max(ylate, float(np.abs(y).max()))
+            blocks.append(out_x)
+            sh = out_s.tolist()
+            # the tracked values as Python ints: the combinations exactly, from 26-bit halves
+            lo = out_x & ((1 << 26) - 1)
+            hi = out_x >> 26
+            comb = [np.einsum("tic,i->tc", hi, rho[k]).tolist() for k in range(2)]
+            comb_lo = [np.einsum("tic,i->tc", lo, rho[k]).tolist() for k in range(2)]
+            xw = out_x[:, tpos, :].tolist()
+            for t, s in enumerate(sh):
+                for c in range(m):
+                    col = track[c]
+                    for w in range(nw):
+                        col[w] = (col[w] << s) + xw[t][w][c]
+                    for k in range(2):
+                        col[nw + k] = (col[nw + k] << s) + (comb[k][t][c] << 26) + comb_lo[k][t][c]
+            shifts.extend(sh)
+            bits += sum(sh)
             # a cheap first test on one value, then all of them
             if approx_reconstruct(track[0][nw], bits) is None:
                 continue
@@ -1004,90 +1164,65 @@ class RefineSolver:
             for q, sc in enumerate(srcs):
                 for j in sc:
                     dens[mp + q] = math.lcm(dens[mp + q], dens[j])
-            out = self._certify(B, digits, shifts, dens, Cs, srcs, wanted, ylate)
+            out = self._certify(Bp, np.concatenate(blocks), shifts, dens, Cs, srcs, wpos, ylate)
             self.report.add("certify", time.perf_counter() - t1)
             t0 = time.perf_counter()
-            self.report.steps += steps
             if out is not None:
+                self.report.steps += len(shifts)
                 self.report.prime = 0
                 return out
             failures += 1
             if failures >= 3:
                 raise RefinementFailed("no common denominator found")
-            next_check = steps + max(4, steps // 4)
 
-    def _certify(self, B, digits, shifts, dens, Cs, srcs, wanted, ylate):
+    def _certify(self, Bp, digits, shifts, dens, Cs, srcs, wpos, ylate):
         """``z = round(d_c X / 2**S)`` per column and the exact check of ``A z = d B`` (+ couplings); None if not."""
-        n = self.n
-        m = B.shape[1]
+        n, ni = self.n, self.ni
+        m = Bp.shape[1]
         mp = m - len(Cs)
-        ind, rest = self._ind, self._rest
         A = self.A
-        # the precision needed for round(d X / 2**S) = d x: 2**S > d |A^-1 r| with a margin; the digits
-        # below it are dropped
+        # round(d X / 2**S) = d x needs 2**S > d |A^-1 r| with a margin: the digits below are dropped
         need = max(d.bit_length() for d in dens) + math.ceil(math.log2(ylate + 1.0)) + 40
         keep = 0
         total = 0
-        while keep < len(digits) and total < need:
+        while keep < len(shifts) and total < need:
             total += shifts[keep]
             keep += 1
         if total < need:
             return None  # not enough bits yet
-        rows = rest if ind.size else np.arange(n)
-        block = np.stack(digits[:keep])  # (keep, n, m)
-        zs: list[list[int]] = []
+        a_ir = A[:ni, ni:] if ni else None
+        d_i = A.diagonal()[:ni].tolist()
+        zs: list[np.ndarray] = []
         for c in range(m):
-            vals, S = _int_from_digits([block[t, rows, c] for t in range(keep)], shifts[:keep])
-            S += shifts[0]  # X / 2**(all the shifts) approximates x
-            d = dens[c]
-            fd = flint.fmpz(d)
-            half = 1 << (S - 1) if S else 0
-            z_r = [(int(fd * v) + half) >> S for v in vals]
-            z = [0] * n
-            for i, v in zip(rows.tolist(), z_r, strict=True):
-                z[i] = v
-            # the rows eliminated first: z_I = (d B_I + coupled - A_IR z_R) / a_II, exactly
-            rhs = self._rhs(B, c, d, Cs, srcs, dens, zs, mp)
-            if ind.size:
-                for i in ind.tolist():
-                    acc = rhs[i]
-                    aii = 0
-                    for e in range(A.indptr[i], A.indptr[i + 1]):
-                        j = int(A.indices[e])
-                        if j == i:
-                            aii = int(A.data[e])
-                        else:
-                            acc -= int(A.data[e]) * z[j]
-                    if aii == 0 or acc % aii:
+            vals, S = _int_from_digits(np.ascontiguousarray(digits[:keep, ni:, c]), shifts[:keep])
+            S += shifts[0]  # X / 2**(every shift) approximates x
+            fd = flint.fmpz(dens[c])
+            half = 1 << (S - 1)
+            z = np.zeros(n, dtype=object)
+            z[ni:] = [(int(fd * v) + half) >> S for v in vals]
+            rhs = self._rhs(Bp, c, dens, Cs, srcs, zs, mp)
+            if ni:
+                # the independent set: z_I = (rhs_I - A_IR z_R) / d_I, an exact division or no certificate
+                acc = rhs[:ni] - _object_matvec(a_ir, z[ni:])
+                zi = []
+                for a, dd in zip(acc.tolist(), d_i, strict=True):
+                    q, rem = divmod(a, dd)
+                    if rem:
                         return None
-                    z[i] = acc // aii
+                    zi.append(q)
+                z[:ni] = zi
             # A z = d B (+ coupled) over the integers, every row
-            zo = np.array(z, dtype=object)
-            prod = A.data.astype(object) * zo[A.indices]
-            lhs = np.add.reduceat(prod, A.indptr[:-1]) if prod.size else np.zeros(n, object)
-            empty = np.diff(A.indptr) == 0
-            if empty.any():
-                lhs[empty] = 0
-            if not all(a == b for a, b in zip(lhs.tolist(), rhs, strict=True)):
+            if not np.array_equal(_object_matvec(A, z), rhs):
                 return None
             zs.append(z)
-        wl = wanted.tolist()
-        return [[Fraction(zs[c][i], dens[c]) for i in wl] for c in range(m)]
+        return [[Fraction(zs[c][i], dens[c]) for i in wpos.tolist()] for c in range(m)]
 
-    def _rhs(self, B, c, d, Cs, srcs, dens, zs, mp):
-        """``d B_c`` plus, for a coupled column, ``(d / d_s) C z_s`` summed over its sources (Python ints)."""
-        rhs = [d * int(v) for v in B[:, c].tolist()]
+    def _rhs(self, Bp, c, dens, Cs, srcs, zs, mp):
+        """``d B_c`` plus, for a coupled column, ``(d / d_s) C z_s`` summed over its sources (object array)."""
+        d = dens[c]
+        rhs = np.array([d * v for v in Bp[:, c].tolist()], dtype=object)
         if c >= mp:
             q = c - mp
-            C = Cs[q]
             for j in srcs[q]:
-                f = d // dens[j]
-                zo = np.array(zs[j], dtype=object)
-                prod = C.data.astype(object) * zo[C.indices]
-                cz = np.add.reduceat(prod, C.indptr[:-1]) if prod.size else np.zeros(self.n, object)
-                empty = np.diff(C.indptr) == 0
-                if empty.any():
-                    cz[empty] = 0
-                for i, v in enumerate(cz.tolist()):
-                    rhs[i] += f * v
+                rhs = rhs + (d // dens[j]) * _object_matvec(Cs[q], zs[j])
         return rhs
