@@ -228,23 +228,21 @@ class ExactChain:
         return b.astype(np.int64), sp.csr_array(C)
 
     def _sparse_batch(self, plain: list[np.ndarray], coupled: list[tuple[np.ndarray, sp.csr_array]],
-                      sources: list[int]) -> list[Fraction]:
+                      sources: list[int], absorbing: int = 0) -> list[Fraction]:
         """Solve signed columns at the initial state: plain ones, then ones coupled to the sum of ``sources``.
 
-        A column with negative entries is split into its positive and negative
-        parts (the lifting's certificate needs nonnegative solutions).
+        For :class:`~markov_oca.exact_sparse.DixonSolver` a column with negative
+        entries is split into its positive and negative parts (the lifting's
+        certificate needs nonnegative solutions). For the refinement solver, when the
+        first ``absorbing`` plain columns are every way of ending (outcomes, then
+        deadlock) and add up to ``A 1`` exactly (checked), one outcome is not solved
+        but taken as 1 minus the others: ``A x = A 1`` has the one solution 1.
         """
         from .exact_sparse import Coupling, RefineSolver
 
         solver = self._sparse_solver()
         if isinstance(solver, RefineSolver):  # signed columns as they are
-            out = [Fraction(0)] * (len(plain) + len(coupled))
-            if not plain and not coupled:
-                return out
-            cols = [np.asarray(b, np.int64) for b in plain] + [np.asarray(b, np.int64) for b, _ in coupled]
-            couplings = [Coupling(C, list(sources)) for _, C in coupled]
-            x = solver.solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
-            return [col[0] for col in x]
+            return self._refine_batch(solver, plain, coupled, sources, absorbing)
         cols, signs, owner = [], [], []
         at: dict[int, int] = {}  # a source's column in the solve
         for i, b in enumerate(plain):
@@ -274,9 +272,45 @@ class ExactChain:
             out[i] += sign * col[0]
         return out
 
+    def _refine_batch(self, solver, plain, coupled, sources, absorbing) -> list[Fraction]:
+        from .exact_sparse import Coupling
+
+        out = [Fraction(0)] * (len(plain) + len(coupled))
+        if not plain and not coupled:
+            return out
+        n = self.ids.size
+        drop = -1
+        if absorbing and np.array_equal(solver.A_orig @ np.ones(n, np.int64), np.sum(plain[:absorbing], axis=0)):
+            live = [c for c in range(absorbing - 1) if plain[c].any()]
+            drop = live[-1] if live else -1
+        keep = [c for c in range(len(plain)) if c != drop]
+        at = {c: i for i, c in enumerate(keep)}
+        cols = [np.asarray(plain[c], np.int64) for c in keep]
+        couplings = []
+        for b, C in coupled:
+            C = sp.csr_array(C, dtype=np.int64)
+            if drop in sources:
+                # the sum of the sources is 1 minus the other ways of ending: b + C 1 - C (those columns)
+                others = [c for c in range(absorbing) if c not in sources and c != drop]
+                cols.append(np.asarray(b, np.int64) + C @ np.ones(n, np.int64))
+                couplings.append(Coupling(sp.csr_array(-C), [at[c] for c in others]))
+            else:
+                cols.append(np.asarray(b, np.int64))
+                couplings.append(Coupling(C, [at[c] for c in sources]))
+        x = solver.solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
+        vals = [col[0] for col in x]
+        for c in keep:
+            out[c] = vals[at[c]]
+        for i in range(len(coupled)):
+            out[len(plain) + i] = vals[len(keep) + i]
+        if drop >= 0:
+            out[drop] = 1 - sum((out[c] for c in range(absorbing) if c != drop), Fraction(0))
+        return out
+
     def _sparse_outcomes(self) -> dict[str, Fraction]:
         if self._init_outcomes is None:
-            self._init_outcomes = self._outcomes_from(self._sparse_batch(list(self._absorption_columns().T), [], []))
+            absorb = list(self._absorption_columns().T)
+            self._init_outcomes = self._outcomes_from(self._sparse_batch(absorb, [], [], len(absorb)))
         return self._init_outcomes
 
     def _outcomes_from(self, vals: list[Fraction]) -> dict[str, Fraction]:
@@ -306,7 +340,7 @@ class ExactChain:
         absorb = list(self._absorption_columns().T)
         plain = absorb + [self._reward_column(values[name]) for name in names]
         coupled = [self._end_coupling(values[name]) for name in wanted] if dead_ids.size else []
-        vals = self._sparse_batch(plain, coupled, list(range(k)))
+        vals = self._sparse_batch(plain, coupled, list(range(k)), len(absorb))
         self._init_outcomes = self._outcomes_from(vals[:k + 1])
         totals = dict(zip(names, vals[k + 1:k + 1 + len(names)], strict=True))
         cond = dict(zip(wanted, vals[k + 1 + len(names):], strict=True)) if dead_ids.size else totals
