@@ -1214,7 +1214,7 @@ class RefineSolver:
                 raise RefinementFailed(f"refinement stopped ({status}) after {len(shifts) + done} steps")
             if shifts:
                 ylate = max(ylate, float(np.abs(y).max()))
-            blocks.append(out_x)
+            blocks.append(out_x[:, self.ni:, :].copy())  # the digits of the rows not in the independent set
             sh = out_s.tolist()
             # the combinations exactly, from 26-bit halves (|sum| < 2**36 n each)
             lo = out_x & ((1 << 26) - 1)
@@ -1247,7 +1247,7 @@ class RefineSolver:
                 c = m - len(srcs) + q
                 for j in sc:
                     dens[c] = math.lcm(dens[c], dens[j])
-            out = self._certify(Bp, np.concatenate(blocks), shifts, dens, Cs, srcs, wpos, ylate)
+            out = self._certify(Bp, blocks, shifts, dens, Cs, srcs, wpos, ylate)
             self.report.add("certify", time.perf_counter() - t1)
             t0 = time.perf_counter()
             if out == "short":
@@ -1265,8 +1265,9 @@ class RefineSolver:
     def _certify(self, Bp, digits, shifts, dens, Cs, srcs, wpos, ylate):
         """``z = round(d_c X / 2**S)`` per column and the exact check of ``A z = d B`` (+ couplings).
 
-        Returns the solution at ``wpos`` as Fractions, None when the check fails, or
-        ``"short"`` when the digits do not yet carry the bits that rounding needs.
+        ``digits`` are the refinement's blocks (steps, rows not in the independent set,
+        columns). Returns the solution at ``wpos`` as Fractions, None when the check
+        fails, or ``"short"`` when the digits do not yet carry the bits that rounding needs.
         """
         n, ni = self.n, self.ni
         m = Bp.shape[1]
@@ -1285,7 +1286,8 @@ class RefineSolver:
         d_i = A.diagonal()[:ni].tolist()
         zs: list[np.ndarray] = []
         for c in range(m):
-            vals, S = _int_from_digits(np.ascontiguousarray(digits[:keep, ni:, c]), shifts[:keep])
+            col = np.concatenate([b[:, :, c] for b in digits[: -(-keep // digits[0].shape[0])]])[:keep]
+            vals, S = _int_from_digits(col, shifts[:keep])
             S += shifts[0]  # X / 2**(every shift) approximates x
             fd = flint.fmpz(dens[c])
             half = 1 << (S - 1)

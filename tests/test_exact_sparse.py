@@ -134,7 +134,7 @@ def test_a_wrong_denominator_fails_the_exact_check():
     s = RefineSolver(A)
     Bp = np.ascontiguousarray(np.array([[1], [1], [1]])[s.order])
     x = np.array([1 / 3, 5 / 14, 3 / 7])[s.order]
-    digits = np.stack([np.rint(np.ldexp(x, 48)).astype(np.int64)])[:, :, None]
+    digits = [np.stack([np.rint(np.ldexp(x, 48)).astype(np.int64)])[:, s.ni:, None]]
     wpos = s.perm[[0, 1, 2]]
     assert s._certify(Bp, digits, [48], [3], [], [], wpos, 1.0) is None
     assert s._certify(Bp, digits, [48], [14], [], [], wpos, 1.0) is None
