@@ -43,18 +43,32 @@ def _to_fraction(q: flint.fmpq) -> Fraction:
     return Fraction(int(q.p), int(q.q))
 
 
-def sparse_estimate(n: int, nnz: int, denom: int) -> tuple[float, float]:
-    """Rough (seconds, bytes) of a sparse exact solve of ``n`` transient states (``docs/exact.md``).
+BITS_PER_STATE = 5.0  # bits of the answers per transient state, measured 1.9 to 7.3 (docs/exact.md)
 
-    Measured on two-player boards: the LU's fill is 2 to 3.5 ``n**1.5`` nonzeros;
-    the answers' denominators have about ``0.4 n`` to ``0.7 n`` digits, so lifting
-    and certificate take about ``0.25 n`` steps of a 26-bit prime, each a pass
-    over the LU at about 5 ns an entry for a few columns; about 40 bytes per
-    nonzero of the LU while it is built.
+
+def _refine_digit_bytes(n: int, columns: int) -> float:
+    """The refinement's digits kept for the certificate: half the rows, 8 bytes a step, 48 bits a step."""
+    return 8.0 * (n / 2) * columns * (BITS_PER_STATE * n / 48)
+
+
+def sparse_estimate(n: int, nnz: int, denom: int, columns: int = 4) -> tuple[float, float, str]:
+    """Rough (seconds, bytes, solver) of a sparse exact solve of ``n`` transient states (``docs/exact.md``).
+
+    Measured on the two-player boards: the LU's fill is 2 to 3.4 ``n**1.5`` nonzeros;
+    the answers take 1.9 to 7.3 bits per state (:data:`BITS_PER_STATE`). The
+    numeric refinement gains 48 bits a step, a pass over the LU per four columns at
+    about 4 ns an entry (loaded machine), and keeps its digits (the memory that
+    decides between it and the p-adic lifting: :data:`REFINE_MEMORY`); the lifting
+    takes 26 bits a step and half as many again for its certificate, a pass per two
+    columns at about 5 ns an entry, with about 40 bytes per nonzero of the LU.
     """
+    del denom  # the bits per state were measured about the same for denominators 6 to 6,720
     fill = max(3.0 * n ** 1.5, 10.0 * nnz)
-    steps = 0.25 * n * max(1.0, math.log10(max(denom, 2)) / math.log10(36))
-    return steps * fill * 5e-9, fill * 40.0
+    bits = BITS_PER_STATE * n
+    digits = _refine_digit_bytes(n, columns)
+    if digits <= REFINE_MEMORY:
+        return bits / 48 * math.ceil(columns / 4) * fill * 4e-9, digits + 24.0 * fill, "refine"
+    return 1.5 * bits / 26 * math.ceil(columns / 2) * fill * 5e-9, 40.0 * fill, "dixon"
 
 
 class ExactChain:
@@ -68,7 +82,7 @@ class ExactChain:
         self.ids = np.flatnonzero(st.transient)
         n = self.ids.size
         if n > EXACT_LIMIT:
-            secs, mem = sparse_estimate(n, int(chain.P.nnz), chain.denom)
+            secs, mem, _ = sparse_estimate(n, int(chain.P.nnz), chain.denom)
             raise TooLargeError(
                 f"exact mode solves chains of up to {EXACT_LIMIT:,} transient states; this one has {n:,} "
                 f"(estimated {_duration(secs)} and {mem / 2**30:.1f} GiB; drop --exact for the floating-point solve)"
