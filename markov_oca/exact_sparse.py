@@ -968,17 +968,6 @@ def approx_reconstruct(v: int, bits: int, gap: int = 24) -> tuple[int, int] | No
     return None
 
 
-def _object_matvec(M: sp.csr_array, z: np.ndarray) -> np.ndarray:
-    """``M z`` over the integers for an object array ``z`` of Python ints."""
-    out = np.zeros(M.shape[0], dtype=object)
-    if not M.nnz:
-        return out
-    prod = M.data.astype(object) * z[M.indices]
-    nonempty = np.flatnonzero(np.diff(M.indptr))
-    out[nonempty] = np.add.reduceat(prod, M.indptr[nonempty])
-    return out
-
-
 class RefineSolver:
     """Exact solves of ``A X = B`` by numeric iterative refinement on one floating-point LU, proved exactly.
 
@@ -1266,13 +1255,26 @@ class RefineSolver:
         """``z = round(d_c X / 2**S)`` per column and the exact check of ``A z = d B`` (+ couplings).
 
         ``digits`` are the refinement's blocks (steps, rows not in the independent set,
-        columns). Returns the solution at ``wpos`` as Fractions, None when the check
+        columns). A coupled column and its sources share one ``d`` (the lcm). The check
+        runs on 24-bit limbs modulo ``2**(24 K)`` (whole-array int64 products, carries),
+        with ``2**(24 K)`` above twice the bound ``||A|| max|z| + max|d B + C z_s|``: a
+        congruence that strong is the equality over the integers. The rows of the
+        independent set come from the others by an exact long division by their
+        diagonal. Returns the solution at ``wpos`` as Fractions, None when the check
         fails, or ``"short"`` when the digits do not yet carry the bits that rounding needs.
         """
         n, ni = self.n, self.ni
         m = Bp.shape[1]
         mp = m - len(Cs)
         A = self.A
+        dens = list(dens)
+        family = sorted({mp + q for q in range(len(Cs))} | {j for sc in srcs for j in sc})
+        if family:
+            shared = 1
+            for c in family:
+                shared = math.lcm(shared, dens[c])
+            for c in family:
+                dens[c] = shared
         # round(d X / 2**S) = d x needs 2**S > d |A^-1 r| with a margin: the digits below are dropped
         need = max(d.bit_length() for d in dens) + math.ceil(math.log2(ylate + 1.0)) + 40
         keep = 0
@@ -1282,40 +1284,88 @@ class RefineSolver:
             keep += 1
         if total < need:
             return "short"
-        a_ir = A[:ni, ni:] if ni else None
-        d_i = A.diagonal()[:ni].tolist()
-        zs: list[np.ndarray] = []
+        a_ir = sp.csr_array(A[:ni, ni:]) if ni else None
+        d_i = A.diagonal()[:ni].astype(np.int64)
+        cnorm = max((int(abs(C).sum(axis=1).max()) * len(sc) for C, sc in zip(Cs, srcs, strict=True) if C.nnz),
+                    default=0)
+        bmax = int(np.abs(Bp).max()) if Bp.size else 0
+        limbs: dict[int, np.ndarray] = {}
+        out = []
         for c in range(m):
             col = np.concatenate([b[:, :, c] for b in digits[: -(-keep // digits[0].shape[0])]])[:keep]
             vals, S = _int_from_digits(col, shifts[:keep])
             S += shifts[0]  # X / 2**(every shift) approximates x
             fd = flint.fmpz(dens[c])
             half = 1 << (S - 1)
-            z = np.zeros(n, dtype=object)
-            z[ni:] = [(int(fd * v) + half) >> S for v in vals]
-            rhs = self._rhs(Bp, c, dens, Cs, srcs, zs, mp)
+            z_r = [(int(fd * v) + half) >> S for v in vals]
+            zbits = max((abs(v).bit_length() for v in z_r), default=0)
+            # |A z|, |d B|, |C z_s| and their differences stay below 2**(24 K - 1)
+            bound = max(zbits + max(self._norm, 1).bit_length(), dens[c].bit_length() + max(bmax, 1).bit_length(),
+                        max((limbs[j].shape[1] * 24 for sc in srcs for j in sc if j in limbs), default=0)
+                        + max(cnorm, 1).bit_length()) + 4
+            K = bound // 24 + 1
+            Z = np.zeros((n, K), np.int64)
+            Z[ni:] = _to_limbs(z_r, K)
+            rhs = np.outer(Bp[:, c], _to_limbs([dens[c]], K)[0])
+            if c >= mp:
+                for j in srcs[c - mp]:
+                    zs_j = limbs[j]
+                    ext = np.zeros((n, K), np.int64)
+                    w = min(K, zs_j.shape[1])
+                    ext[:, :w] = zs_j[:, :w]
+                    if w < K:  # sign-extend a shorter two's complement
+                        neg = zs_j[:, -1] >= 1 << 23
+                        ext[neg, w:] = (1 << 24) - 1
+                    rhs = rhs + Cs[c - mp] @ ext
             if ni:
                 # the independent set: z_I = (rhs_I - A_IR z_R) / d_I, an exact division or no certificate
-                acc = rhs[:ni] - _object_matvec(a_ir, z[ni:])
-                zi = []
-                for a, dd in zip(acc.tolist(), d_i, strict=True):
-                    q, rem = divmod(a, dd)
-                    if rem:
-                        return None
-                    zi.append(q)
-                z[:ni] = zi
-            # A z = d B (+ coupled) over the integers, every row
-            if not np.array_equal(_object_matvec(A, z), rhs):
+                q_i = _limb_divide(_normalise(rhs[:ni] - a_ir @ Z[ni:]), d_i)
+                if q_i is None:
+                    return None
+                Z[:ni] = q_i
+            # A z = d B (+ coupled), every row, modulo 2**(24 K)
+            if _normalise(A @ Z - rhs).any():
                 return None
-            zs.append(z)
-        return [[Fraction(zs[c][i], dens[c]) for i in wpos.tolist()] for c in range(m)]
+            limbs[c] = Z
+            out.append([Fraction(_from_limbs(Z[i]), dens[c]) for i in wpos.tolist()])
+        return out
 
-    def _rhs(self, Bp, c, dens, Cs, srcs, zs, mp):
-        """``d B_c`` plus, for a coupled column, ``(d / d_s) C z_s`` summed over its sources (object array)."""
-        d = dens[c]
-        rhs = np.array([d * v for v in Bp[:, c].tolist()], dtype=object)
-        if c >= mp:
-            q = c - mp
-            for j in srcs[q]:
-                rhs = rhs + (d // dens[j]) * _object_matvec(Cs[q], zs[j])
-        return rhs
+
+def _to_limbs(values: list[int], K: int) -> np.ndarray:
+    """Python ints as (len, K) int64 24-bit limbs of their two's complement modulo ``2**(24 K)``."""
+    mask = (1 << (24 * K)) - 1
+    raw = b"".join((v & mask).to_bytes(3 * K, "little") for v in values)
+    b = np.frombuffer(raw, np.uint8).reshape(len(values), K, 3).astype(np.int64)
+    return b[:, :, 0] | (b[:, :, 1] << 8) | (b[:, :, 2] << 16)
+
+
+def _from_limbs(row: np.ndarray) -> int:
+    """The signed integer of one row of two's complement 24-bit limbs."""
+    K = row.size
+    v = int.from_bytes(np.asarray(row, "<u4").astype("<u4").view(np.uint8).reshape(K, 4)[:, :3].tobytes(), "little")
+    return v - (1 << (24 * K)) if row[-1] >= 1 << 23 else v
+
+
+def _normalise(W: np.ndarray) -> np.ndarray:
+    """Limb columns (int64, any sizes) carried into ``[0, 2**24)``, modulo ``2**(24 K)`` (two's complement)."""
+    W = W.copy()
+    carry = np.zeros(W.shape[0], np.int64)
+    for t in range(W.shape[1]):
+        v = W[:, t] + carry
+        W[:, t] = v & ((1 << 24) - 1)
+        carry = v >> 24
+    return W
+
+
+def _limb_divide(W: np.ndarray, d: np.ndarray) -> np.ndarray | None:
+    """Two's complement limb rows divided exactly by positive ``d`` (one per row); None if one does not divide."""
+    K = W.shape[1]
+    q = np.empty_like(W)
+    rem = np.where(W[:, -1] >= 1 << 23, -1, 0).astype(np.int64)  # the sign above the top limb
+    for t in range(K - 1, -1, -1):
+        cur = (rem << 24) + W[:, t]
+        q[:, t] = cur // d
+        rem = cur - q[:, t] * d
+    if rem.any():
+        return None
+    return q & ((1 << 24) - 1)

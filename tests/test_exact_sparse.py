@@ -175,6 +175,21 @@ def test_digits_to_integers():
     assert got == want and top == sum(shifts[1:])
 
 
+def test_limb_arithmetic_of_the_exact_check():
+    # two's complement 24-bit limbs: round trip, carries, and exact division of signed values
+    from markov_oca.exact_sparse import _from_limbs, _limb_divide, _normalise, _to_limbs
+
+    vals = [0, 1, -1, 7 * 2**100 + 5, -(3**90) * 7, 2**71 - 1]
+    K = 8
+    Z = _to_limbs(vals, K)
+    assert [_from_limbs(row) for row in Z] == vals
+    W = _normalise(Z * 3 - _to_limbs([1] * len(vals), K))  # 3 v - 1, carried
+    assert [_from_limbs(row) for row in W] == [3 * v - 1 for v in vals]
+    q = _limb_divide(_normalise(Z * 7), np.full(len(vals), 7))
+    assert [_from_limbs(row) for row in q] == vals
+    assert _limb_divide(W, np.full(len(vals), 3)) is None  # 3 v - 1 is not a multiple of 3
+
+
 def test_rational_reconstruction():
     m = 67108859**8
     for n, d in [(0, 1), (1, 3), (-5, 7), (13717421, 109739369)]:
