@@ -1346,26 +1346,44 @@ def _from_limbs(row: np.ndarray) -> int:
     return v - (1 << (24 * K)) if row[-1] >= 1 << 23 else v
 
 
+@numba.njit(cache=True)
+def _carry_rows(W):
+    """In place: each row's limbs carried into ``[0, 2**24)``, the carry out of the top dropped."""
+    for i in range(W.shape[0]):
+        carry = 0
+        for t in range(W.shape[1]):
+            v = W[i, t] + carry
+            W[i, t] = v & 0xFFFFFF
+            carry = v >> 24
+
+
+@numba.njit(cache=True)
+def _divide_rows(W, d, q):
+    """``q`` = each two's complement limb row of ``W`` divided by ``d[i]``; False if a remainder is left."""
+    ok = True
+    for i in range(W.shape[0]):
+        K = W.shape[1]
+        rem = -1 if W[i, K - 1] >= 1 << 23 else 0  # the sign above the top limb
+        di = d[i]
+        for t in range(K - 1, -1, -1):
+            cur = (rem << 24) + W[i, t]
+            qt = cur // di
+            rem = cur - qt * di
+            q[i, t] = qt & 0xFFFFFF
+        if rem != 0:
+            ok = False
+    return ok
+
+
 def _normalise(W: np.ndarray) -> np.ndarray:
-    """Limb columns (int64, any sizes) carried into ``[0, 2**24)``, modulo ``2**(24 K)`` (two's complement)."""
-    W = W.copy()
-    carry = np.zeros(W.shape[0], np.int64)
-    for t in range(W.shape[1]):
-        v = W[:, t] + carry
-        W[:, t] = v & ((1 << 24) - 1)
-        carry = v >> 24
+    """Limb rows (int64, any sizes) carried into ``[0, 2**24)``, modulo ``2**(24 K)`` (two's complement)."""
+    W = np.array(W, np.int64, order="C")
+    _carry_rows(W)
     return W
 
 
 def _limb_divide(W: np.ndarray, d: np.ndarray) -> np.ndarray | None:
     """Two's complement limb rows divided exactly by positive ``d`` (one per row); None if one does not divide."""
-    K = W.shape[1]
+    W = np.ascontiguousarray(W, np.int64)
     q = np.empty_like(W)
-    rem = np.where(W[:, -1] >= 1 << 23, -1, 0).astype(np.int64)  # the sign above the top limb
-    for t in range(K - 1, -1, -1):
-        cur = (rem << 24) + W[:, t]
-        q[:, t] = cur // d
-        rem = cur - q[:, t] * d
-    if rem.any():
-        return None
-    return q & ((1 << 24) - 1)
+    return q if _divide_rows(W, np.asarray(d, np.int64), q) else None
