@@ -1289,6 +1289,9 @@ class RefineSolver:
         cnorm = max((int(abs(C).sum(axis=1).max()) * len(sc) for C, sc in zip(Cs, srcs, strict=True) if C.nnz),
                     default=0)
         bmax = int(np.abs(Bp).max()) if Bp.size else 0
+        if max(self._norm, cnorm, bmax) >= 1 << 36:
+            # row sums of entries times 24-bit limbs must stay below 2**60 (int64, a difference of two)
+            raise RefinementFailed("entries too large for the limb check")
         limbs: dict[int, np.ndarray] = {}
         out = []
         for c in range(m):
@@ -1303,7 +1306,9 @@ class RefineSolver:
             bound = max(zbits + max(self._norm, 1).bit_length(), dens[c].bit_length() + max(bmax, 1).bit_length(),
                         max((limbs[j].shape[1] * 24 for sc in srcs for j in sc if j in limbs), default=0)
                         + max(cnorm, 1).bit_length()) + 4
-            K = bound // 24 + 1
+            # the set's rows z_I = (rhs_I - A_IR z_R) / a_II are below 2**(bound - 3), so A z is below
+            # 2**(bound + log2 ||A||): K limbs hold all of it with a sign bit to spare
+            K = (bound + max(self._norm, 1).bit_length()) // 24 + 1
             Z = np.zeros((n, K), np.int64)
             Z[ni:] = _to_limbs(z_r, K)
             rhs = np.outer(Bp[:, c], _to_limbs([dens[c]], K)[0])
