@@ -1194,6 +1194,12 @@ class RefineSolver:
         checked = 0  # bits at the last reconstruction attempt
         failures = 0
         guessed = False
+        # Hadamard: every denominator divides det A (det A squared with couplings: the block system),
+        # |det A| <= prod of the row norms, every numerator is below that times ||B|| n: past twice those
+        # bits the fractions must have shown (a safety valve: the proof, not this bound, decides)
+        rows2 = np.sqrt(np.asarray(sp.csr_array(self.A, dtype=np.float64).multiply(self.A).sum(axis=1)).ravel())
+        hadamard = float(np.log2(np.maximum(rows2, 1.0)).sum())
+        give_up = (4 if couplings else 2) * (hadamard + math.log2(max(int(np.abs(B).max()), 1) * n + 1)) + 1024
         ylate = 1.0
         block = self.BLOCK
         while True:
@@ -1219,6 +1225,8 @@ class RefineSolver:
                     track[c][k] = v
             shifts.extend(sh)
             bits += sum(sh)
+            if bits > give_up:
+                raise RefinementFailed(f"no certified solution after {bits} bits (Hadamard's bound passed)")
             # reconstruction costs about bits**2: tried when the bits have grown by 3 % (and at most 3 % late)
             if bits < checked * 1.03:
                 continue
