@@ -174,13 +174,12 @@ class ExactChain:
         q = self._branches(stop)[self.ids][:, self.ids]
         return sp.csr_array(self.chain.denom * sp.identity(self.ids.size, dtype=np.int64, format="csr") - q)
 
-    def _use_refine(self, columns: int = 4) -> bool:
-        """The numeric-refinement solver keeps every row's digits: used while they fit ``REFINE_MEMORY``."""
+    def _use_refine(self, columns: int = 8) -> bool:
+        """The numeric-refinement solver keeps its digits and the proof's limbs: used while they fit
+        ``REFINE_MEMORY`` (counted for 8 columns: the goose solve asks up to 15, the benchmarks 2 to 10)."""
         if self.method in ("refine", "dixon"):
             return self.method == "refine"
-        n = self.ids.size
-        bits = 2 * 0.7 * n * math.log2(10) + 64 * math.log2(max(self.chain.denom, 2))  # docs/exact.md
-        return 8 * n * columns * (bits / 48) <= REFINE_MEMORY
+        return _refine_digit_bytes(self.ids.size, columns) <= REFINE_MEMORY
 
     def _sparse_solver(self):
         from .exact_sparse import DixonSolver, RefineSolver
