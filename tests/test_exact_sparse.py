@@ -314,3 +314,14 @@ def test_two_piece_ur_certificate():
     cert = certify_optimal(load_ur("ur", {"pieces": 2}))
     assert cert.optimal and cert.decisions > 30_000
     assert abs(float(cert.value) - cert.float_value) < 1e-12
+
+
+def test_fractions_of_thousands_of_digits_print():
+    # Python 3.11 refuses to print an int of more than 4,300 digits unless told; S&L-48's has 4,453.
+    import markov_oca  # noqa: F401  (raises the limit)
+    from markov_oca.report import fmt
+    from markov_oca.results import number
+
+    x = F(10**5000 + 1, 3 * 10**5000)
+    assert fmt(x).startswith("0.333333") and str(10**5000 + 1) in fmt(x)
+    assert number(x)["fraction"] == f"{10**5000 + 1}/{3 * 10**5000}"
