@@ -1,0 +1,605 @@
+"""Exact small Ur games at the position level: winning chances, throws and turns as fractions.
+
+The policy chains (:mod:`.chain`) carry each position four times (which real side moves,
+whether the turn is under way) and are densely tied, so the exact sparse solver of the
+chains does not finish on two pieces. Here the unknowns are the positions themselves, seen
+from the side to move (:mod:`.state`), with the throw distribution and the policies'
+choices folded into each equation.
+
+**The systems.** With every probability an integer over ``D`` (16 for the throws, times the
+lcm of the numbers of moves a random choice picks among), a position ``s`` not over, a throw
+``t`` (``p_t``) and a move ``m`` chosen with weight ``w`` give ``p_t w`` to one of: the
+mover wins, the mover loses, the same side moves again from ``succ`` (a rosette) or the
+other side moves from ``succ`` (mirrored).
+
+* *Both sides play the same policy* (the mirror symmetry): one unknown per position. The
+  chance ``W`` that the side to move wins solves ``D W = sum_again pw W[succ] + sum_other
+  pw (1 - W[succ]) + sum_win pw``: the matrix ``D I - Q_again + Q_other``. The throws
+  ``Y`` and turns ``Z`` still to come (the turn under way counted once) solve
+  ``(D I - Q_again - Q_other) Y = D`` and ``... Z = D - sum_again pw`` (a rosette's throw
+  continues the turn). Two matrices of one pattern, on the positions the start reaches.
+* *Different policies*: one unknown per position and side to move (``D I - Q``, ``Q >= 0``):
+  light's and dark's chances to win, throws and turns in one system of twice the size.
+
+**The solver** (:func:`solve_exact`): numeric-symbolic lifting (Wan's algorithm). One
+floating-point LU of the matrix (SuperLU, a fill-reducing order, diagonal pivots). With
+``r_0 = B`` each step solves ``A x = r_i`` in floats, rounds ``x_i = round(2^k x)`` to
+integers and takes the exact residual ``r_{i+1} = 2^k r_i - A x_i`` (int64: it stays a few
+units large, because the float solve is good to about ``k + 6`` bits). After ``K`` steps
+``X = sum x_i 2^(k (K-1-i))`` is ``2^(kK) A^-1 B`` to within ``|A^-1| |r_K|``: every step
+gains ``k`` bits (32 to 40 here against 26 for p-adic lifting), the digits of every row are
+kept, and the fractions of the start and of a random combination of all rows are recovered
+by a 2 x 2 lattice reduction (FLINT) once two checkpoints agree. Their denominators' lcm
+``d`` gives ``z = round(d X / 2^(kK))`` for every row; ``A z = d B`` is then checked over
+the integers, row by row. That identity *proves* ``z / d`` is the solution once ``A`` is
+nonsingular, which :func:`weakly_chained_dominant` proves on the matrix's pattern (every
+row weakly diagonally dominant, and each reaches a strictly dominant one: the game can end
+from every position). Nothing rests on the floats but the speed: a wrong step only fails the
+final check (:class:`~markov_oca.errors.SolverError`).
+
+The reach: one piece (217 positions) in well under a second, two pieces (12,869) in tens of
+seconds (figures in the report of ``benchmarks/bench_ur_exact.py``); three pieces (264,304
+positions) is refused with its estimate (:func:`estimate`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import flint
+import numba
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import breadth_first_order
+
+from ..errors import SolverError, TooLargeError
+from .kernel import AGAIN, GAME_OVER, MOVER_WINS, UrMoves, moves
+from .rules import UrRules
+from .state import UrSpace
+
+__all__ = ["EXACT_PIECES", "ExactSolution", "PositionSystem", "estimate", "mirror_systems", "policy_numerators",
+           "side_system", "solve_exact", "solve_ur_exact", "weakly_chained_dominant"]
+
+#: Pieces a side up to which ``solve ur --exact`` runs (above: refused with the estimate).
+EXACT_PIECES = 2
+
+
+# ----------------------------------------------------------------------------- the systems
+
+
+def policy_numerators(mv: UrMoves, policy: str | Callable, values: np.ndarray | None,
+                      space: UrSpace) -> tuple[np.ndarray, int]:
+    """(k, T, 7) integer weights of the moves a policy plays, over the returned common denominator.
+
+    ``random`` weighs the ``n`` legal moves ``L / n`` (``L`` the lcm of the counts met); a
+    deterministic policy (greedy, optimal, a callable) weighs its move ``1`` (``L = 1``).
+    """
+    from .chain import policy_weights
+
+    w = policy_weights(mv, policy, values, space)
+    counts = np.unique(mv.n_moves[mv.n_moves > 0]).tolist() if isinstance(policy, str) and policy == "random" else [1]
+    L = math.lcm(*[int(c) for c in counts]) if counts else 1
+    wi = np.rint(w * L).astype(np.int64)
+    if np.abs(wi - w * L).max(initial=0.0) > 1e-9:
+        raise SolverError(f"the {policy!r} policy's weights are not multiples of 1/{L}")
+    return wi, L
+
+
+def _throw_numerators(mv: UrMoves) -> tuple[np.ndarray, int]:
+    probs = [Fraction(p).limit_denominator(1 << 20) for p in mv.probs]
+    den = math.lcm(*(p.denominator for p in probs))
+    return np.array([int(p * den) for p in probs], np.int64), den
+
+
+@dataclass
+class PositionSystem:
+    """``A x = B`` over the unknowns ``index`` (integers; ``A = D I - ...``), one column per name."""
+
+    A: sp.csr_array
+    B: np.ndarray  # (n, m) int64, nonnegative
+    columns: list[str]
+    index: np.ndarray  # unknown -> position (mirror) or 2 * position + side (sides)
+    start: int  # the unknown of the game's start (light to move, all pieces in hand)
+    D: int
+    kind: str  # "mirror" (one policy for both) or "sides"
+
+    @property
+    def n(self) -> int:
+        return self.A.shape[0]
+
+
+def _moves_table(mv: UrMoves, wi: np.ndarray, pn: np.ndarray):
+    """Per (position, throw, move) with weight > 0: the position, p w, the successor and the event kind."""
+    S = mv.succ.shape[0]
+    wt = wi * pn[None, :, None]
+    use = (wt > 0) & ~mv.terminal[:, None, None]
+    s = np.broadcast_to(np.arange(S)[:, None, None], wt.shape)[use]
+    ev = mv.events[use]
+    over = (ev & GAME_OVER) != 0
+    return s, wt[use], mv.succ[use].astype(np.int64), over, (ev & MOVER_WINS) != 0, (ev & AGAIN) != 0
+
+
+def _reach(S: int, rows: np.ndarray, cols: np.ndarray, start: int) -> np.ndarray:
+    g = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(S, S))
+    return np.sort(breadth_first_order(g, start, directed=True, return_predecessors=False))
+
+
+def mirror_systems(rules: UrRules, policy: str | Callable, values: np.ndarray | None = None,
+                   mv: UrMoves | None = None, space: UrSpace | None = None,
+                   reachable: bool = True) -> tuple[PositionSystem, PositionSystem]:
+    """Both sides playing ``policy``: the win system ``W`` and the totals system (``throws``, ``turns``).
+
+    The unknowns are the positions the start reaches (``reachable``) or every position not over.
+    """
+    space = space or UrSpace(rules.pieces)
+    mv = mv if mv is not None else moves(space, None, rules)
+    wi, L = policy_numerators(mv, policy, values, space)
+    pn, den = _throw_numerators(mv)
+    D = den * L
+    S = space.size
+    s, pw, succ, over, wins, again = _moves_table(mv, wi, pn)
+    start_pos = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
+    go = ~over
+    if reachable:
+        keep = _reach(S, s[go], succ[go], start_pos)
+    else:
+        keep = np.flatnonzero(~mv.terminal)
+    loc = np.full(S, -1, np.int64)
+    loc[keep] = np.arange(keep.size)
+    n = keep.size
+    inside = loc[s] >= 0
+    s, pw, succ, over, wins, again = (a[inside] for a in (s, pw, succ, over, wins, again))
+    go = ~over
+    r, c = loc[s[go]], loc[succ[go]]
+    if (c < 0).any():
+        raise SolverError("a move that does not end the game leaves the reachable positions")
+    diag = (np.arange(n), np.arange(n))
+    other = go & ~again
+    b_win = np.bincount(loc[s], weights=np.where((over & wins) | other, pw, 0), minlength=n)
+    aw = sp.coo_array((np.concatenate([np.where(again[go], -pw[go], pw[go]), np.full(n, D)]),
+                       (np.concatenate([r, diag[0]]), np.concatenate([c, diag[1]]))), shape=(n, n)).tocsr()
+    at = sp.coo_array((np.concatenate([-pw[go], np.full(n, D)]),
+                       (np.concatenate([r, diag[0]]), np.concatenate([c, diag[1]]))), shape=(n, n)).tocsr()
+    b_again = np.bincount(loc[s], weights=np.where(again & go, pw, 0), minlength=n)
+    B_tot = np.stack([np.full(n, D), D - b_again], axis=1).astype(np.int64)
+    for a in (aw, at):
+        a.sum_duplicates()
+    st = int(loc[start_pos])
+    return (PositionSystem(sp.csr_array(aw, dtype=np.int64), np.rint(b_win).astype(np.int64)[:, None], ["win"],
+                           keep, st, D, "mirror"),
+            PositionSystem(sp.csr_array(at, dtype=np.int64), B_tot, ["throws", "turns"], keep, st, D, "mirror"))
+
+
+def side_system(rules: UrRules, light: str | Callable, dark: str | Callable, values: np.ndarray | None = None,
+                mv: UrMoves | None = None, space: UrSpace | None = None) -> PositionSystem:
+    """Light and dark playing their own policies: unknowns (position, side to move), 0 light, 1 dark.
+
+    Columns: ``light wins``, ``dark wins``, ``throws``, ``turns``.
+    """
+    space = space or UrSpace(rules.pieces)
+    mv = mv if mv is not None else moves(space, None, rules)
+    pn, den = _throw_numerators(mv)
+    num = [policy_numerators(mv, p, values, space) for p in (light, dark)]
+    L = math.lcm(num[0][1], num[1][1])
+    D = den * L
+    S = space.size
+    parts = []
+    for side, (wi, Ls) in enumerate(num):
+        s, pw, succ, over, wins, again = _moves_table(mv, wi * (L // Ls), pn)
+        nxt = 2 * succ + np.where(again, side, 1 - side)
+        winner = np.where(wins, side, 1 - side)
+        parts.append((2 * s + side, pw, nxt, over, winner, again))
+    u, pw, nxt, over, winner, again = (np.concatenate([p[i] for p in parts]) for i in range(6))
+    start = 2 * space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
+    go = ~over
+    keep = _reach(2 * S, u[go], nxt[go], start)
+    loc = np.full(2 * S, -1, np.int64)
+    loc[keep] = np.arange(keep.size)
+    n = keep.size
+    inside = loc[u] >= 0
+    u, pw, nxt, over, winner, again = (a[inside] for a in (u, pw, nxt, over, winner, again))
+    go = ~over
+    A = sp.coo_array((np.concatenate([-pw[go], np.full(n, D)]),
+                      (np.concatenate([loc[u[go]], np.arange(n)]), np.concatenate([loc[nxt[go]], np.arange(n)]))),
+                     shape=(n, n)).tocsr()
+    A.sum_duplicates()
+    rows = loc[u]
+    cols = [np.bincount(rows, weights=np.where(over & (winner == k), pw, 0), minlength=n) for k in (0, 1)]
+    cols += [np.full(n, D), D - np.bincount(rows, weights=np.where(again & go, pw, 0), minlength=n)]
+    B = np.rint(np.stack(cols, axis=1)).astype(np.int64)
+    return PositionSystem(sp.csr_array(A, dtype=np.int64), B, ["light wins", "dark wins", "throws", "turns"], keep,
+                          int(loc[start]), D, "sides")
+
+
+# ----------------------------------------------------------------------------- the solver
+
+
+def weakly_chained_dominant(A: sp.csr_array) -> bool:
+    """Whether ``A`` is weakly chained diagonally dominant, hence nonsingular (Shivakumar and Chew, 1974).
+
+    Every row has ``|a_ii| >= sum_(j != i) |a_ij|``, and from every row a walk along
+    nonzero entries reaches a row where the inequality is strict.
+    """
+    A = sp.csr_array(A, copy=True)
+    A.sum_duplicates()
+    A.eliminate_zeros()
+    n = A.shape[0]
+    absA = abs(A).astype(np.float64)
+    diag = np.abs(A.diagonal()).astype(np.float64)
+    off = np.asarray(absA.sum(axis=1)).ravel() - diag
+    if (off > diag).any():
+        return False
+    strict = np.flatnonzero(off < diag)
+    if strict.size == 0:
+        return False
+    # walks i -> j along a_ij != 0 that end in a strict row: search backwards from a node joined to the strict rows
+    coo = sp.coo_array(A)
+    rows = np.concatenate([coo.col, np.full(strict.size, n)])
+    cols = np.concatenate([coo.row, strict])
+    g = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n + 1, n + 1))
+    seen = breadth_first_order(g, n, directed=True, return_predecessors=False)
+    return seen.size == n + 1
+
+
+@numba.njit(cache=True)
+def _push(dig, head, s, xi, k):
+    """Append digit row ``s`` (``xi``, any int64) to the base-``2^k`` numbers ``dig[:s]``, carrying upwards."""
+    mask = (np.int64(1) << k) - 1
+    n, m = xi.shape
+    for i in range(n):
+        for c in range(m):
+            v = xi[i, c]
+            dig[s, i, c] = v & mask
+            carry = v >> k
+            j = s - 1
+            while carry != 0:
+                if j < 0:
+                    head[i, c] += carry
+                    break
+                v = dig[j, i, c] + carry
+                dig[j, i, c] = v & mask
+                carry = v >> k
+                j -= 1
+
+
+def _value(dig, head, K, k, i, c) -> int:
+    """The integer ``head * 2^(kK) + sum dig[j] 2^(k (K-1-j))`` of row ``i``, column ``c``."""
+    nb = k // 8
+    col = np.ascontiguousarray(dig[K - 1::-1, i, c]) if K else np.zeros(0, np.int64)
+    raw = col.view(np.uint8).reshape(-1, 8)[:, :nb].tobytes()
+    return (int(head[i, c]) << (k * K)) + int.from_bytes(raw, "little")
+
+
+def _approx_fraction(X: int, shift: int, E: int) -> Fraction | None:
+    """The fraction ``p/q`` with ``|q X - p 2^shift| <= q E`` (``X / 2^shift`` within ``E / 2^shift`` of it), found as
+    the shortest vector ``(q X - p 2^shift, q E)`` of a 2 x 2 lattice; None when ``2^shift`` is still too small."""
+    M = 1 << shift
+    red = flint.fmpz_mat([[M, 0], [X, E]]).lll()
+    best = None
+    for row in range(2):
+        eps, qE = int(red[row, 0]), int(red[row, 1])
+        if qE == 0 or qE % E:
+            continue
+        q = qE // E
+        if q < 0:
+            q, eps = -q, -eps
+        if abs(eps) > q * E or (q * X - eps) % M:
+            continue
+        cand = Fraction((q * X - eps) >> shift, q)
+        if best is None or cand.denominator < best.denominator:
+            best = cand
+    if best is None or 4 * best.denominator ** 2 * E > M:
+        return None
+    return best
+
+
+@dataclass
+class ExactSolution:
+    """``x = z / d`` for every row and column of ``A x = B``, proved (module docstring)."""
+
+    d: int
+    z: list[list[int]]  # z[c][i]
+    steps: int
+    bits: int  # k: bits gained per step
+    fill: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def fraction(self, c: int, i: int) -> Fraction:
+        return Fraction(self.z[c][i], self.d)
+
+
+class _Diverged(SolverError):
+    """The float solve was not good to the bits a step asked of it."""
+
+
+def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, bits: int | None = None, max_steps: int = 200_000,
+                check_every: float = 0.0625, bar=None, task=None) -> ExactSolution:
+    """The exact solution of ``A x = B`` (integers; ``A`` weakly chained diagonally dominant) by numeric lifting.
+
+    ``wanted`` is the row whose fractions (with a random combination of all rows) give the
+    common denominator. ``bits`` a step: by default what the float solve of ``B`` is good to,
+    less a margin, in whole bytes (at most 40); 8 fewer after a step that did not contract.
+    Raises :class:`~markov_oca.errors.SolverError` if ``A`` is not proved nonsingular or the
+    lifting does not converge.
+    """
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    A = sp.csr_array(A, dtype=np.int64)
+    A.sort_indices()
+    B = np.ascontiguousarray(np.asarray(B, np.int64))
+    n, m = B.shape
+    if not weakly_chained_dominant(A):
+        raise SolverError("the position system is not weakly chained diagonally dominant: not proved nonsingular")
+    opts = {"permc_spec": "MMD_AT_PLUS_A", "diag_pivot_thresh": 0.0, "options": {"SymmetricMode": True}}
+    lu = spla.splu(sp.csc_array(A, dtype=np.float64), **opts)
+    fill = int(lu.L.nnz + lu.U.nnz)
+    # a bound on |A^-1| (infinity norm): the comparison matrix's inverse on ones (an M-matrix, A is WCDD)
+    cmp_ = sp.csc_array(-abs(A).astype(np.float64))
+    cmp_.setdiag(np.abs(A.diagonal()).astype(np.float64))
+    inv_norm = float(np.max(spla.splu(cmp_, **opts).solve(np.ones(n)))) * 1.01
+    seconds["factor"] = time.perf_counter() - t0
+    if bits is None:
+        xh = lu.solve(B.astype(np.float64)).reshape(n, m)
+        res = float(np.abs(B - A @ xh).max()) / max(1.0, float(np.abs(B).max()))
+        good = int(-math.log2(max(res, 2.0 ** -52))) - 4  # bits the float solve is good to, with a margin
+        bits = max(8, min(40, (good // 8) * 8))
+    while True:
+        try:
+            sol = _lift(A, B, wanted, lu, inv_norm, bits, max_steps, check_every, bar, task, seconds)
+        except _Diverged:
+            if bits <= 8:
+                raise
+            bits -= 8
+            continue
+        sol.fill = fill
+        seconds["total"] = time.perf_counter() - t0
+        return sol
+
+
+def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seconds) -> ExactSolution:
+    n, m = B.shape
+    a_row = int(abs(A).sum(axis=1).max())
+    alpha = 1 << k
+    rng = np.random.default_rng(n)
+    rho = rng.integers(1, 64, n).astype(np.int64)
+    rho_sum = int(rho.sum())
+    cap = 512
+    dig = np.zeros((cap, n, m), np.int64)
+    head = np.zeros((n, m), np.int64)
+    r = B.copy()
+    K = 0
+    next_check = 64
+    t1 = time.perf_counter()
+    lift = verify = 0.0
+    while K < max_steps:
+        rmax = int(np.abs(r).max())
+        xh = lu.solve(r.astype(np.float64)).reshape(n, m)
+        xs = xh * float(alpha)
+        if np.abs(xs).max() >= 2.0 ** 52:
+            raise _Diverged(f"numeric lifting: {k} bits a step is too many for these values")
+        xi = np.rint(xs).astype(np.int64)
+        if int(np.abs(xi).max()).bit_length() + a_row.bit_length() > 62 or rmax.bit_length() + k > 62:
+            raise _Diverged("numeric lifting: the residual would overflow int64")
+        r = alpha * r - (A @ xi).astype(np.int64).reshape(n, m)
+        if K == cap:
+            cap = cap * 3 // 2
+            grown = np.zeros((cap, n, m), np.int64)
+            grown[:K] = dig[:K]
+            dig = grown
+        _push(dig, head, K, xi, k)
+        K += 1
+        if int(np.abs(r).max()) > max(rmax, 1 << 20):
+            raise _Diverged("numeric lifting: a step did not contract (the float solve is not good enough)")
+        if bar is not None and task is not None:
+            bar.update(task, advance=1)
+        if K < next_check:
+            continue
+        next_check = K + max(32, int(K * check_every))
+        lift += time.perf_counter() - t1
+        t2 = time.perf_counter()
+        shift = k * K
+        E = int(inv_norm * float(max(1, int(np.abs(r).max())))) + 2
+        cand = [_approx_fraction(_value(dig, head, K, k, wanted, c), shift, E) for c in range(m)]
+        if all(x is not None for x in cand):
+            for c in range(m):  # a random combination of all rows: its denominator is (almost surely) the lcm
+                comb = sum(int(x) * int(w) for x, w in zip(head[:, c], rho, strict=True)) << shift
+                low = (dig[:K, :, c] * rho[None, :]).sum(axis=1)  # < 2^(k + 6 + 15): n up to 32,768
+                v = 0
+                for dgt in low.tolist():
+                    v = (v << k) + dgt
+                cand.append(_approx_fraction(comb + v, shift, E * rho_sum))
+        if all(x is not None for x in cand):
+            d = 1
+            for x in cand:
+                d = math.lcm(d, x.denominator)
+            for _ in range(6):  # rows whose denominator d misses: reconstruct a few, widen d, check again
+                z, bad = _certified(A, B, dig, head, K, k, d)
+                if z is not None or not bad:
+                    break
+                for i, c in bad[:4]:
+                    f = _approx_fraction(_value(dig, head, K, k, i, c), shift, E)
+                    d = math.lcm(d, f.denominator if f is not None else 1)
+            if z is not None:
+                verify += time.perf_counter() - t2
+                seconds.update(lift=lift, verify=verify)
+                return ExactSolution(d=d, z=z, steps=K, bits=k, fill=0, seconds=seconds)
+        verify += time.perf_counter() - t2
+        t1 = time.perf_counter()
+    raise SolverError(f"numeric lifting: no certified solution after {max_steps} steps")
+
+
+def _top_values(dig, head, K, k, c, top) -> list[int]:
+    """``floor(X / 2^(k (K - top)))`` of every row: the ``top`` leading digits of each number and its head."""
+    nb = k // 8
+    block = np.ascontiguousarray(dig[top - 1::-1, :, c].T)  # (n, top), least significant first
+    raw = block.view(np.uint8).reshape(block.shape[0], top, 8)[:, :, :nb]
+    raw = np.ascontiguousarray(raw).reshape(block.shape[0], top * nb)
+    sh = k * top
+    return [(int(h) << sh) + int.from_bytes(row.tobytes(), "little") for h, row in zip(head[:, c], raw, strict=True)]
+
+
+def _certified(A, B, dig, head, K, k, d) -> tuple[list[list[int]] | None, list[tuple[int, int]]]:
+    """``z = round(d X / 2^(kK))`` for every row and column when ``A z = d B`` holds exactly, else None and the
+    (row, column) pairs where ``d X / 2^(kK)`` is not close to an integer (``d`` misses their denominator).
+
+    Only the leading digits of ``X`` matter (``d`` has far fewer bits than ``2^(kK)``); the products are FLINT's.
+    """
+    n, m = B.shape
+    top = min(K, (d.bit_length() + 96) // k + 2)
+    sh = k * top
+    one = flint.fmpz(1) << sh
+    half = flint.fmpz(1) << (sh - 1)
+    tol = flint.fmpz(1) << (sh - 32)
+    fd = flint.fmpz(d)
+    indptr, indices, data = A.indptr, A.indices, A.data.tolist()
+    out = []
+    bad = []
+    for c in range(m):
+        z = []
+        for i, x in enumerate(_top_values(dig, head, K, k, c, top)):
+            p = fd * flint.fmpz(x)
+            zi = (p + half) >> sh
+            if abs(p - zi * one) > tol:
+                bad.append((i, c))
+                if len(bad) >= 8:
+                    return None, bad
+            z.append(int(zi))
+        if bad:
+            continue
+        bc = B[:, c].tolist()
+        for i in range(n):
+            lo, hi = int(indptr[i]), int(indptr[i + 1])
+            s = 0
+            for e in range(lo, hi):
+                s += data[e] * z[indices[e]]
+            if s != d * bc[i]:
+                return None, bad
+        out.append(z)
+    return (out if not bad else None), bad
+
+
+# ----------------------------------------------------------------------------- the game
+
+
+def estimate(pieces: int) -> tuple[float, float]:
+    """(seconds, bytes) of the exact same-policy solve for ``pieces`` a side, extrapolated from one and two pieces.
+
+    Measured: fill 5.2M of the LU for 12,869 positions (2,572 for 217), so fill ~ n^1.86; the
+    denominators have about 0.9 digits per position; a step gains 12 digits and costs about
+    2.5 ns per fill entry; the digits of every row are kept (8 bytes each).
+    """
+    n = UrSpace(pieces).size
+    fill = 5.2e6 * (n / 12_869) ** 1.86
+    steps = 2 * 0.9 * n / 12.0 * 1.2
+    seconds = 2 * steps * fill * 2.5e-9  # the win system, then the totals
+    memory = fill * 24 + steps * n * 8 * 2
+    return seconds, memory
+
+
+def check_exact_size(rules: UrRules) -> None:
+    """Refuse up front an exact solve above :data:`EXACT_PIECES` pieces, with its estimate."""
+    if rules.pieces <= EXACT_PIECES:
+        return
+    from ..memory import gib
+
+    secs, mem = estimate(rules.pieces)
+    raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: the exact position-level solve of "
+                        f"{UrSpace(rules.pieces).size:,} positions would take about {secs / 3600:,.0f} hours and "
+                        f"{gib(int(mem))} (extrapolated from one and two pieces); exact answers reach "
+                        f"{EXACT_PIECES} pieces a side (drop --exact for floats)")
+
+
+def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str | Callable = "optimal", *,
+                   values: np.ndarray | None = None, tail: float = 1e-10, progress: bool = False,
+                   residual: float | None = None):
+    """Each side's chance to win, expected throws and turns as exact fractions (:class:`~markov_oca.results.UrResults`).
+
+    The length distribution stays in floats (its mean given the end is the exact turns).
+
+    Example
+    -------
+    >>> from markov_oca.ur.rules import load_ur
+    >>> r = solve_ur_exact(load_ur("ur", {"pieces": 1}), "random", "random")
+    >>> r.wins["light"] + r.wins["dark"] == 1, r.wins["light"].denominator > 1
+    (True, True)
+    """
+    from ..progress import progress_bar
+    from ..results import Expectation, UrResults, summarise_length
+
+    check_exact_size(rules)
+    timer: dict[str, float] = {}
+    space = UrSpace(rules.pieces)
+    if values is None and "optimal" in (light, dark):
+        from .optimal import solve_optimal
+
+        t0 = time.perf_counter()
+        opt = solve_optimal(rules)
+        values, residual = opt.values, opt.residual
+        timer["optimal"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mv = moves(space, None, rules)
+    same = (isinstance(light, str) and light == dark) or light is dark
+    if same:
+        systems = mirror_systems(rules, light, values, mv, space)
+    else:
+        systems = (side_system(rules, light, dark, values, mv, space),)
+    timer["build"] = time.perf_counter() - t0
+    solved = {}
+    solver = []
+    with progress_bar(progress) as bar:
+        for sys_ in systems:
+            task = bar.add_task(f"exact {', '.join(sys_.columns)} ({sys_.n:,} unknowns)", total=None)
+            t0 = time.perf_counter()
+            sol = solve_exact(sys_.A, sys_.B, sys_.start, bar=bar, task=task)
+            timer["exact " + ", ".join(sys_.columns)] = time.perf_counter() - t0
+            for c, name in enumerate(sys_.columns):
+                solved[name] = sol.fraction(c, sys_.start)
+            solver.append({"method": f"exact numeric lifting ({sol.bits} bits a step, verified A z = d B)",
+                           "residual": 0.0, "iterations": sol.steps, "unknowns": sys_.n, "fill": sol.fill,
+                           "denominator_digits": _digits(sol.d)})
+    if same:
+        wins = {"light": solved["win"], "dark": 1 - solved["win"]}
+    else:
+        wins = {"light": solved["light wins"], "dark": solved["dark wins"]}
+        if wins["light"] + wins["dark"] != 1:
+            raise SolverError(f"the exact winning chances sum to {wins['light'] + wins['dark']}, not 1")
+    t0 = time.perf_counter()
+    dist = _length(rules, light, dark, values, tail)
+    timer["length"] = time.perf_counter() - t0
+    start = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
+    n_unknowns = sum(s.n for s in systems) if not same else systems[0].n
+    return UrResults(
+        rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, pieces=rules.pieces,
+        light=light if isinstance(light, str) else getattr(light, "__name__", "callable"),
+        dark=dark if isinstance(dark, str) else getattr(dark, "__name__", "callable"),
+        options=dict(rules.options), states=n_unknowns, transitions=int(systems[0].A.nnz - systems[0].n),
+        wins=wins,
+        expected={k: Expectation(solved[k], solved[k]) for k in ("turns", "throws")},
+        length=summarise_length(dist, solved["turns"]),
+        optimal_value=float(values[start]) if values is not None else None,
+        optimal_residual=residual,
+        positions=space.size,
+        solver=solver,
+        timings=timer,
+    )
+
+
+def _length(rules, light, dark, values, tail):
+    """The length distribution in floats: the sweeps' forward push (string policies) or the chain's."""
+    if isinstance(light, str) and isinstance(dark, str):
+        from .sweeps import length_distribution
+
+        return length_distribution(rules, light, dark, values, tail=tail)
+    from .chain import ur_chain
+
+    return ur_chain(rules, light, dark, values).length_distribution(tail=tail)
+
+
+def _digits(x: int) -> int:
+    """Decimal digits of ``abs(x)`` (no str(): Python refuses over 4,300 digits by default)."""
+    return len(str(flint.fmpz(abs(x))))
