@@ -107,6 +107,7 @@ class PositionSystem:
     start: int  # the unknown of the game's start (light to move, all pieces in hand)
     D: int
     kind: str  # "mirror" (one policy for both) or "sides"
+    blocks: np.ndarray | None = None  # per unknown: its layer of pieces off, in the order they are solved
 
     @property
     def n(self) -> int:
@@ -127,6 +128,21 @@ def _moves_table(mv: UrMoves, wi: np.ndarray, pn: np.ndarray):
 def _reach(S: int, rows: np.ndarray, cols: np.ndarray, start: int) -> np.ndarray:
     g = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(S, S))
     return np.sort(breadth_first_order(g, start, directed=True, return_predecessors=False))
+
+
+def _layer_blocks(space: UrSpace, positions: np.ndarray) -> np.ndarray:
+    """Block of each position: its layer ``{mine_off, their_off}``, numbered from the most pieces off down.
+
+    Pieces off never come back and a move keeps or mirrors the pair, so a layer's equations
+    reach only itself and layers of more pieces off: the systems are block triangular.
+    """
+    p = space.unrank_many(positions)
+    lo = np.minimum(p.mine_off, p.their_off).astype(np.int64)
+    hi = np.maximum(p.mine_off, p.their_off).astype(np.int64)
+    n = space.n
+    key = -(lo + hi) * (n + 1) ** 2 + lo * (n + 1) + hi  # more pieces off first
+    _, order = np.unique(key, return_inverse=True)
+    return order.astype(np.int64)
 
 
 def mirror_systems(rules: UrRules, policy: str | Callable, values: np.ndarray | None = None,
@@ -170,9 +186,11 @@ def mirror_systems(rules: UrRules, policy: str | Callable, values: np.ndarray | 
     for a in (aw, at):
         a.sum_duplicates()
     st = int(loc[start_pos])
+    blocks = _layer_blocks(space, keep)
     return (PositionSystem(sp.csr_array(aw, dtype=np.int64), np.rint(b_win).astype(np.int64)[:, None], ["win"],
-                           keep, st, D, "mirror"),
-            PositionSystem(sp.csr_array(at, dtype=np.int64), B_tot, ["throws", "turns"], keep, st, D, "mirror"))
+                           keep, st, D, "mirror", blocks),
+            PositionSystem(sp.csr_array(at, dtype=np.int64), B_tot, ["throws", "turns"], keep, st, D, "mirror",
+                           blocks))
 
 
 def side_system(rules: UrRules, light: str | Callable, dark: str | Callable, values: np.ndarray | None = None,
@@ -213,7 +231,7 @@ def side_system(rules: UrRules, light: str | Callable, dark: str | Callable, val
     cols += [np.full(n, D), D - np.bincount(rows, weights=np.where(again & go, pw, 0), minlength=n)]
     B = np.rint(np.stack(cols, axis=1)).astype(np.int64)
     return PositionSystem(sp.csr_array(A, dtype=np.int64), B, ["light wins", "dark wins", "throws", "turns"], keep,
-                          int(loc[start]), D, "sides")
+                          int(loc[start]), D, "sides", _layer_blocks(space, keep // 2))
 
 
 # ----------------------------------------------------------------------------- the solver
@@ -313,17 +331,56 @@ class ExactSolution:
         return Fraction(self.z[c][i], self.d)
 
 
+class BlockLU:
+    """Float LU of a block lower-triangular matrix, one SuperLU factorisation per diagonal block.
+
+    ``blocks[i]`` is the block of row ``i``; rows of block ``b`` may only reference columns of
+    blocks ``<= b`` (checked), so ``A x = r`` is solved block after block. Without ``blocks``, one LU.
+    """
+
+    def __init__(self, A: sp.csr_array, blocks: np.ndarray | None = None):
+        n = A.shape[0]
+        blocks = np.zeros(n, np.int64) if blocks is None else np.asarray(blocks, np.int64)
+        coo = sp.coo_array(A)
+        if (blocks[coo.col] > blocks[coo.row]).any():
+            raise ValueError("the blocks are not in a lower-triangular order")
+        opts = {"permc_spec": "MMD_AT_PLUS_A", "diag_pivot_thresh": 0.0, "options": {"SymmetricMode": True}}
+        Af = sp.csr_array(A, dtype=np.float64)
+        self.parts = []
+        self.fill = 0
+        for b in np.unique(blocks).tolist():
+            rows = np.flatnonzero(blocks == b)
+            before = np.flatnonzero(blocks < b)
+            sub = Af[rows]
+            lu = spla.splu(sp.csc_array(sub[:, rows]), **opts)
+            self.fill += int(lu.L.nnz + lu.U.nnz)
+            self.parts.append((rows, before, sp.csr_array(sub[:, before]) if before.size else None, lu))
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        r = np.asarray(r, np.float64)
+        x = np.empty_like(r)
+        for rows, before, off, lu in self.parts:
+            rhs = r[rows]
+            if off is not None:
+                rhs = rhs - (off @ x[before]).reshape(rhs.shape)
+            x[rows] = lu.solve(rhs).reshape(rhs.shape)
+        return x
+
+
 class _Diverged(SolverError):
     """The float solve was not good to the bits a step asked of it."""
 
 
-def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, bits: int | None = None, max_steps: int = 200_000,
-                check_every: float = 0.0625, bar=None, task=None) -> ExactSolution:
+def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, blocks: np.ndarray | None = None,
+                bits: int | None = None, max_steps: int = 200_000, check_every: float = 0.0625, bar=None,
+                task=None) -> ExactSolution:
     """The exact solution of ``A x = B`` (integers; ``A`` weakly chained diagonally dominant) by numeric lifting.
 
     ``wanted`` is the row whose fractions (with a random combination of all rows) give the
-    common denominator. ``bits`` a step: by default what the float solve of ``B`` is good to,
-    less a margin, in whole bytes (at most 40); 8 fewer after a step that did not contract.
+    common denominator. ``blocks`` (the block of each row, see :class:`BlockLU`) makes the
+    float solves block after block (the layers of pieces off). ``bits`` a step: by default
+    what the float solve of ``B`` is good to, less a margin, in whole bytes (at most 40); 8
+    fewer after a step that did not contract.
     Raises :class:`~markov_oca.errors.SolverError` if ``A`` is not proved nonsingular or the
     lifting does not converge.
     """
@@ -335,16 +392,15 @@ def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, bits: int | None
     n, m = B.shape
     if not weakly_chained_dominant(A):
         raise SolverError("the position system is not weakly chained diagonally dominant: not proved nonsingular")
-    opts = {"permc_spec": "MMD_AT_PLUS_A", "diag_pivot_thresh": 0.0, "options": {"SymmetricMode": True}}
-    lu = spla.splu(sp.csc_array(A, dtype=np.float64), **opts)
-    fill = int(lu.L.nnz + lu.U.nnz)
+    lu = BlockLU(A, blocks)
+    fill = lu.fill
     # a bound on |A^-1| (infinity norm): the comparison matrix's inverse on ones (an M-matrix, A is WCDD)
-    cmp_ = sp.csc_array(-abs(A).astype(np.float64))
+    cmp_ = sp.csr_array(-abs(A).astype(np.float64))
     cmp_.setdiag(np.abs(A.diagonal()).astype(np.float64))
-    inv_norm = float(np.max(spla.splu(cmp_, **opts).solve(np.ones(n)))) * 1.01
+    inv_norm = float(np.max(BlockLU(cmp_, blocks).solve(np.ones((n, 1))))) * 1.01
     seconds["factor"] = time.perf_counter() - t0
     if bits is None:
-        xh = lu.solve(B.astype(np.float64)).reshape(n, m)
+        xh = lu.solve(B.astype(np.float64))
         res = float(np.abs(B - A @ xh).max()) / max(1.0, float(np.abs(B).max()))
         good = int(-math.log2(max(res, 2.0 ** -52))) - 4  # bits the float solve is good to, with a margin
         bits = max(8, min(40, (good // 8) * 8))
@@ -368,6 +424,7 @@ def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seco
     rng = np.random.default_rng(n)
     rho = rng.integers(1, 64, n).astype(np.int64)
     rho_sum = int(rho.sum())
+    sample = np.sort(rng.choice(n, min(n, 256), replace=False))
     cap = 512
     dig = np.zeros((cap, n, m), np.int64)
     head = np.zeros((n, m), np.int64)
@@ -378,7 +435,7 @@ def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seco
     lift = verify = 0.0
     while K < max_steps:
         rmax = int(np.abs(r).max())
-        xh = lu.solve(r.astype(np.float64)).reshape(n, m)
+        xh = lu.solve(r.astype(np.float64))
         xs = xh * float(alpha)
         if np.abs(xs).max() >= 2.0 ** 52:
             raise _Diverged(f"numeric lifting: {k} bits a step is too many for these values")
@@ -417,13 +474,21 @@ def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seco
             d = 1
             for x in cand:
                 d = math.lcm(d, x.denominator)
+            z = None
             for _ in range(6):  # rows whose denominator d misses: reconstruct a few, widen d, check again
-                z, bad = _certified(A, B, dig, head, K, k, d)
+                bad = _far(dig, head, K, k, d, sample, m)
+                if not bad:
+                    z, bad = _certified(A, B, dig, head, K, k, d)
                 if z is not None or not bad:
                     break
+                wider = d
                 for i, c in bad[:4]:
                     f = _approx_fraction(_value(dig, head, K, k, i, c), shift, E)
-                    d = math.lcm(d, f.denominator if f is not None else 1)
+                    if f is not None:
+                        wider = math.lcm(wider, f.denominator)
+                if wider == d:
+                    break  # their fractions need more digits: lift on
+                d = wider
             if z is not None:
                 verify += time.perf_counter() - t2
                 seconds.update(lift=lift, verify=verify)
@@ -441,6 +506,22 @@ def _top_values(dig, head, K, k, c, top) -> list[int]:
     raw = np.ascontiguousarray(raw).reshape(block.shape[0], top * nb)
     sh = k * top
     return [(int(h) << sh) + int.from_bytes(row.tobytes(), "little") for h, row in zip(head[:, c], raw, strict=True)]
+
+
+def _far(dig, head, K, k, d, rows, m) -> list[tuple[int, int]]:
+    """The (row, column) pairs among ``rows`` where ``d X / 2^(kK)`` is not close to an integer."""
+    shift = k * K
+    one = flint.fmpz(1) << shift
+    tol = flint.fmpz(1) << (shift - 32)
+    fd = flint.fmpz(d)
+    bad = []
+    for c in range(m):
+        for i in rows.tolist():
+            p = fd * flint.fmpz(_value(dig, head, K, k, i, c))
+            zi = (p + (one >> 1)) >> shift
+            if abs(p - zi * one) > tol:
+                bad.append((i, c))
+    return bad
 
 
 def _certified(A, B, dig, head, K, k, d) -> tuple[list[list[int]] | None, list[tuple[int, int]]]:
@@ -555,7 +636,7 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
         for sys_ in systems:
             task = bar.add_task(f"exact {', '.join(sys_.columns)} ({sys_.n:,} unknowns)", total=None)
             t0 = time.perf_counter()
-            sol = solve_exact(sys_.A, sys_.B, sys_.start, bar=bar, task=task)
+            sol = solve_exact(sys_.A, sys_.B, sys_.start, blocks=sys_.blocks, bar=bar, task=task)
             timer["exact " + ", ".join(sys_.columns)] = time.perf_counter() - t0
             for c, name in enumerate(sys_.columns):
                 solved[name] = sol.fraction(c, sys_.start)
