@@ -10,7 +10,7 @@ value. This module turns that into a certificate in exact arithmetic:
    not over, with ``value_W(m) = W[succ]`` after a rosette, ``1 - W[succ]`` when the
    move hands the turn over, ``1`` or ``0`` when it ends the game. With the throw
    probabilities over one denominator this is an integer system, block triangular by
-   the layers of pieces off, solved exactly by :func:`~markov_oca.ur.exact.solve_exact`
+   its strongly connected components, solved exactly by :func:`~markov_oca.ur.exact.solve_exact`
    (numeric lifting, the identity ``A z = d B`` checked over the integers) as ``W = z / d``.
 2. **No move improves.** For every position and throw, every legal move's value
    under ``W`` is compared exactly with ``pi``'s (``d value_W(m)`` is ``z[succ]``,
@@ -38,7 +38,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-from .exact import _digits, _layer_blocks, solve_exact
+from .exact import _digits, solve_exact
 from .kernel import AGAIN, GAME_OVER, MOVER_WINS, moves
 from .rules import UrRules
 from .state import UrSpace
@@ -174,7 +174,7 @@ def certify_optimal(rules: UrRules, values: np.ndarray | None = None) -> Certifi
     start = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
     t0 = time.perf_counter()
     live_pos = np.flatnonzero(~mv.terminal).astype(np.int64)
-    sol = solve_exact(A, b[:, None], int(local[start]), blocks=_layer_blocks(space, live_pos))
+    sol = solve_exact(A, b[:, None], int(local[start]))
     d, z = sol.d, sol.z[0]
     seconds["exact evaluation"] = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -44,6 +44,7 @@ positions) is refused with its estimate (:func:`estimate`).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -55,7 +56,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ..errors import SolverError, TooLargeError
 from .kernel import AGAIN, GAME_OVER, MOVER_WINS, UrMoves, moves
@@ -65,6 +66,8 @@ from .state import UrSpace
 __all__ = ["EXACT_PIECES", "ExactSolution", "PositionSystem", "estimate", "mirror_systems", "policy_numerators",
            "side_system", "solve_exact", "solve_ur_exact", "weakly_chained_dominant"]
 
+#: The small primes a random combination may lose (as :data:`markov_oca.exact_sparse.SMOOTH`).
+SMOOTH = 2 * 3 * 5 * 7 * 11 * 13
 #: Pieces a side up to which ``solve ur --exact`` runs (above: refused with the estimate).
 EXACT_PIECES = 2
 
@@ -107,7 +110,6 @@ class PositionSystem:
     start: int  # the unknown of the game's start (light to move, all pieces in hand)
     D: int
     kind: str  # "mirror" (one policy for both) or "sides"
-    blocks: np.ndarray | None = None  # per unknown: its layer of pieces off, in the order they are solved
 
     @property
     def n(self) -> int:
@@ -128,21 +130,6 @@ def _moves_table(mv: UrMoves, wi: np.ndarray, pn: np.ndarray):
 def _reach(S: int, rows: np.ndarray, cols: np.ndarray, start: int) -> np.ndarray:
     g = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(S, S))
     return np.sort(breadth_first_order(g, start, directed=True, return_predecessors=False))
-
-
-def _layer_blocks(space: UrSpace, positions: np.ndarray) -> np.ndarray:
-    """Block of each position: its layer ``{mine_off, their_off}``, numbered from the most pieces off down.
-
-    Pieces off never come back and a move keeps or mirrors the pair, so a layer's equations
-    reach only itself and layers of more pieces off: the systems are block triangular.
-    """
-    p = space.unrank_many(positions)
-    lo = np.minimum(p.mine_off, p.their_off).astype(np.int64)
-    hi = np.maximum(p.mine_off, p.their_off).astype(np.int64)
-    n = space.n
-    key = -(lo + hi) * (n + 1) ** 2 + lo * (n + 1) + hi  # more pieces off first
-    _, order = np.unique(key, return_inverse=True)
-    return order.astype(np.int64)
 
 
 def mirror_systems(rules: UrRules, policy: str | Callable, values: np.ndarray | None = None,
@@ -186,11 +173,9 @@ def mirror_systems(rules: UrRules, policy: str | Callable, values: np.ndarray | 
     for a in (aw, at):
         a.sum_duplicates()
     st = int(loc[start_pos])
-    blocks = _layer_blocks(space, keep)
     return (PositionSystem(sp.csr_array(aw, dtype=np.int64), np.rint(b_win).astype(np.int64)[:, None], ["win"],
-                           keep, st, D, "mirror", blocks),
-            PositionSystem(sp.csr_array(at, dtype=np.int64), B_tot, ["throws", "turns"], keep, st, D, "mirror",
-                           blocks))
+                           keep, st, D, "mirror"),
+            PositionSystem(sp.csr_array(at, dtype=np.int64), B_tot, ["throws", "turns"], keep, st, D, "mirror"))
 
 
 def side_system(rules: UrRules, light: str | Callable, dark: str | Callable, values: np.ndarray | None = None,
@@ -231,7 +216,7 @@ def side_system(rules: UrRules, light: str | Callable, dark: str | Callable, val
     cols += [np.full(n, D), D - np.bincount(rows, weights=np.where(again & go, pw, 0), minlength=n)]
     B = np.rint(np.stack(cols, axis=1)).astype(np.int64)
     return PositionSystem(sp.csr_array(A, dtype=np.int64), B, ["light wins", "dark wins", "throws", "turns"], keep,
-                          int(loc[start]), D, "sides", _layer_blocks(space, keep // 2))
+                          int(loc[start]), D, "sides")
 
 
 # ----------------------------------------------------------------------------- the solver
@@ -265,32 +250,41 @@ def weakly_chained_dominant(A: sp.csr_array) -> bool:
 
 
 @numba.njit(cache=True)
-def _push(dig, head, s, xi, k):
-    """Append digit row ``s`` (``xi``, any int64) to the base-``2^k`` numbers ``dig[:s]``, carrying upwards."""
+def _normalise(raw, k):
+    """Signed base-``2^k`` digit rows ``raw`` (T, n, m), most significant first, as digits in ``[0, 2^k)`` and a head.
+
+    Returns ``(digits, head)`` with ``sum raw[s] 2^(k (T-1-s)) = head 2^(kT) + sum digits[s] 2^(k (T-1-s))``.
+    """
+    T, n, m = raw.shape
     mask = (np.int64(1) << k) - 1
-    n, m = xi.shape
+    dig = np.empty_like(raw)
+    head = np.zeros((n, m), np.int64)
     for i in range(n):
         for c in range(m):
-            v = xi[i, c]
-            dig[s, i, c] = v & mask
-            carry = v >> k
-            j = s - 1
-            while carry != 0:
-                if j < 0:
-                    head[i, c] += carry
-                    break
-                v = dig[j, i, c] + carry
-                dig[j, i, c] = v & mask
+            carry = np.int64(0)
+            for s in range(T - 1, -1, -1):
+                v = raw[s, i, c] + carry
+                dig[s, i, c] = v & mask
                 carry = v >> k
-                j -= 1
+            head[i, c] = carry
+    return dig, head
 
 
-def _value(dig, head, K, k, i, c) -> int:
-    """The integer ``head * 2^(kK) + sum dig[j] 2^(k (K-1-j))`` of row ``i``, column ``c``."""
+def _rows(dig, head, k, c) -> list[int]:
+    """The integers of every row of column ``c`` (digits and head from :func:`_normalise`)."""
+    T, n = dig.shape[0], dig.shape[1]
     nb = k // 8
-    col = np.ascontiguousarray(dig[K - 1::-1, i, c]) if K else np.zeros(0, np.int64)
-    raw = col.view(np.uint8).reshape(-1, 8)[:, :nb].tobytes()
-    return (int(head[i, c]) << (k * K)) + int.from_bytes(raw, "little")
+    block = np.ascontiguousarray(dig[::-1, :, c].T)  # (n, T), least significant first
+    raw = np.ascontiguousarray(block.view(np.uint8).reshape(n, T, 8)[:, :, :nb]).reshape(n, T * nb)
+    sh = k * T
+    return [(int(h) << sh) + int.from_bytes(row.tobytes(), "little") for h, row in zip(head[:, c], raw, strict=True)]
+
+
+def _split_sum(x: np.ndarray, w: np.ndarray) -> list[int]:
+    """``sum_i w[i] x[i, c]`` per column, exactly (x up to 2^52, w up to 2^6, n up to 2^15)."""
+    hi = (x >> 24).T @ w
+    lo = (x & ((1 << 24) - 1)).T @ w
+    return [(int(h) << 24) + int(v) for h, v in zip(hi.tolist(), lo.tolist(), strict=True)]
 
 
 def _approx_fraction(X: int, shift: int, E: int) -> Fraction | None:
@@ -331,39 +325,72 @@ class ExactSolution:
         return Fraction(self.z[c][i], self.d)
 
 
+def scc_blocks(A: sp.csr_array, target: int = 1000) -> np.ndarray:
+    """Blocks of rows for :class:`BlockLU`: strongly connected components in dependency order, merged.
+
+    Row ``i`` depends on row ``j`` when ``a_ij != 0``. The components of that graph, taken so that a
+    component comes after every one it depends on, make ``A`` block lower triangular; consecutive
+    components are merged into blocks of about ``target`` rows (one LU each). In Ur only captures
+    (and a pass answered by a pass) lead back, so the components are small: 1,278 on the 12,786
+    positions of two pieces, the largest of 1,384.
+    """
+    import networkx as nx
+
+    n = A.shape[0]
+    k, lab = connected_components(A, directed=True, connection="strong")
+    coo = sp.coo_array(A)
+    cross = lab[coo.row] != lab[coo.col]
+    dag = nx.DiGraph()
+    dag.add_nodes_from(range(k))
+    dag.add_edges_from(zip(lab[coo.col[cross]].tolist(), lab[coo.row[cross]].tolist(), strict=True))
+    size = np.bincount(lab, minlength=k)
+    block = np.empty(k, np.int64)
+    b = rows = 0
+    for comp in nx.lexicographical_topological_sort(dag):
+        block[comp] = b
+        rows += int(size[comp])
+        if rows >= target:
+            b, rows = b + 1, 0
+    return block[lab] if n else np.zeros(0, np.int64)
+
+
 class BlockLU:
     """Float LU of a block lower-triangular matrix, one SuperLU factorisation per diagonal block.
 
-    ``blocks[i]`` is the block of row ``i``; rows of block ``b`` may only reference columns of
-    blocks ``<= b`` (checked), so ``A x = r`` is solved block after block. Without ``blocks``, one LU.
+    ``starts`` are the first rows of the blocks (rows ``starts[b]:starts[b+1]``, contiguous);
+    a block's rows reference only columns before its end, so ``A x = r`` is solved block
+    after block, the earlier blocks entering as a sparse product.
     """
 
-    def __init__(self, A: sp.csr_array, blocks: np.ndarray | None = None):
+    def __init__(self, A: sp.csr_array, starts: np.ndarray):
         n = A.shape[0]
-        blocks = np.zeros(n, np.int64) if blocks is None else np.asarray(blocks, np.int64)
-        coo = sp.coo_array(A)
-        if (blocks[coo.col] > blocks[coo.row]).any():
-            raise ValueError("the blocks are not in a lower-triangular order")
+        starts = [int(x) for x in starts] + ([n] if not len(starts) or starts[-1] != n else [])
         opts = {"permc_spec": "MMD_AT_PLUS_A", "diag_pivot_thresh": 0.0, "options": {"SymmetricMode": True}}
         Af = sp.csr_array(A, dtype=np.float64)
         self.parts = []
         self.fill = 0
-        for b in np.unique(blocks).tolist():
-            rows = np.flatnonzero(blocks == b)
-            before = np.flatnonzero(blocks < b)
-            sub = Af[rows]
-            lu = spla.splu(sp.csc_array(sub[:, rows]), **opts)
+        for lo, hi in itertools.pairwise(starts):
+            rows = Af[lo:hi]
+            if rows.nnz and rows.indices.max() >= hi:
+                raise ValueError("the blocks are not in a lower-triangular order")
+            lu = spla.splu(sp.csc_array(rows[:, lo:hi]), **opts)
             self.fill += int(lu.L.nnz + lu.U.nnz)
-            self.parts.append((rows, before, sp.csr_array(sub[:, before]) if before.size else None, lu))
+            off = sp.csr_array(rows[:, :lo]) if lo else None
+            self.parts.append((lo, hi, off if off is not None and off.nnz else None, lu))
+
+    def log2_abs_det(self) -> float:
+        """log2 |det A| from the diagonals of the U factors (permutations change only the sign)."""
+        return float(sum(np.log2(np.abs(lu.U.diagonal())).sum() + np.log2(np.abs(lu.L.diagonal())).sum()
+                         for _, _, _, lu in self.parts))
 
     def solve(self, r: np.ndarray) -> np.ndarray:
         r = np.asarray(r, np.float64)
         x = np.empty_like(r)
-        for rows, before, off, lu in self.parts:
-            rhs = r[rows]
+        for lo, hi, off, lu in self.parts:
+            rhs = r[lo:hi]
             if off is not None:
-                rhs = rhs - (off @ x[before]).reshape(rhs.shape)
-            x[rows] = lu.solve(rhs).reshape(rhs.shape)
+                rhs = rhs - off @ x[:lo]
+            x[lo:hi] = lu.solve(rhs)
         return x
 
 
@@ -377,8 +404,8 @@ def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, blocks: np.ndarr
     """The exact solution of ``A x = B`` (integers; ``A`` weakly chained diagonally dominant) by numeric lifting.
 
     ``wanted`` is the row whose fractions (with a random combination of all rows) give the
-    common denominator. ``blocks`` (the block of each row, see :class:`BlockLU`) makes the
-    float solves block after block (the layers of pieces off). ``bits`` a step: by default
+    common denominator. ``blocks`` (the block of each row, see :class:`BlockLU`; default
+    :func:`scc_blocks`) makes the float solves block after block. ``bits`` a step: by default
     what the float solve of ``B`` is good to, less a margin, in whole bytes (at most 40); 8
     fewer after a step that did not contract.
     Raises :class:`~markov_oca.errors.SolverError` if ``A`` is not proved nonsingular or the
@@ -392,32 +419,72 @@ def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, blocks: np.ndarr
     n, m = B.shape
     if not weakly_chained_dominant(A):
         raise SolverError("the position system is not weakly chained diagonally dominant: not proved nonsingular")
-    lu = BlockLU(A, blocks)
+    if blocks is None:
+        blocks = scc_blocks(A)
+    # the blocks as contiguous ranges: rows and columns in block order (stable), undone on the way out
+    order = np.argsort(blocks, kind="stable")
+    where = np.empty(n, np.int64)
+    where[order] = np.arange(n)
+    A = sp.csr_array(A[order][:, order])
+    A.sort_indices()
+    B = np.ascontiguousarray(B[order])
+    starts = np.searchsorted(np.asarray(blocks)[order], np.unique(blocks))
+    lu = BlockLU(A, starts)
     fill = lu.fill
     # a bound on |A^-1| (infinity norm): the comparison matrix's inverse on ones (an M-matrix, A is WCDD)
     cmp_ = sp.csr_array(-abs(A).astype(np.float64))
     cmp_.setdiag(np.abs(A.diagonal()).astype(np.float64))
-    inv_norm = float(np.max(BlockLU(cmp_, blocks).solve(np.ones((n, 1))))) * 1.01
+    inv_norm = float(np.max(BlockLU(cmp_, starts).solve(np.ones((n, 1))))) * 1.01
     seconds["factor"] = time.perf_counter() - t0
     if bits is None:
         xh = lu.solve(B.astype(np.float64))
         res = float(np.abs(B - A @ xh).max()) / max(1.0, float(np.abs(B).max()))
-        good = int(-math.log2(max(res, 2.0 ** -52))) - 4  # bits the float solve is good to, with a margin
+        good = int(-math.log2(max(res, 2.0 ** -52))) - 1  # bits the float solve is good to, less one
         bits = max(8, min(40, (good // 8) * 8))
+    # digits the final z needs: d divides det(A), whose size the float LU gives
+    logdet = lu.log2_abs_det()
+    tracked = [int(where[wanted])]
     while True:
+        top = int((logdet * 1.001 + 8 * math.log2(SMOOTH) + 256) // bits) + 2
         try:
-            sol = _lift(A, B, wanted, lu, inv_norm, bits, max_steps, check_every, bar, task, seconds)
+            sol = _lift(A, B, tracked, lu, inv_norm, bits, top, max_steps, check_every, bar, task, seconds)
         except _Diverged:
             if bits <= 8:
                 raise
             bits -= 8
             continue
+        except _Track as more:
+            if len(tracked) > 64:
+                raise SolverError("numeric lifting: no common denominator found") from None
+            tracked += [i for i in dict.fromkeys(more.rows) if i not in tracked][:8]
+            continue
         sol.fill = fill
+        # lowest terms: d = SMOOTH^8 d0 with d0 dividing the true common denominator, so the common
+        # factor of d and every z divides SMOOTH^8 (small residues)
+        g = math.gcd(SMOOTH ** 8, sol.d)
+        for col in sol.z:
+            for v in col:
+                if g == 1:
+                    break
+                g = math.gcd(g, v % g)
+        sol.d //= g
+        sol.z = [[col[i] // g for i in where.tolist()] for col in sol.z]
         seconds["total"] = time.perf_counter() - t0
         return sol
 
 
-def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seconds) -> ExactSolution:
+class _Track(SolverError):
+    """Rows whose denominators the tracked rows miss: lift again with them tracked."""
+
+    def __init__(self, rows):
+        super().__init__("rows to track")
+        self.rows = rows
+
+
+def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task, seconds) -> ExactSolution:
+    """The lifting (module docstring). Only the first ``top`` digit rows of every row are kept (what the
+    final ``z`` needs, from the float log-determinant); the ``tracked`` rows and a random combination of
+    all rows keep every digit, as big integers grown block by block."""
     n, m = B.shape
     a_row = int(abs(A).sum(axis=1).max())
     alpha = 1 << k
@@ -425,11 +492,12 @@ def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seco
     rho = rng.integers(1, 64, n).astype(np.int64)
     rho_sum = int(rho.sum())
     sample = np.sort(rng.choice(n, min(n, 256), replace=False))
-    cap = 512
-    dig = np.zeros((cap, n, m), np.int64)
-    head = np.zeros((n, m), np.int64)
+    tracked = np.asarray(tracked, np.int64)
+    raw = np.zeros((min(top, 256), n, m), np.int64)
+    acc = [[0] * (tracked.size + 1) for _ in range(m)]  # X of the tracked rows and of the combination
+    pending: list[tuple[np.ndarray, list[int]]] = []  # digit rows not yet folded into acc
     r = B.copy()
-    K = 0
+    K = folded = 0
     next_check = 64
     t1 = time.perf_counter()
     lift = verify = 0.0
@@ -443,12 +511,13 @@ def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seco
         if int(np.abs(xi).max()).bit_length() + a_row.bit_length() > 62 or rmax.bit_length() + k > 62:
             raise _Diverged("numeric lifting: the residual would overflow int64")
         r = alpha * r - (A @ xi).astype(np.int64).reshape(n, m)
-        if K == cap:
-            cap = cap * 3 // 2
-            grown = np.zeros((cap, n, m), np.int64)
-            grown[:K] = dig[:K]
-            dig = grown
-        _push(dig, head, K, xi, k)
+        if K < top:
+            if K == raw.shape[0]:
+                grown = np.zeros((min(top, 2 * K), n, m), np.int64)
+                grown[:K] = raw
+                raw = grown
+            raw[K] = xi
+        pending.append((xi[tracked].copy(), _split_sum(xi, rho)))
         K += 1
         if int(np.abs(r).max()) > max(rmax, 1 << 20):
             raise _Diverged("numeric lifting: a step did not contract (the float solve is not good enough)")
@@ -459,90 +528,88 @@ def _lift(A, B, wanted, lu, inv_norm, k, max_steps, check_every, bar, task, seco
         next_check = K + max(32, int(K * check_every))
         lift += time.perf_counter() - t1
         t2 = time.perf_counter()
-        shift = k * K
-        E = int(inv_norm * float(max(1, int(np.abs(r).max())))) + 2
-        cand = [_approx_fraction(_value(dig, head, K, k, wanted, c), shift, E) for c in range(m)]
-        if all(x is not None for x in cand):
-            for c in range(m):  # a random combination of all rows: its denominator is (almost surely) the lcm
-                comb = sum(int(x) * int(w) for x, w in zip(head[:, c], rho, strict=True)) << shift
-                low = (dig[:K, :, c] * rho[None, :]).sum(axis=1)  # < 2^(k + 6 + 15): n up to 32,768
+        # fold the pending digit rows: X = X 2^(k b) + sum of the block's rows
+        b_ = len(pending)
+        for c in range(m):
+            col = acc[c]
+            for w in range(tracked.size + 1):
                 v = 0
-                for dgt in low.tolist():
-                    v = (v << k) + dgt
-                cand.append(_approx_fraction(comb + v, shift, E * rho_sum))
+                for rows_, comb in pending:
+                    v = (v << k) + (int(rows_[w, c]) if w < tracked.size else comb[c])
+                col[w] = (col[w] << (k * b_)) + v
+        pending.clear()
+        folded = K
+        shift = k * folded
+        E = int(inv_norm * float(max(1, int(np.abs(r).max())))) + 2
+        cand = []
+        for c in range(m):
+            cand.append(_approx_fraction(acc[c][0], shift, E))
+            if cand[-1] is None:
+                break
         if all(x is not None for x in cand):
-            d = 1
+            cand += [_approx_fraction(acc[c][tracked.size], shift, E * rho_sum) for c in range(m)]
+            cand += [_approx_fraction(acc[c][w], shift, E) for c in range(m) for w in range(1, tracked.size)]
+        if all(x is not None for x in cand):
+            d = SMOOTH ** 8  # small primes cancel out of a random combination with fair chance: keep them
             for x in cand:
                 d = math.lcm(d, x.denominator)
-            z = None
-            for _ in range(6):  # rows whose denominator d misses: reconstruct a few, widen d, check again
-                bad = _far(dig, head, K, k, d, sample, m)
+            T = min(K, top)
+            if (K < top or k * T >= d.bit_length() + 160) and shift >= d.bit_length() + E.bit_length() + 40:
+                dig, head = _normalise(raw[:T], k)
+                bad = _far(dig, head, k, d, sample, m)
+                z = None
                 if not bad:
-                    z, bad = _certified(A, B, dig, head, K, k, d)
-                if z is not None or not bad:
-                    break
-                wider = d
-                for i, c in bad[:4]:
-                    f = _approx_fraction(_value(dig, head, K, k, i, c), shift, E)
-                    if f is not None:
-                        wider = math.lcm(wider, f.denominator)
-                if wider == d:
-                    break  # their fractions need more digits: lift on
-                d = wider
-            if z is not None:
-                verify += time.perf_counter() - t2
-                seconds.update(lift=lift, verify=verify)
-                return ExactSolution(d=d, z=z, steps=K, bits=k, fill=0, seconds=seconds)
+                    z, bad = _certified(A, B, dig, head, k, d)
+                if z is not None:
+                    verify += time.perf_counter() - t2
+                    seconds.update(lift=lift, verify=verify)
+                    return ExactSolution(d=d, z=z, steps=K, bits=k, fill=0, seconds=seconds)
+                if bad:
+                    raise _Track([i for i, _ in bad])
         verify += time.perf_counter() - t2
         t1 = time.perf_counter()
     raise SolverError(f"numeric lifting: no certified solution after {max_steps} steps")
 
 
-def _top_values(dig, head, K, k, c, top) -> list[int]:
-    """``floor(X / 2^(k (K - top)))`` of every row: the ``top`` leading digits of each number and its head."""
-    nb = k // 8
-    block = np.ascontiguousarray(dig[top - 1::-1, :, c].T)  # (n, top), least significant first
-    raw = block.view(np.uint8).reshape(block.shape[0], top, 8)[:, :, :nb]
-    raw = np.ascontiguousarray(raw).reshape(block.shape[0], top * nb)
-    sh = k * top
-    return [(int(h) << sh) + int.from_bytes(row.tobytes(), "little") for h, row in zip(head[:, c], raw, strict=True)]
-
-
-def _far(dig, head, K, k, d, rows, m) -> list[tuple[int, int]]:
-    """The (row, column) pairs among ``rows`` where ``d X / 2^(kK)`` is not close to an integer."""
-    shift = k * K
+def _far(dig, head, k, d, rows, m) -> list[tuple[int, int]]:
+    """The (row, column) pairs among ``rows`` where ``d X / 2^(kT)`` is not close to an integer."""
+    T = dig.shape[0]
+    shift = k * T
     one = flint.fmpz(1) << shift
     tol = flint.fmpz(1) << (shift - 32)
     fd = flint.fmpz(d)
     bad = []
+    sub_dig = np.ascontiguousarray(dig[:, rows])
+    sub_head = np.ascontiguousarray(head[rows])
     for c in range(m):
-        for i in rows.tolist():
-            p = fd * flint.fmpz(_value(dig, head, K, k, i, c))
+        for i, x in zip(rows.tolist(), _rows(sub_dig, sub_head, k, c), strict=True):
+            p = fd * flint.fmpz(x)
             zi = (p + (one >> 1)) >> shift
             if abs(p - zi * one) > tol:
                 bad.append((i, c))
     return bad
 
 
-def _certified(A, B, dig, head, K, k, d) -> tuple[list[list[int]] | None, list[tuple[int, int]]]:
-    """``z = round(d X / 2^(kK))`` for every row and column when ``A z = d B`` holds exactly, else None and the
-    (row, column) pairs where ``d X / 2^(kK)`` is not close to an integer (``d`` misses their denominator).
+def _certified(A, B, dig, head, k, d) -> tuple[list[list[int]] | None, list[tuple[int, int]]]:
+    """``z = round(d X / 2^(kT))`` for every row and column when ``A z = d B`` holds exactly, else None and the
+    (row, column) pairs where ``d X / 2^(kT)`` is not close to an integer (``d`` misses their denominator).
 
-    Only the leading digits of ``X`` matter (``d`` has far fewer bits than ``2^(kK)``); the products are FLINT's.
+    ``X`` holds the leading ``T`` digit rows only: with ``2^(kT) > d 2^160`` the rest moves ``d X`` by far less
+    than the tolerance. The products are FLINT's.
     """
     n, m = B.shape
-    top = min(K, (d.bit_length() + 96) // k + 2)
-    sh = k * top
+    T = dig.shape[0]
+    sh = k * T
     one = flint.fmpz(1) << sh
     half = flint.fmpz(1) << (sh - 1)
     tol = flint.fmpz(1) << (sh - 32)
     fd = flint.fmpz(d)
-    indptr, indices, data = A.indptr, A.indices, A.data.tolist()
+    indptr, indices, data = A.indptr.tolist(), A.indices.tolist(), A.data.tolist()
     out = []
     bad = []
     for c in range(m):
         z = []
-        for i, x in enumerate(_top_values(dig, head, K, k, c, top)):
+        for i, x in enumerate(_rows(dig, head, k, c)):
             p = fd * flint.fmpz(x)
             zi = (p + half) >> sh
             if abs(p - zi * one) > tol:
@@ -554,9 +621,8 @@ def _certified(A, B, dig, head, K, k, d) -> tuple[list[list[int]] | None, list[t
             continue
         bc = B[:, c].tolist()
         for i in range(n):
-            lo, hi = int(indptr[i]), int(indptr[i + 1])
             s = 0
-            for e in range(lo, hi):
+            for e in range(indptr[i], indptr[i + 1]):
                 s += data[e] * z[indices[e]]
             if s != d * bc[i]:
                 return None, bad
@@ -636,7 +702,7 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
         for sys_ in systems:
             task = bar.add_task(f"exact {', '.join(sys_.columns)} ({sys_.n:,} unknowns)", total=None)
             t0 = time.perf_counter()
-            sol = solve_exact(sys_.A, sys_.B, sys_.start, blocks=sys_.blocks, bar=bar, task=task)
+            sol = solve_exact(sys_.A, sys_.B, sys_.start, bar=bar, task=task)
             timer["exact " + ", ".join(sys_.columns)] = time.perf_counter() - t0
             for c, name in enumerate(sys_.columns):
                 solved[name] = sol.fraction(c, sys_.start)
