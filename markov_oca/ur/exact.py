@@ -251,13 +251,11 @@ def weakly_chained_dominant(A: sp.csr_array) -> bool:
 
 @numba.njit(cache=True)
 def _normalise(raw, k):
-    """Signed base-``2^k`` digit rows ``raw`` (T, n, m), most significant first, as digits in ``[0, 2^k)`` and a head.
-
-    Returns ``(digits, head)`` with ``sum raw[s] 2^(k (T-1-s)) = head 2^(kT) + sum digits[s] 2^(k (T-1-s))``.
-    """
+    """Signed base-``2^k`` digit rows ``raw`` (T, n, m), most significant first, as digits in ``[0, 2^k)`` (in
+    place) and a head: ``sum raw[s] 2^(k (T-1-s)) = head 2^(kT) + sum digits[s] 2^(k (T-1-s))``."""
     T, n, m = raw.shape
     mask = (np.int64(1) << k) - 1
-    dig = np.empty_like(raw)
+    dig = raw
     head = np.zeros((n, m), np.int64)
     for i in range(n):
         for c in range(m):
@@ -270,14 +268,18 @@ def _normalise(raw, k):
     return dig, head
 
 
-def _rows(dig, head, k, c) -> list[int]:
-    """The integers of every row of column ``c`` (digits and head from :func:`_normalise`)."""
+def _rows(dig, head, k, c, chunk: int = 2048):
+    """The integers of every row of column ``c`` (digits and head from :func:`_normalise`), a chunk at a time."""
     T, n = dig.shape[0], dig.shape[1]
     nb = k // 8
-    block = np.ascontiguousarray(dig[::-1, :, c].T)  # (n, T), least significant first
-    raw = np.ascontiguousarray(block.view(np.uint8).reshape(n, T, 8)[:, :, :nb]).reshape(n, T * nb)
     sh = k * T
-    return [(int(h) << sh) + int.from_bytes(row.tobytes(), "little") for h, row in zip(head[:, c], raw, strict=True)]
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        block = np.ascontiguousarray(dig[::-1, lo:hi, c].T)  # (rows, T), least significant first
+        raw = np.ascontiguousarray(block.view(np.uint8).reshape(hi - lo, T, 8)[:, :, :nb]).reshape(hi - lo, T * nb)
+        del block
+        for h, row in zip(head[lo:hi, c].tolist(), raw, strict=True):
+            yield (h << sh) + int.from_bytes(row.tobytes(), "little")
 
 
 def _split_sum(x: np.ndarray, w: np.ndarray) -> list[int]:
@@ -315,7 +317,7 @@ class ExactSolution:
     """``x = z / d`` for every row and column of ``A x = B``, proved (module docstring)."""
 
     d: int
-    z: list[list[int]]  # z[c][i]
+    z: list  # z[c][i]: a list per column (or a dict of the wanted row only, keep_all=False)
     steps: int
     bits: int  # k: bits gained per step
     fill: int
@@ -399,15 +401,16 @@ class _Diverged(SolverError):
 
 
 def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, blocks: np.ndarray | None = None,
-                bits: int | None = None, max_steps: int = 200_000, check_every: float = 0.0625, bar=None,
-                task=None) -> ExactSolution:
+                bits: int | None = None, keep_all: bool = True, max_steps: int = 200_000,
+                check_every: float = 0.0625, bar=None, task=None) -> ExactSolution:
     """The exact solution of ``A x = B`` (integers; ``A`` weakly chained diagonally dominant) by numeric lifting.
 
     ``wanted`` is the row whose fractions (with a random combination of all rows) give the
     common denominator. ``blocks`` (the block of each row, see :class:`BlockLU`; default
     :func:`scc_blocks`) makes the float solves block after block. ``bits`` a step: by default
     what the float solve of ``B`` is good to, less a margin, in whole bytes (at most 40); 8
-    fewer after a step that did not contract.
+    fewer after a step that did not contract. ``keep_all=False`` returns ``z`` at ``wanted``
+    only (``z[c]`` is then ``{wanted: value}``; every row is still checked).
     Raises :class:`~markov_oca.errors.SolverError` if ``A`` is not proved nonsingular or the
     lifting does not converge.
     """
@@ -447,7 +450,8 @@ def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, blocks: np.ndarr
     while True:
         top = int((logdet * 1.001 + 8 * math.log2(SMOOTH) + 256) // bits) + 2
         try:
-            sol = _lift(A, B, tracked, lu, inv_norm, bits, top, max_steps, check_every, bar, task, seconds)
+            sol = _lift(A, B, tracked, lu, inv_norm, bits, top, max_steps, check_every, bar, task, seconds,
+                        keep_all)
         except _Diverged:
             if bits <= 8:
                 raise
@@ -463,12 +467,17 @@ def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, blocks: np.ndarr
         # factor of d and every z divides SMOOTH^8 (small residues)
         g = math.gcd(SMOOTH ** 8, sol.d)
         for col in sol.z:
-            for v in col:
+            for v in (col if keep_all else col.values()):
                 if g == 1:
                     break
                 g = math.gcd(g, v % g)
+        if not keep_all:  # lowest terms of the kept row only
+            g = math.gcd(g, *(col[tracked[0]] for col in sol.z))
         sol.d //= g
-        sol.z = [[col[i] // g for i in where.tolist()] for col in sol.z]
+        if keep_all:
+            sol.z = [[col[i] // g for i in where.tolist()] for col in sol.z]
+        else:
+            sol.z = [{wanted: col[tracked[0]] // g} for col in sol.z]
         seconds["total"] = time.perf_counter() - t0
         return sol
 
@@ -481,7 +490,8 @@ class _Track(SolverError):
         self.rows = rows
 
 
-def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task, seconds) -> ExactSolution:
+def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task, seconds,
+          keep_all) -> ExactSolution:
     """The lifting (module docstring). Only the first ``top`` digit rows of every row are kept (what the
     final ``z`` needs, from the float log-determinant); the ``tracked`` rows and a random combination of
     all rows keep every digit, as big integers grown block by block."""
@@ -493,11 +503,12 @@ def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task
     rho_sum = int(rho.sum())
     sample = np.sort(rng.choice(n, min(n, 256), replace=False))
     tracked = np.asarray(tracked, np.int64)
-    raw = np.zeros((min(top, 256), n, m), np.int64)
+    raw = np.zeros((top, n, m), np.int64)
     acc = [[0] * (tracked.size + 1) for _ in range(m)]  # X of the tracked rows and of the combination
     pending: list[tuple[np.ndarray, list[int]]] = []  # digit rows not yet folded into acc
     r = B.copy()
     K = folded = 0
+    normal = None
     next_check = 64
     t1 = time.perf_counter()
     lift = verify = 0.0
@@ -512,10 +523,6 @@ def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task
             raise _Diverged("numeric lifting: the residual would overflow int64")
         r = alpha * r - (A @ xi).astype(np.int64).reshape(n, m)
         if K < top:
-            if K == raw.shape[0]:
-                grown = np.zeros((min(top, 2 * K), n, m), np.int64)
-                grown[:K] = raw
-                raw = grown
             raw[K] = xi
         pending.append((xi[tracked].copy(), _split_sum(xi, rho)))
         K += 1
@@ -555,11 +562,16 @@ def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task
                 d = math.lcm(d, x.denominator)
             T = min(K, top)
             if (K < top or k * T >= d.bit_length() + 160) and shift >= d.bit_length() + E.bit_length() + 40:
-                dig, head = _normalise(raw[:T], k)
+                if K < top:
+                    dig, head = _normalise(raw[:T].copy(), k)
+                else:  # the leading rows are final: normalise them in place, once
+                    if normal is None:
+                        normal = _normalise(raw, k)
+                    dig, head = normal
                 bad = _far(dig, head, k, d, sample, m)
                 z = None
                 if not bad:
-                    z, bad = _certified(A, B, dig, head, k, d)
+                    z, bad = _certified(A, B, dig, head, k, d, None if keep_all else tracked[:1])
                 if z is not None:
                     verify += time.perf_counter() - t2
                     seconds.update(lift=lift, verify=verify)
@@ -590,12 +602,13 @@ def _far(dig, head, k, d, rows, m) -> list[tuple[int, int]]:
     return bad
 
 
-def _certified(A, B, dig, head, k, d) -> tuple[list[list[int]] | None, list[tuple[int, int]]]:
+def _certified(A, B, dig, head, k, d, keep=None) -> tuple[list[list[int]] | None, list[tuple[int, int]]]:
     """``z = round(d X / 2^(kT))`` for every row and column when ``A z = d B`` holds exactly, else None and the
     (row, column) pairs where ``d X / 2^(kT)`` is not close to an integer (``d`` misses their denominator).
 
     ``X`` holds the leading ``T`` digit rows only: with ``2^(kT) > d 2^160`` the rest moves ``d X`` by far less
-    than the tolerance. The products are FLINT's.
+    than the tolerance. The products are FLINT's. With ``keep`` (rows), only those rows of ``z`` are returned
+    (the others are checked and dropped: their numbers are the bulk of the memory).
     """
     n, m = B.shape
     T = dig.shape[0]
@@ -626,7 +639,8 @@ def _certified(A, B, dig, head, k, d) -> tuple[list[list[int]] | None, list[tupl
                 s += data[e] * z[indices[e]]
             if s != d * bc[i]:
                 return None, bad
-        out.append(z)
+        out.append(z if keep is None else {int(i): z[i] for i in keep})
+        del z
     return (out if not bad else None), bad
 
 
@@ -699,16 +713,20 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
     solved = {}
     solver = []
     with progress_bar(progress) as bar:
-        for sys_ in systems:
-            task = bar.add_task(f"exact {', '.join(sys_.columns)} ({sys_.n:,} unknowns)", total=None)
+        # two columns a lifting: every row's leading digits are kept, so memory grows with the columns
+        groups = [(sys_, list(range(i, min(i + 2, len(sys_.columns))))) for sys_ in systems
+                  for i in range(0, len(sys_.columns), 2)]
+        for sys_, cols in groups:
+            names = [sys_.columns[c] for c in cols]
+            task = bar.add_task(f"exact {', '.join(names)} ({sys_.n:,} unknowns)", total=None)
             t0 = time.perf_counter()
-            sol = solve_exact(sys_.A, sys_.B, sys_.start, bar=bar, task=task)
-            timer["exact " + ", ".join(sys_.columns)] = time.perf_counter() - t0
-            for c, name in enumerate(sys_.columns):
+            sol = solve_exact(sys_.A, sys_.B[:, cols], sys_.start, keep_all=False, bar=bar, task=task)
+            timer["exact " + ", ".join(names)] = time.perf_counter() - t0
+            for c, name in enumerate(names):
                 solved[name] = sol.fraction(c, sys_.start)
             solver.append({"method": f"exact numeric lifting ({sol.bits} bits a step, verified A z = d B)",
                            "residual": 0.0, "iterations": sol.steps, "unknowns": sys_.n, "fill": sol.fill,
-                           "denominator_digits": _digits(sol.d)})
+                           "denominator_digits": _digits(sol.d), "columns": names})
     if same:
         wins = {"light": solved["win"], "dark": 1 - solved["win"]}
     else:
