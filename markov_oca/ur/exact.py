@@ -21,25 +21,32 @@ other side moves from ``succ`` (mirrored).
 * *Different policies*: one unknown per position and side to move (``D I - Q``, ``Q >= 0``):
   light's and dark's chances to win, throws and turns in one system of twice the size.
 
-**The solver** (:func:`solve_exact`): numeric-symbolic lifting (Wan's algorithm). One
-floating-point LU of the matrix (SuperLU, a fill-reducing order, diagonal pivots). With
-``r_0 = B`` each step solves ``A x = r_i`` in floats, rounds ``x_i = round(2^k x)`` to
-integers and takes the exact residual ``r_{i+1} = 2^k r_i - A x_i`` (int64: it stays a few
-units large, because the float solve is good to about ``k + 6`` bits). After ``K`` steps
-``X = sum x_i 2^(k (K-1-i))`` is ``2^(kK) A^-1 B`` to within ``|A^-1| |r_K|``: every step
-gains ``k`` bits (32 to 40 here against 26 for p-adic lifting), the digits of every row are
-kept, and the fractions of the start and of a random combination of all rows are recovered
-by a 2 x 2 lattice reduction (FLINT) once two checkpoints agree. Their denominators' lcm
-``d`` gives ``z = round(d X / 2^(kK))`` for every row; ``A z = d B`` is then checked over
-the integers, row by row. That identity *proves* ``z / d`` is the solution once ``A`` is
-nonsingular, which :func:`weakly_chained_dominant` proves on the matrix's pattern (every
-row weakly diagonally dominant, and each reaches a strictly dominant one: the game can end
-from every position). Nothing rests on the floats but the speed: a wrong step only fails the
-final check (:class:`~markov_oca.errors.SolverError`).
+**The solver** (:func:`solve_exact`): numeric-symbolic lifting (Wan's algorithm) on float
+LUs. The equations' strongly connected components (only captures, and a pass answered by a
+pass, lead back) taken in dependency order make the matrix block lower triangular
+(:func:`scc_blocks`: 1,278 components on two pieces, the largest of 1,384); merged into
+blocks of about 1,000 rows, each has its own SuperLU factorisation (fill 446K in all against
+4.5M for one LU of the whole). With ``r_0 = B`` each step solves ``A x = r_i`` in floats
+block after block, rounds ``x_i = round(2^k x)`` and takes the exact residual
+``r_{i+1} = 2^k r_i - A x_i`` (int64; it stays small because the float solve is good to more
+than ``k`` bits: ``k = 40`` here, against 26 bits a step for p-adic lifting). After ``K``
+steps ``X = sum x_i 2^(k (K-1-i))`` is ``2^(kK) A^-1 B`` to within ``|A^-1| |r_K|``. The
+fractions of the start and of a random combination of all rows are recovered from their
+``X`` by a 2 x 2 lattice reduction (FLINT); their denominators' lcm, times ``SMOOTH^8``,
+is ``d``. Then ``z = round(d X / 2^(kK))`` for every row (the leading digits of ``X``
+suffice, so only as many digit rows are kept as ``d`` can need: ``d`` divides ``det A``,
+whose size the float LU gives) and ``A z = d B`` is checked over the integers, row by row.
+That identity *proves* ``z / d`` is the solution once ``A`` is nonsingular, which
+:func:`weakly_chained_dominant` proves (every row weakly diagonally dominant, and each
+reaches a strictly dominant one: the game can end from every position). Nothing rests on
+the floats but the speed: a poor float step fails the contraction check and the lifting
+restarts with 8 bits fewer; a wrong ``d`` fails the final check.
 
-The reach: one piece (217 positions) in well under a second, two pieces (12,869) in tens of
-seconds (figures in the report of ``benchmarks/bench_ur_exact.py``); three pieces (264,304
-positions) is refused with its estimate (:func:`estimate`).
+The reach: one piece (217 positions) in well under a second; two pieces (12,786 positions
+reached, both optimal) in about 25 s of CPU, random against random about 30 s, light random
+against dark optimal (25,722 unknowns, 24,722-digit denominators) about 2.5 min; three pieces
+(264,304 positions) is refused with its estimate (:func:`estimate`: the kept digits alone
+would need over a hundred GB).
 """
 
 from __future__ import annotations
@@ -650,15 +657,18 @@ def _certified(A, B, dig, head, k, d, keep=None) -> tuple[list[list[int]] | None
 def estimate(pieces: int) -> tuple[float, float]:
     """(seconds, bytes) of the exact same-policy solve for ``pieces`` a side, extrapolated from one and two pieces.
 
-    Measured: fill 5.2M of the LU for 12,869 positions (2,572 for 217), so fill ~ n^1.86; the
-    denominators have about 0.9 digits per position; a step gains 12 digits and costs about
-    2.5 ns per fill entry; the digits of every row are kept (8 bytes each).
+    Measured on two pieces (12,786 unknowns): 3.0 bits of denominator an unknown, 40 bits a
+    step and twice the denominator's bits to lift, block fill 446K (3,395 on one piece: fill
+    ~ n^1.2), about 3 ns a fill entry and column, and the leading digit rows of every row
+    kept (``n log2 D / 40`` rows of 8 bytes a row and column).
     """
     n = UrSpace(pieces).size
-    fill = 5.2e6 * (n / 12_869) ** 1.86
-    steps = 2 * 0.9 * n / 12.0 * 1.2
-    seconds = 2 * steps * fill * 2.5e-9  # the win system, then the totals
-    memory = fill * 24 + steps * n * 8 * 2
+    bits = 3.05 * n
+    steps = 2 * bits / 40 * 1.07
+    fill = 446e3 * (n / 12_786) ** 1.2
+    seconds = 2 * steps * fill * 3e-9 * 2  # the win system and the totals (two columns)
+    seconds += 2 * n * 2e-4 * (bits / 38_800) ** 1.6  # the products of the final check
+    memory = (n * 4.5 / 40) * n * 8 * 2 + fill * 24
     return seconds, memory
 
 
@@ -670,7 +680,7 @@ def check_exact_size(rules: UrRules) -> None:
 
     secs, mem = estimate(rules.pieces)
     raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: the exact position-level solve of "
-                        f"{UrSpace(rules.pieces).size:,} positions would take about {secs / 3600:,.0f} hours and "
+                        f"{UrSpace(rules.pieces).size:,} positions would take about {secs / 3600:,.1f} hours and "
                         f"{gib(int(mem))} (extrapolated from one and two pieces); exact answers reach "
                         f"{EXACT_PIECES} pieces a side (drop --exact for floats)")
 
