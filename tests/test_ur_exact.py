@@ -165,6 +165,16 @@ def test_two_pieces_exact_equals_the_float_chain():
 
 
 @pytest.mark.slow
+def test_two_pieces_random_win_chance():
+    # about 10 s of CPU; on this system the random combination misses a factor 7 of three rows'
+    # denominators, which the final check finds and adds (no second lifting)
+    win, _ = mirror_systems(load_ur("ur", {"pieces": 2}), "random")
+    sol = solve_exact(win.A, win.B, win.start, keep_all=False)
+    assert abs(float(sol.fraction(0, win.start)) - 0.52425687992405889) < 1e-15
+    assert sol.d.bit_length() > 43_000
+
+
+@pytest.mark.slow
 def test_two_piece_certificate_is_fast():
     # about 8 s of CPU (was 80 s through the sparse p-adic solver): no improving move in 30,301 choices
     from markov_oca.ur.certify import certify_optimal

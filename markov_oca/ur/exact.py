@@ -492,9 +492,9 @@ def solve_exact(A: sp.csr_array, B: np.ndarray, wanted: int, *, blocks: np.ndarr
 class _Track(SolverError):
     """Rows whose denominators the tracked rows miss: lift again with them tracked."""
 
-    def __init__(self, rows):
+    def __init__(self, rows, d):
         super().__init__("rows to track")
-        self.rows = rows
+        self.rows, self.d = rows, d
 
 
 def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task, seconds,
@@ -516,6 +516,7 @@ def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task
     r = B.copy()
     K = folded = 0
     normal = None
+    stable = None
     next_check = 64
     t1 = time.perf_counter()
     lift = verify = 0.0
@@ -575,19 +576,47 @@ def _lift(A, B, tracked, lu, inv_norm, k, top, max_steps, check_every, bar, task
                     if normal is None:
                         normal = _normalise(raw, k)
                     dig, head = normal
-                bad = _far(dig, head, k, d, sample, m)
                 z = None
-                if not bad:
-                    z, bad = _certified(A, B, dig, head, k, d, None if keep_all else tracked[:1])
+                for _ in range(4):
+                    bad = _far(dig, head, k, d, sample, m)
+                    if not bad:
+                        z, bad = _certified(A, B, dig, head, k, d, None if keep_all else tracked[:1])
+                    if z is not None or not bad:
+                        break
+                    wider = _missing_factor(dig, head, k, d, bad)  # d x_i = integer + a/b, b small: widen d by b
+                    if wider == 1 or k * T < (d * wider).bit_length() + 160:
+                        break
+                    d *= wider
                 if z is not None:
                     verify += time.perf_counter() - t2
                     seconds.update(lift=lift, verify=verify)
                     return ExactSolution(d=d, z=z, steps=K, bits=k, fill=0, seconds=seconds)
-                if bad:
-                    raise _Track([i for i, _ in bad])
+                if bad and cand == stable:  # the same fractions two checkpoints running: track those rows
+                    raise _Track([i for i, _ in bad], d)
+                stable = cand  # else the combination's fraction may be spurious yet: lift on
         verify += time.perf_counter() - t2
         t1 = time.perf_counter()
     raise SolverError(f"numeric lifting: no certified solution after {max_steps} steps")
+
+
+def _missing_factor(dig, head, k, d, bad) -> int:
+    """The lcm of the small denominators ``b`` with ``d x_i = integer + a / b`` at the rows ``bad`` (1: none found).
+
+    ``d X / 2^(kT)`` is known to far more than 128 bits after the point, so a fraction of a
+    denominator below ``2^48`` shows in its first bits (a continued fraction).
+    """
+    T = dig.shape[0]
+    sh = k * T
+    wider = 1
+    rows = np.array(sorted({i for i, _ in bad}), np.int64)
+    sub_dig, sub_head = np.ascontiguousarray(dig[:, rows]), np.ascontiguousarray(head[rows])
+    for c in sorted({c for _, c in bad}):
+        for x in _rows(sub_dig, sub_head, k, c):
+            frac = (d * x) & ((1 << sh) - 1)
+            f = Fraction(frac >> (sh - 128), 1 << 128).limit_denominator(1 << 48)
+            if f.denominator > 1 and abs(Fraction(frac, 1 << sh) - f) < Fraction(1, 1 << 110):
+                wider = math.lcm(wider, f.denominator)
+    return wider
 
 
 def _far(dig, head, k, d, rows, m) -> list[tuple[int, int]]:
