@@ -43,8 +43,8 @@ the floats but the speed: a poor float step fails the contraction check and the 
 restarts with 8 bits fewer; a wrong ``d`` fails the final check.
 
 The reach: one piece (217 positions) in well under a second; two pieces (12,786 positions
-reached, both optimal) in about 25 s of CPU, random against random about 30 s, light random
-against dark optimal (25,722 unknowns, 24,722-digit denominators) about 2.5 min; three pieces
+reached, both optimal) in about 20 s of CPU, random against random about 25 s, light random
+against dark optimal (25,722 unknowns, 24,722-digit denominators) about 2.2 min; three pieces
 (264,304 positions) is refused with its estimate (:func:`estimate`: the kept digits alone
 would need over a hundred GB).
 """
