@@ -57,14 +57,10 @@ class UrFamily(Family):
 
     def solve_exact(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
         """Winning chances, throws and turns as fractions (:mod:`.exact`); refused above its reach."""
-        import sys
-
         from .exact import check_exact_size, solve_ur_exact
 
         check_exact_size(play.rules)  # before the value iteration
         opt = self.optimal(play) if "optimal" in (play["light"], play["dark"]) else None
-        if hasattr(sys, "set_int_max_str_digits"):
-            sys.set_int_max_str_digits(0)  # the report prints fractions of some 11,700 digits
         return solve_ur_exact(play.rules, play["light"], play["dark"], values=opt.values if opt else None,
                               residual=opt.residual if opt else None, tail=tail, progress=progress)
 
