@@ -160,6 +160,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
     t1 = time.perf_counter()
     push = push_lengths(r, light, dark, values, tail=tail, progress=progress)
     timer["length"] = time.perf_counter() - t1
+    timer["length_build"] = push.build_seconds  # of which: the policies' moves built for the push
     dist = push.dist
     if push_only:
         turns, throws = push.turns, push.throws
