@@ -454,99 +454,141 @@ def _push_pack(code, succ, events, frm, n_moves, values, newpos, e_start, cnt, e
             cnt[r, t] = used
 
 
-# One turn: the mass of ``cur`` is visited level by level of the mover's pips (a rosette's
-# successor, which gets the same turn's next throw, is on a higher level: pushed ahead within
-# ``cur``); every other successor gets its mass in ``nxt``. The ``parts`` threads read the same
-# level, each adding only into the targets of its own slice of places, so no two threads write
-# one value; a level is finished by both before the next starts. Returns (mass the mover won,
-# mass the mover lost, throws made: the mass visited).
+# One turn. The places are in ascending order of the mover's pips, and a rosette's successor (the
+# same turn's next throw) has more of them: one pass in place order pushes that mass ahead within
+# ``cur`` before its place is visited, so each place is visited once with all its mass. Every other
+# successor gets its mass in ``nxt``. With one thread that is one pass (``_turn_*``). With more, the
+# pass over the rosettes is made alone (``_closure_*``), then the threads spread the mass into
+# ``nxt`` side by side (``_spread_*``), each reading every place but adding only into the targets of
+# its own slice, so no two threads write one value, and each value gets its terms in the same order
+# as with one thread (the same bits). A turn returns (mass the mover won, mass the mover lost,
+# throws made: the mass visited).
+
+
+@numba.njit(cache=True)
+def _turn_fixed(table, probs, cur, nxt):
+    nt = probs.shape[0]
+    won = 0.0
+    lost = 0.0
+    thr = 0.0
+    for s in range(cur.shape[0]):
+        m = cur[s]
+        if m == 0.0:
+            continue
+        thr += m
+        for t in range(nt):
+            c = table[s, t]
+            if c >= 0:
+                if c & 1:
+                    cur[c >> 1] += m * probs[t]
+                else:
+                    nxt[c >> 1] += m * probs[t]
+            elif c == -1:
+                won += m * probs[t]
+            elif c == -2:
+                lost += m * probs[t]
+    return won, lost, thr
+
+
+@numba.njit(cache=True)
+def _closure_fixed(table, probs, cur):
+    nt = probs.shape[0]
+    won = 0.0
+    lost = 0.0
+    thr = 0.0
+    for s in range(cur.shape[0]):
+        m = cur[s]
+        if m == 0.0:
+            continue
+        thr += m
+        for t in range(nt):
+            c = table[s, t]
+            if c >= 0:
+                if c & 1:
+                    cur[c >> 1] += m * probs[t]
+            elif c == -1:
+                won += m * probs[t]
+            elif c == -2:
+                lost += m * probs[t]
+    return won, lost, thr
 
 
 @numba.njit(cache=True, parallel=True)
-def _turn_fixed(level_start, table, probs, cur, nxt, parts):
+def _spread_fixed(table, probs, cur, nxt, parts):
     S = cur.shape[0]
     nt = probs.shape[0]
-    acc = np.zeros((parts, 3))
-    for lev in range(level_start.shape[0] - 1):
-        lo = level_start[lev]
-        hi = level_start[lev + 1]
-        if hi <= lo:
+    for p in prange(parts):
+        tlo = p * S // parts
+        thi = (p + 1) * S // parts
+        for s in range(S):
+            m = cur[s]
+            if m == 0.0:
+                continue
+            for t in range(nt):
+                c = table[s, t]
+                if c >= 0 and not c & 1:
+                    j = c >> 1
+                    if j >= tlo and j < thi:
+                        nxt[j] += m * probs[t]
+
+
+@numba.njit(cache=True)
+def _turn_csr(start, cnt, ent, probs, cur, nxt, rosettes_only):
+    """One pass; with ``rosettes_only`` only the mass pushed ahead within ``cur`` (``nxt`` untouched)."""
+    nt = probs.shape[0]
+    won = 0.0
+    lost = 0.0
+    thr = 0.0
+    for s in range(cur.shape[0]):
+        m = cur[s]
+        if m == 0.0:
             continue
-        for p in prange(parts):
-            tlo = p * S // parts
-            thi = (p + 1) * S // parts
-            won = 0.0
-            lost = 0.0
-            thr = 0.0
-            for s in range(lo, hi):
-                m = cur[s]
-                if m == 0.0:
+        thr += m
+        e = start[s]
+        for t in range(nt):
+            k = cnt[s, t]
+            if k == 0:
+                continue
+            q = m * probs[t] / k
+            for _ in range(k):
+                c = ent[e]
+                e += 1
+                if c >= 0:
+                    if c & 1:
+                        cur[c >> 1] += q
+                    elif not rosettes_only:
+                        nxt[c >> 1] += q
+                elif c == -1:
+                    won += q
+                else:
+                    lost += q
+    return won, lost, thr
+
+
+@numba.njit(cache=True, parallel=True)
+def _spread_csr(start, cnt, ent, probs, cur, nxt, parts):
+    S = cur.shape[0]
+    nt = probs.shape[0]
+    for p in prange(parts):
+        tlo = p * S // parts
+        thi = (p + 1) * S // parts
+        for s in range(S):
+            m = cur[s]
+            if m == 0.0:
+                continue
+            e = start[s]
+            for t in range(nt):
+                k = cnt[s, t]
+                if k == 0:
                     continue
-                thr += m
-                for t in range(nt):
-                    c = table[s, t]
-                    if c >= 0:
+                q = m * probs[t] / k
+                for _ in range(k):
+                    c = ent[e]
+                    e += 1
+                    if c >= 0 and not c & 1:
                         j = c >> 1
                         if j >= tlo and j < thi:
-                            if c & 1:
-                                cur[j] += m * probs[t]
-                            else:
-                                nxt[j] += m * probs[t]
-                    elif c == -1:
-                        won += m * probs[t]
-                    elif c == -2:
-                        lost += m * probs[t]
-            acc[p, 0] += won
-            acc[p, 1] += lost
-            acc[p, 2] += thr
-    return acc[0, 0], acc[0, 1], acc[0, 2]
-
-
-@numba.njit(cache=True, parallel=True)
-def _turn_csr(level_start, start, cnt, ent, probs, cur, nxt, parts):
-    S = cur.shape[0]
-    nt = probs.shape[0]
-    acc = np.zeros((parts, 3))
-    for lev in range(level_start.shape[0] - 1):
-        lo = level_start[lev]
-        hi = level_start[lev + 1]
-        if hi <= lo:
-            continue
-        for p in prange(parts):
-            tlo = p * S // parts
-            thi = (p + 1) * S // parts
-            won = 0.0
-            lost = 0.0
-            thr = 0.0
-            for s in range(lo, hi):
-                m = cur[s]
-                if m == 0.0:
-                    continue
-                thr += m
-                e = start[s]
-                for t in range(nt):
-                    k = cnt[s, t]
-                    if k == 0:
-                        continue
-                    q = m * probs[t] / k
-                    for _ in range(k):
-                        c = ent[e]
-                        e += 1
-                        if c >= 0:
-                            j = c >> 1
-                            if j >= tlo and j < thi:
-                                if c & 1:
-                                    cur[j] += q
-                                else:
-                                    nxt[j] += q
-                        elif c == -1:
-                            won += q
-                        else:
-                            lost += q
-            acc[p, 0] += won
-            acc[p, 1] += lost
-            acc[p, 2] += thr
-    return acc[0, 0], acc[0, 1], acc[0, 2]
+                            nxt[j] += q
 
 
 @dataclass
@@ -604,14 +646,15 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     hand), until less than ``tail`` is still in play.
 
     A deterministic policy (``greedy``, ``optimal``) keeps one move per throw (4 bytes a position and
-    throw, no index); ``random`` keeps every legal move. The turns are pushed by ``parts`` threads
-    (numba's count by default), level by level of the mover's pips.
+    throw, no index); ``random`` keeps every legal move. With ``parts`` > 1 the mass of a turn is
+    spread by that many threads (after one pass over the rosettes); the default is one pass by one
+    thread, which was the faster on the shared 2-core machine (docs/ur.md).
     """
     codes = [_code(light)] if light == dark else [_code(light), _code(dark)]
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
-    parts = int(parts or numba.get_num_threads())
+    parts = int(parts or 1)
     t0 = time.perf_counter()
     space = UrSpace(rules.pieces)
     S = space.size
@@ -622,7 +665,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     step = 1 << 24
     for lo in range(0, S, step):
         _mover_pips(space.tables, lo, min(lo + step, S), pips)
-    newpos, level_start = _placement(pips, 15 * rules.pieces + 1)
+    newpos, _levels = _placement(pips, 15 * rules.pieces + 1)
     del pips
     first = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0) if start is None else int(start)
     first_place = int(newpos[first])
@@ -683,10 +726,16 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             t += 1
             side = (t - 1) % 2
             kind, tab = tables[side % len(tables)]
-            if kind == "fixed":
-                won, lost, thr = _turn_fixed(level_start, tab, probs, cur, nxt, parts)
+            if kind == "fixed" and parts == 1:
+                won, lost, thr = _turn_fixed(tab, probs, cur, nxt)
+            elif kind == "fixed":
+                won, lost, thr = _closure_fixed(tab, probs, cur)
+                _spread_fixed(tab, probs, cur, nxt, parts)
+            elif parts == 1:
+                won, lost, thr = _turn_csr(tab[0], tab[1], tab[2], probs, cur, nxt, False)
             else:
-                won, lost, thr = _turn_csr(level_start, tab[0], tab[1], tab[2], probs, cur, nxt, parts)
+                won, lost, thr = _turn_csr(tab[0], tab[1], tab[2], probs, cur, nxt, True)
+                _spread_csr(tab[0], tab[1], tab[2], probs, cur, nxt, parts)
             if t >= pmf.shape[0]:
                 pmf = np.vstack([pmf, np.zeros_like(pmf)])
             pmf[t, side] += won
