@@ -103,8 +103,8 @@ def _callable_weights(mv: UrMoves, policy: Callable, live: np.ndarray, space: Ur
 CHAIN_CHUNK = 1 << 16
 #: Branches kept per (position, side) row on average, measured (four pieces, random against random: 11.2).
 _ROW_BRANCHES = 12
-#: Widest row expected in the chain's branch table (the measured width is used once known).
-_WIDTH = 24
+#: Widest row expected in the chain's branch table (measured: 13 for three pieces, 16 for four).
+_WIDTH = 16
 
 
 def chain_bytes(rules: UrRules) -> int:
