@@ -23,6 +23,7 @@ in order of the mover's pips and the whole turn, rosettes included, is one pass.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -647,14 +648,15 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
 
     A deterministic policy (``greedy``, ``optimal``) keeps one move per throw (4 bytes a position and
     throw, no index); ``random`` keeps every legal move. With ``parts`` > 1 the mass of a turn is
-    spread by that many threads (after one pass over the rosettes); the default is one pass by one
-    thread, which was the faster on the shared 2-core machine (docs/ur.md).
+    spread by that many threads (after one pass over the rosettes); the default
+    (``$MARKOV_OCA_PUSH_THREADS``, else 1) is one pass by one thread, which was the faster on the
+    shared 2-core machine (docs/ur.md).
     """
     codes = [_code(light)] if light == dark else [_code(light), _code(dark)]
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
-    parts = int(parts or 1)
+    parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
     t0 = time.perf_counter()
     space = UrSpace(rules.pieces)
     S = space.size
