@@ -4,18 +4,33 @@
     python benchmarks/ur_full.py 4 --method jacobi    # to compare (gs: plain Gauss-Seidel)
     python benchmarks/ur_full.py 4 --order rank       # or reverse
     python benchmarks/ur_full.py 7 --checkpoint /tmp/ur7 --table /tmp/ur7.npy
+    python benchmarks/ur_full.py 7 --pair optimal,optimal --table /tmp/ur7.npy --tail 1e-6
+    python benchmarks/ur_full.py 7 --rgu /tmp/ur7.rgu --table /tmp/ur7.npy --royalur ~/RoyalUr-Python
 
 Prints states, sweeps and seconds per layer, the total, the residual of a final full
 Bellman pass (recomputed from the move kernel), the first player's chance to 12
 digits and the peak resident memory of this process (measure it from outside too:
 ``/usr/bin/time -v``).
+
+``--pair LIGHT,DARK`` (with a saved ``--table`` when a side plays optimal) solves that pair
+of policies instead, as ``solve ur`` does from six pieces: each side's chance, the expected
+turns and throws and the length distribution, from the threaded forward push.
+
+``--rgu FILE`` writes the table as a ``.rgu`` file (``--values``, percent16 by default),
+timed; with ``--royalur DIR`` (a checkout of RoyalUr-Python, not part of this project) it
+loads the file with their ``royalur/lut/reader.py`` and looks up ``--sample`` positions
+under keys made by their ``SimpleGameStateEncoding``, against our table.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import sys
 import time
+
+import numpy as np
 
 from markov_oca.ur.layered import METHODS, ORDERS, save_table, solve_layered
 from markov_oca.ur.rules import load_ur
@@ -34,7 +49,17 @@ def main() -> None:
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--table", default=None, help="save the table here (.npy)")
     ap.add_argument("--no-residual", action="store_true")
+    ap.add_argument("--pair", default=None, help="LIGHT,DARK: solve a pair of policies from the saved --table")
+    ap.add_argument("--tail", type=float, default=1e-6, help="with --pair: the length distribution's tail")
+    ap.add_argument("--rgu", default=None, help="write the saved --table as this .rgu file")
+    ap.add_argument("--values", default="percent16", help="with --rgu: percent16, float32 or float64")
+    ap.add_argument("--royalur", default=None, help="with --rgu: a RoyalUr-Python checkout to read the file with")
+    ap.add_argument("--sample", type=int, default=500, help="with --royalur: positions looked up")
     args = ap.parse_args()
+    if args.pair:
+        return pair(args)
+    if args.rgu:
+        return rgu(args)
     solve_layered(load_ur(args.rules, {"pieces": 1}), residual=True)  # compile / load the numba cache
     rules = load_ur(args.rules, {"pieces": args.pieces})
     sp = UrSpace(args.pieces)
@@ -69,6 +94,111 @@ def main() -> None:
         save_table(sol.values, args.table)
         print(f"table saved to {args.table} in {time.perf_counter() - t1:.1f} s")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def pair(args) -> None:
+    from markov_oca.ur.layered import load_table
+    from markov_oca.ur.solve import solve_ur
+
+    light, dark = args.pair.split(",")
+    rules = load_ur(args.rules, {"pieces": args.pieces})
+    values = load_table(args.table, rules) if args.table else None
+    solve_ur(load_ur(args.rules, {"pieces": 2}), light, dark, method="sweeps", tail=1e-3)  # compile
+    t0 = time.perf_counter()
+    res = solve_ur(rules, light, dark, values=values, method="sweeps", tail=args.tail, progress=True)
+    dt = time.perf_counter() - t0
+    d = res.to_dict()
+    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: {res.positions:,} positions")
+    print(f"  light wins {float(res.wins['light']):.12f}, dark {float(res.wins['dark']):.12f}")
+    turns, throws = float(res.expected["turns"].total), float(res.expected["throws"].total)
+    print(f"  expected turns {turns:.9f}, throws {throws:.9f}")
+    ln = d["length"]
+    print(f"  length: {len(ln['pmf']) - 1} turns pushed, tail {ln['tail_mass']:.1e}; median {ln['median']}, "
+          f"p90 {ln['p90']}, p99 {ln['p99']}")
+    print(f"  solver: {res.solver}")
+    print(f"  timings: {', '.join(f'{k} {v:.1f} s' for k, v in res.timings.items())}; total {dt:.1f} s")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def rgu(args) -> None:
+    from markov_oca.ur.layered import load_table
+    from markov_oca.ur.table import write_rgu
+
+    rules = load_ur(args.rules, {"pieces": args.pieces})
+    values = load_table(args.table, rules)
+    t0 = time.perf_counter()
+    n = write_rgu(rules, values, args.rgu, args.values)
+    dt = time.perf_counter() - t0
+    print(f"{args.rgu}: {n:,} positions, values {args.values}, {os.path.getsize(args.rgu) / 2**20:,.1f} MiB, "
+          f"written in {dt:.1f} s")
+    if args.royalur:
+        royalur_check(rules, values, args.rgu, args.royalur, args.sample)
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def royalur_check(rules, values, path, checkout, sample) -> None:
+    """Their reader loads the file; their encoder makes the keys of our positions; the values agree."""
+    from markov_oca.ur.kernel import is_terminal
+    from markov_oca.ur.state import decode
+
+    sys.path.insert(0, checkout)
+    from royalur.lut.board_encoder import SimpleGameStateEncoding
+    from royalur.lut.reader import LutReader
+    from royalur.model.player import PlayerType
+
+    class Piece:
+        def __init__(self, owner):
+            self.owner = owner
+
+    class Board:  # their board's storage: row-major, three columns, light's column 0
+        def __init__(self):
+            self._pieces = [None] * 24
+
+        def _calc_tile_index(self, ix, iy):
+            return iy * 3 + ix
+
+    class Player:
+        def __init__(self, hand):
+            self._piece_count = hand
+
+    class State:
+        def __init__(self, board, light_hand, dark_hand):
+            self.board, self.light_player, self.dark_player = board, Player(light_hand), Player(dark_hand)
+
+        def get_turn(self):
+            return PlayerType.LIGHT
+
+    def tile(square, column):  # Bell's paths: down the side column, up the middle, back to rows 7 and 6
+        if square <= 4:
+            return column, 4 - square
+        if square <= 12:
+            return 1, square - 5
+        return column, 20 - square
+
+    t0 = time.perf_counter()
+    lut = LutReader(path).read()
+    print(f"RoyalUr-Python's LutReader: {len(lut):,} entries read in {time.perf_counter() - t0:.1f} s, "
+          f"value_type {lut.get_metadata()['decoded_header']['value_type']}")
+    enc = SimpleGameStateEncoding()
+    space = UrSpace(rules.pieces)
+    rng = np.random.default_rng(13)
+    idx = np.arange(space.size) if space.size <= sample else rng.choice(space.size, sample, replace=False)
+    worst, checked = 0.0, 0
+    for i in idx:
+        pos = space.unrank(int(i))
+        if is_terminal(pos, rules):
+            continue
+        light, dark = decode(pos)
+        board = Board()
+        for squares, column, who in ((light, 0, PlayerType.LIGHT), (dark, 2, PlayerType.DARK)):
+            for sq in squares:
+                if 1 <= sq <= 14:
+                    board._pieces[board._calc_tile_index(*tile(sq, column))] = Piece(who)
+        key = enc.encode_game_state(State(board, light.count(0), dark.count(0)))
+        worst = max(worst, abs(lut.lookup(0, key) / 65535.0 - float(values[i])))
+        checked += 1
+    print(f"{checked:,} positions (not over) looked up under their encoder's keys: largest difference from our "
+          f"table {worst:.2e} (half a percent16 step: {0.5 / 65535:.2e})")
 
 
 if __name__ == "__main__":

@@ -35,25 +35,44 @@ from .errors import TooLargeError
 
 DENSE_LIMIT = 1_000  # transient states up to which the dense FLINT solve is used
 EXACT_LIMIT = 100_000  # transient states up to which exact mode solves at all
-METHODS = ("auto", "dense", "sparse")
+METHODS = ("auto", "dense", "sparse", "refine", "dixon")  # sparse: refine or dixon, by the estimated memory
+REFINE_MEMORY = 1.5 * 2**30  # bytes of refinement digits and proof above which the sparse path lifts p-adically
 
 
 def _to_fraction(q: flint.fmpq) -> Fraction:
     return Fraction(int(q.p), int(q.q))
 
 
-def sparse_estimate(n: int, nnz: int, denom: int) -> tuple[float, float]:
-    """Rough (seconds, bytes) of a sparse exact solve of ``n`` transient states (``docs/exact.md``).
+BITS_PER_STATE = 5.0  # bits of the answers per transient state, measured 1.9 to 7.3 (docs/exact.md)
 
-    Measured on two-player boards: the LU's fill is 2 to 3.5 ``n**1.5`` nonzeros;
-    the answers' denominators have about ``0.4 n`` to ``0.7 n`` digits, so lifting
-    and certificate take about ``0.25 n`` steps of a 26-bit prime, each a pass
-    over the LU at about 5 ns an entry for a few columns; about 40 bytes per
-    nonzero of the LU while it is built.
+
+def _refine_digit_bytes(n: int, columns: int) -> float:
+    """The refinement's memory beyond the LU: its digits (half the rows, 8 bytes and 48 bits a step) and,
+    at the proof, four (n, K) int64 limb arrays for denominators of about half the bits (24 bits a limb).
+    S&L-48: 0.49 GB predicted, 0.62 GB peak RSS of the whole process measured."""
+    digits = 8.0 * (n / 2) * columns * (BITS_PER_STATE * n / 48)
+    limbs = 4 * 8.0 * n * (BITS_PER_STATE * n / 2 / 24)
+    return digits + limbs
+
+
+def sparse_estimate(n: int, nnz: int, denom: int, columns: int = 4) -> tuple[float, float, str]:
+    """Rough (seconds, bytes, solver) of a sparse exact solve of ``n`` transient states (``docs/exact.md``).
+
+    Measured on the two-player boards: the LU's fill is 2 to 3.4 ``n**1.5`` nonzeros;
+    the answers take 1.9 to 7.3 bits per state (:data:`BITS_PER_STATE`). The
+    numeric refinement gains 48 bits a step, a pass over the LU per four columns at
+    about 4 ns an entry (loaded machine), and keeps its digits (the memory that
+    decides between it and the p-adic lifting: :data:`REFINE_MEMORY`); the lifting
+    takes 26 bits a step and half as many again for its certificate, a pass per two
+    columns at about 5 ns an entry, with about 40 bytes per nonzero of the LU.
     """
+    del denom  # the bits per state were measured about the same for denominators 6 to 6,720
     fill = max(3.0 * n ** 1.5, 10.0 * nnz)
-    steps = 0.25 * n * max(1.0, math.log10(max(denom, 2)) / math.log10(36))
-    return steps * fill * 5e-9, fill * 40.0
+    bits = BITS_PER_STATE * n
+    digits = _refine_digit_bytes(n, columns)
+    if digits <= REFINE_MEMORY:
+        return bits / 48 * math.ceil(columns / 4) * fill * 4e-9, digits + 24.0 * fill, "refine"
+    return 1.5 * bits / 26 * math.ceil(columns / 2) * fill * 5e-9, 40.0 * fill, "dixon"
 
 
 class ExactChain:
@@ -67,12 +86,13 @@ class ExactChain:
         self.ids = np.flatnonzero(st.transient)
         n = self.ids.size
         if n > EXACT_LIMIT:
-            secs, mem = sparse_estimate(n, int(chain.P.nnz), chain.denom)
+            secs, mem, _ = sparse_estimate(n, int(chain.P.nnz), chain.denom)
             raise TooLargeError(
                 f"exact mode solves chains of up to {EXACT_LIMIT:,} transient states; this one has {n:,} "
                 f"(estimated {_duration(secs)} and {mem / 2**30:.1f} GiB; drop --exact for the floating-point solve)"
             )
-        self.sparse = method == "sparse" or (method == "auto" and n > DENSE_LIMIT)
+        self.method = method
+        self.sparse = method in ("sparse", "refine", "dixon") or (method == "auto" and n > DENSE_LIMIT)
         self.pos = np.full(chain.n, -1, np.int64)
         self.pos[self.ids] = np.arange(n)
         self._absorption: list | None = None
@@ -154,15 +174,23 @@ class ExactChain:
         q = self._branches(stop)[self.ids][:, self.ids]
         return sp.csr_array(self.chain.denom * sp.identity(self.ids.size, dtype=np.int64, format="csr") - q)
 
+    def _use_refine(self, columns: int = 8) -> bool:
+        """The numeric-refinement solver keeps its digits and the proof's limbs: used while they fit
+        ``REFINE_MEMORY`` (counted for 8 columns: the goose solve asks up to 15, the benchmarks 2 to 10)."""
+        if self.method in ("refine", "dixon"):
+            return self.method == "refine"
+        return _refine_digit_bytes(self.ids.size, columns) <= REFINE_MEMORY
+
     def _sparse_solver(self):
-        from .exact_sparse import DixonSolver
+        from .exact_sparse import DixonSolver, RefineSolver
 
         if self._solver is None:
             # eliminate first the states of the seat with the most of them: its throws hand the move on
             mover = self.chain.mover[self.ids]
             seats = np.bincount(np.maximum(mover, 0))
             prefer = (mover != int(np.argmax(seats))).astype(np.int64)
-            self._solver = DixonSolver(self._int_matrix(), prefer=prefer)
+            kind = RefineSolver if self._use_refine() else DixonSolver
+            self._solver = kind(self._int_matrix(), prefer=prefer)
             self.reports.append(self._solver.report)
         return self._solver
 
@@ -217,12 +245,21 @@ class ExactChain:
         return b.astype(np.int64), sp.csr_array(C)
 
     def _sparse_batch(self, plain: list[np.ndarray], coupled: list[tuple[np.ndarray, sp.csr_array]],
-                      sources: list[int]) -> list[Fraction]:
+                      sources: list[int], absorbing: int = 0) -> list[Fraction]:
         """Solve signed columns at the initial state: plain ones, then ones coupled to the sum of ``sources``.
 
-        A column with negative entries is split into its positive and negative
-        parts (the lifting's certificate needs nonnegative solutions).
+        For :class:`~markov_oca.exact_sparse.DixonSolver` a column with negative
+        entries is split into its positive and negative parts (the lifting's
+        certificate needs nonnegative solutions). For the refinement solver, when the
+        first ``absorbing`` plain columns are every way of ending (outcomes, then
+        deadlock) and add up to ``A 1`` exactly (checked), one outcome is not solved
+        but taken as 1 minus the others: ``A x = A 1`` has the one solution 1.
         """
+        from .exact_sparse import Coupling, RefineSolver
+
+        solver = self._sparse_solver()
+        if isinstance(solver, RefineSolver):  # signed columns as they are
+            return self._refine_batch(solver, plain, coupled, sources, absorbing)
         cols, signs, owner = [], [], []
         at: dict[int, int] = {}  # a source's column in the solve
         for i, b in enumerate(plain):
@@ -232,8 +269,6 @@ class ExactChain:
                     cols.append(part)
                     signs.append(sign)
                     owner.append(i)
-        from .exact_sparse import Coupling
-
         couplings = []
         src_cols = [at[i] for i in sources]
         for i, (b, C) in enumerate(coupled):
@@ -249,14 +284,50 @@ class ExactChain:
         out = [Fraction(0)] * (len(plain) + len(coupled))
         if not cols:
             return out
-        x = self._sparse_solver().solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
+        x = solver.solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
         for col, sign, i in zip(x, signs, owner, strict=True):
             out[i] += sign * col[0]
         return out
 
+    def _refine_batch(self, solver, plain, coupled, sources, absorbing) -> list[Fraction]:
+        from .exact_sparse import Coupling
+
+        out = [Fraction(0)] * (len(plain) + len(coupled))
+        if not plain and not coupled:
+            return out
+        n = self.ids.size
+        drop = -1
+        if absorbing and np.array_equal(solver.A_orig @ np.ones(n, np.int64), np.sum(plain[:absorbing], axis=0)):
+            live = [c for c in range(absorbing - 1) if plain[c].any()]
+            drop = live[-1] if live else -1
+        keep = [c for c in range(len(plain)) if c != drop]
+        at = {c: i for i, c in enumerate(keep)}
+        cols = [np.asarray(plain[c], np.int64) for c in keep]
+        couplings = []
+        for b, C in coupled:
+            C = sp.csr_array(C, dtype=np.int64)
+            if drop in sources:
+                # the sum of the sources is 1 minus the other ways of ending: b + C 1 - C (those columns)
+                others = [c for c in range(absorbing) if c not in sources and c != drop]
+                cols.append(np.asarray(b, np.int64) + C @ np.ones(n, np.int64))
+                couplings.append(Coupling(sp.csr_array(-C), [at[c] for c in others]))
+            else:
+                cols.append(np.asarray(b, np.int64))
+                couplings.append(Coupling(C, [at[c] for c in sources]))
+        x = solver.solve(np.column_stack(cols), np.array([self.pos[self.chain.init]]), couplings)
+        vals = [col[0] for col in x]
+        for c in keep:
+            out[c] = vals[at[c]]
+        for i in range(len(coupled)):
+            out[len(plain) + i] = vals[len(keep) + i]
+        if drop >= 0:
+            out[drop] = 1 - sum((out[c] for c in range(absorbing) if c != drop), Fraction(0))
+        return out
+
     def _sparse_outcomes(self) -> dict[str, Fraction]:
         if self._init_outcomes is None:
-            self._init_outcomes = self._outcomes_from(self._sparse_batch(list(self._absorption_columns().T), [], []))
+            absorb = list(self._absorption_columns().T)
+            self._init_outcomes = self._outcomes_from(self._sparse_batch(absorb, [], [], len(absorb)))
         return self._init_outcomes
 
     def _outcomes_from(self, vals: list[Fraction]) -> dict[str, Fraction]:
@@ -286,7 +357,7 @@ class ExactChain:
         absorb = list(self._absorption_columns().T)
         plain = absorb + [self._reward_column(values[name]) for name in names]
         coupled = [self._end_coupling(values[name]) for name in wanted] if dead_ids.size else []
-        vals = self._sparse_batch(plain, coupled, list(range(k)))
+        vals = self._sparse_batch(plain, coupled, list(range(k)), len(absorb))
         self._init_outcomes = self._outcomes_from(vals[:k + 1])
         totals = dict(zip(names, vals[k + 1:k + 1 + len(names)], strict=True))
         cond = dict(zip(wanted, vals[k + 1 + len(names):], strict=True)) if dead_ids.size else totals
@@ -300,7 +371,6 @@ class ExactChain:
         return out
 
     def _sparse_hitting(self, key: np.ndarray, table: np.ndarray) -> list[Fraction]:
-        from .exact_sparse import DixonSolver
 
         c = self.chain
         i0 = self.pos[c.init]
@@ -312,7 +382,7 @@ class ExactChain:
             if not b.any() or i0 < 0:
                 out.append(Fraction(0))
                 continue
-            solver = DixonSolver(self._int_matrix(stop=ev), like=base)
+            solver = type(base)(self._int_matrix(stop=ev), like=base)
             self.reports.append(solver.report)
             out.append(solver.solve(b[:, None], np.array([i0]))[0][0])
         return out

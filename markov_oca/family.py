@@ -18,7 +18,7 @@ Example
 >>> from markov_oca.family import family_named
 >>> fam = family_named("ur")
 >>> [s.name for s in fam.settings]
-['pieces', 'light', 'dark']
+['pieces', 'light', 'dark', 'exact']
 """
 
 from __future__ import annotations

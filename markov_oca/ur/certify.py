@@ -9,14 +9,13 @@ value. This module turns that into a certificate in exact arithmetic:
    ``W[s] = sum_t p_t value_W(pi(s, t))`` over every position of the space that is
    not over, with ``value_W(m) = W[succ]`` after a rosette, ``1 - W[succ]`` when the
    move hands the turn over, ``1`` or ``0`` when it ends the game. With the throw
-   probabilities over one denominator this is an integer system, solved exactly
-   by :class:`~markov_oca.exact_sparse.DixonSolver` as ``W = z / d`` with ``z``
-   certified integers (their base-``p`` digits).
+   probabilities over one denominator this is an integer system, block triangular by
+   its strongly connected components, solved exactly by :func:`~markov_oca.ur.exact.solve_exact`
+   (numeric lifting, the identity ``A z = d B`` checked over the integers) as ``W = z / d``.
 2. **No move improves.** For every position and throw, every legal move's value
    under ``W`` is compared exactly with ``pi``'s (``d value_W(m)`` is ``z[succ]``,
-   ``d - z[succ]``, ``d`` or ``0``: signed sums of a few of these integers, whose
-   sign a carry pass over the digits decides). When no move beats ``pi`` anywhere,
-   ``W`` satisfies the Bellman optimality equation exactly at every position.
+   ``d - z[succ]``, ``d`` or ``0``: integer comparisons). When no move beats ``pi``
+   anywhere, ``W`` satisfies the Bellman optimality equation exactly at every position.
 
 The Bellman operator of a zero-sum stochastic game that ends with probability one
 under every pair of stationary policies has exactly one fixed point (Shapley), so
@@ -25,8 +24,9 @@ first side wins with best play by both. That premise is stated, not checked: it
 holds in Ur because every move brings a piece forward and each side's progress
 can be undone only by a capture, which needs the capturing side to move forward.
 
-How far it reaches: one piece (248 positions) and two pieces (13,112) in seconds;
-three pieces (264,304 positions) is above the sparse solver's limit.
+How far it reaches: one piece (217 positions not over) in a fraction of a second, two
+pieces (12,869) in about a minute; three pieces (264,304 positions) is out of reach
+(:func:`~markov_oca.ur.exact.estimate`: days of lifting and tens of GB for the LU).
 """
 
 from __future__ import annotations
@@ -35,11 +35,10 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..exact_sparse import DixonSolver
+from .exact import _digits, solve_exact
 from .kernel import AGAIN, GAME_OVER, MOVER_WINS, moves
 from .rules import UrRules
 from .state import UrSpace
@@ -117,78 +116,37 @@ def evaluation_system(mv, choice: np.ndarray, denom: int):
     return sp.csr_array(A), b.astype(np.int64), local
 
 
-@numba.njit(cache=True)
-def _sign(digits, d_digits, p, coef_d, i1, c1, i2, c2):
-    """Sign of ``coef_d d + c1 z[i1] + c2 z[i2]`` (z and d as base-p digit columns)."""
-    carry = 0
-    nonzero = False
-    for k in range(digits.shape[0]):
-        v = carry + coef_d * d_digits[k]
-        if c1 != 0:
-            v += c1 * digits[k, i1]
-        if c2 != 0:
-            v += c2 * digits[k, i2]
-        carry = v // p
-        if v - carry * p != 0:
-            nonzero = True
-    if carry > 0:
-        return 1
-    if carry < 0:
-        return -1
-    return 1 if nonzero else 0
+def _check(z: list[int], d: int, live_pos: np.ndarray, local: np.ndarray, mv, choice: np.ndarray):
+    """Count (improving, ties, decisions) over every position not over and every throw, in exact integers.
 
-
-@numba.njit(cache=True)
-def _value_terms(kind, z_index):
-    """(coef of d, coef of z[z_index]) of ``d value(m)``."""
-    if kind == 0:
-        return 1, 0
-    if kind == 1:
-        return 0, 0
-    if kind == 2:
-        return 0, 1
-    return 1, -1
-
-
-@numba.njit(cache=True)
-def _check(digits, d_digits, p, live_pos, local, succ, kinds, n_moves, choice):
-    """Count (improving, ties, decisions) over every position not over and every throw."""
-    improving = 0
-    ties = 0
-    decisions = 0
-    for q in range(live_pos.size):
-        s = live_pos[q]
-        for t in range(succ.shape[1]):
-            nm = n_moves[s, t]
-            if nm < 2:
-                continue
-            decisions += 1
-            c = choice[s, t]
-            kc = kinds[s, t, c]
-            ic = local[succ[s, t, c]] if kc >= 2 else 0
-            dc, zc = _value_terms(kc, ic)
-            better = False
-            tie = False
-            for m in range(nm):
-                if m == c:
-                    continue
-                km = kinds[s, t, m]
-                im = local[succ[s, t, m]] if km >= 2 else 0
-                dm, zm = _value_terms(km, im)
-                # sign of d value(m) - d value(c)
-                if zm != 0 and zc != 0 and im == ic:
-                    sg = _sign(digits, d_digits, p, dm - dc, im, zm - zc, 0, 0)
-                else:
-                    sg = _sign(digits, d_digits, p, dm - dc, im, zm, ic, -zc)
-                if sg > 0:
-                    better = True
-                elif sg == 0:
-                    tie = True
-            if better:
-                improving += 1
-            elif tie:
-                ties += 1
-    return improving, ties, decisions
+    A move's value times ``d`` is ``d`` (a win), ``0`` (a loss), ``z[succ]`` (a rosette) or
+    ``d - z[succ]`` (the turn passes); ``pi``'s move is compared with every other legal one.
+    """
+    kinds = _kinds(mv)
+    many = mv.n_moves[live_pos] >= 2
+    qs, ts = np.nonzero(many)
+    improving = ties = 0
+    for q, t in zip(qs.tolist(), ts.tolist(), strict=True):
+        s = int(live_pos[q])
+        nm = int(mv.n_moves[s, t])
+        vals = []
+        for m_ in range(nm):
+            k = int(kinds[s, t, m_])
+            if k == _ONE:
+                vals.append(d)
+            elif k == _ZERO:
+                vals.append(0)
+            else:
+                zz = z[int(local[mv.succ[s, t, m_]])]
+                vals.append(zz if k == _SAME else d - zz)
+        c = int(choice[s, t])
+        best = vals[c]
+        others = [v for i, v in enumerate(vals) if i != c]
+        if max(others) > best:
+            improving += 1
+        elif best in others:
+            ties += 1
+    return improving, ties, int(qs.size)
 
 
 def certify_optimal(rules: UrRules, values: np.ndarray | None = None) -> Certificate:
@@ -215,29 +173,19 @@ def certify_optimal(rules: UrRules, values: np.ndarray | None = None) -> Certifi
     A, b, local = evaluation_system(mv, choice, denom)
     start = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
     t0 = time.perf_counter()
-    solver = DixonSolver(A)
-    d, digits, frac = solver.solve_integer(b[:, None], np.array([local[start]]))
-    seconds["exact evaluation"] = time.perf_counter() - t0
-    z = np.ascontiguousarray(digits[:, :, 0])
-    d_digits = np.zeros(z.shape[0], np.int64)
-    q, k = d, 0
-    while q:
-        q, d_digits[k] = divmod(q, solver.p)
-        k += 1
-    t0 = time.perf_counter()
     live_pos = np.flatnonzero(~mv.terminal).astype(np.int64)
-    improving, ties, decisions = _check(z, d_digits, solver.p, live_pos, local, mv.succ.astype(np.int64),
-                                        _kinds(mv), mv.n_moves.astype(np.int64), choice.astype(np.int64))
+    sol = solve_exact(A, b[:, None], int(local[start]))
+    d, z = sol.d, sol.z[0]
+    seconds["exact evaluation"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    improving, ties, decisions = _check(z, d, live_pos, local, mv, choice)
     seconds["exact check"] = time.perf_counter() - t0
-    # W - V in floats, from the top three digits of z and d over the same power of p
-    p = solver.p
-    shift = max(k - 3, 0)  # k: the digits of d
-    top = z[shift:].astype(np.float64)
-    zf = sum(top[k] * float(p) ** k for k in range(top.shape[0]))
-    w = zf / float(Fraction(d, p**shift))
+    # W - V in floats, from the leading bits of z and d
+    sh = max(d.bit_length() - 60, 0)
+    w = np.array([z_i >> sh for z_i in z], np.float64) / float(d >> sh)
     gap = float(np.max(np.abs(w - values[live_pos]))) if live_pos.size else 0.0
-    value = frac[0][0]
+    value = Fraction(z[int(local[start])], d)
     return Certificate(rules=rules.name, pieces=rules.pieces, positions=int(live_pos.size), value=value,
                        float_value=float(values[start]), optimal=improving == 0, improving=int(improving),
                        ties=int(ties), decisions=int(decisions), max_float_gap=gap,
-                       denominator_digits=len(str(value.denominator)), seconds=seconds)
+                       denominator_digits=_digits(value.denominator), seconds=seconds)

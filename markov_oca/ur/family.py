@@ -21,6 +21,8 @@ class UrFamily(Family):
         Setting("pieces", "pieces per side (1..7; default: the rule set's)", int, option=True),
         Setting("light", "light's policy (random, greedy, optimal)", str, "optimal", POLICIES, defaults=_SAMPLING),
         Setting("dark", "dark's policy (random, greedy, optimal)", str, "optimal", POLICIES, defaults=_SAMPLING),
+        Setting("exact", "exact fractions (position-level exact solve, up to 2 pieces a side)", bool, False,
+                commands=("solve",)),
     )
 
     def load(self, source: RuleSource, options: dict[str, Any]) -> UrRules:
@@ -46,10 +48,21 @@ class UrFamily(Family):
         return ur_chain(play.rules, play["light"], play["dark"], values)
 
     def solve(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
+        if play.settings.get("exact"):
+            return self.solve_exact(play, tail=tail, progress=progress)
         from .solve import solve_ur
 
         return solve_ur(play.rules, play["light"], play["dark"], tail=tail, progress=progress,
                         optimal=play.cache.get("optimal"))
+
+    def solve_exact(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
+        """Winning chances, throws and turns as fractions (:mod:`.exact`); refused above its reach."""
+        from .exact import check_exact_size, solve_ur_exact
+
+        check_exact_size(play.rules)  # before the value iteration
+        opt = self.optimal(play) if "optimal" in (play["light"], play["dark"]) else None
+        return solve_ur_exact(play.rules, play["light"], play["dark"], values=opt.values if opt else None,
+                              residual=opt.residual if opt else None, tail=tail, progress=progress)
 
     def simulate(self, play: Play, games: int, *, seed: int = 0, turn_limit: int | None = None,
                  on_batch: Callable | None = None, progress: bool = False, **extra: Any):

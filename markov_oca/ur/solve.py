@@ -2,9 +2,10 @@
 
 Up to :data:`CHAIN_PIECES` pieces a side the pair is a :class:`~markov_oca.chain.Chain`
 (``ur_chain``) and its analyses; above that, or with ``method="sweeps"``, it is solved by
-sweeps over the ranked positions (:mod:`.sweeps`): a layered policy evaluation for the
-chances, turns and throws, and a forward push of the length distribution. The two give the
-same figures where both run (tests/test_ur_full.py).
+sweeps over the ranked positions (:mod:`.sweeps`): below :data:`PUSH_ONLY_PIECES` a layered
+policy evaluation for the chances, turns and throws and a forward push of the length
+distribution; from there the push alone, which also sums the turns and throws. They give
+the same figures where both run (tests/test_ur_full.py, tests/test_ur_push.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from ..results import Expectation, UrResults, length_summary, summarise_length
 CHAIN_PIECES = 3
 #: From this many pieces the optimal values are not solved on the way: the table must be saved first.
 TABLE_FIRST_PIECES = 6
+#: From this many pieces a pair of policies is solved by the forward push alone (no policy evaluation):
+#: at four pieces random against greedy the evaluation took 65 s of the 107, the push 41 s.
+PUSH_ONLY_PIECES = 4
 
 
 def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
@@ -116,9 +120,16 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
 
 
 def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResults:
+    """The sweeps: a layered policy evaluation (chances, turns, throws) and the forward push (length).
+
+    From :data:`PUSH_ONLY_PIECES` pieces the evaluation is skipped: the push gives the turns and
+    throws (its sums, the tail beyond the last turn extrapolated geometrically), and the chances are
+    the table's value of the start under optimal play by both, else the push's (the mass still in play
+    at the end shared as the last turns' endings were).
+    """
     from ..errors import RulesError
     from .state import UrSpace
-    from .sweeps import POLICY_CODES, check_sweeps_memory, evaluate_policies, length_distribution
+    from .sweeps import POLICY_CODES, check_sweeps_memory, evaluate_policies, push_lengths
 
     for p in (light, dark):
         if not isinstance(p, str):
@@ -131,30 +142,50 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
         if find_table(r) is None:  # an hour's solve is a command of its own, run once, not a side effect
             raise RulesError(f"{r.name} with {r.pieces} pieces: the optimal policy needs the solved table; run "
                              f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first (see docs/ur.md)")
-    check_sweeps_memory(r, 1 if light == dark else 2)
+    push_only = r.pieces >= PUSH_ONLY_PIECES
+    check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only)
     timer: dict[str, float] = {}
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
     space = UrSpace(r.pieces)
     start = space.rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
-    t0 = time.perf_counter()
-    ev = evaluate_policies(r, light, dark, values, progress=progress)
-    win, throws, turns = ev.at(start, 0)
-    timer["evaluate"] = time.perf_counter() - t0
-    transitions, sweeps, change = ev.entries, ev.sweeps, ev.change
-    del ev
+    solver = []
+    transitions = 0
+    if not push_only:
+        t0 = time.perf_counter()
+        ev = evaluate_policies(r, light, dark, values, progress=progress)
+        win, throws, turns = ev.at(start, 0)
+        timer["evaluate"] = time.perf_counter() - t0
+        transitions = ev.entries
+        solver.append({"method": "layered Gauss-Seidel policy evaluation (sweeps)", "residual": ev.change,
+                       "iterations": ev.sweeps})
+        del ev
+    optimal_value = float(values[start]) if values is not None else None
     t1 = time.perf_counter()
-    dist = length_distribution(r, light, dark, values, tail=tail, progress=progress)
+    push = push_lengths(r, light, dark, values, tail=tail, progress=progress)
     timer["length"] = time.perf_counter() - t1
+    timer["length_build"] = push.build_seconds  # of which: the policies' moves built for the push
+    dist = push.dist
+    if push_only:
+        turns, throws = push.turns, push.throws
+        transitions = push.entries
+        if light == dark == "optimal":
+            win = optimal_value
+        else:  # the mass still in play shared as the last turns' endings were
+            last = dist.by_outcome[-20:].sum(axis=0)
+            share = float(last[0] / last.sum()) if last.sum() > 0 else 0.5
+            win = push.wins[0] + dist.tail * share
+        solver.append({"method": "forward push of the length distribution (turns and throws summed, the tail "
+                                 "beyond the last turn extrapolated geometrically)",
+                       "residual": max(dist.tail, push.tail_turns / max(turns, 1.0)), "iterations": dist.pmf.size - 1})
     return UrResults(
         rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
         options=dict(r.options), states=space.size * (1 if light == dark else 2), transitions=transitions,
         wins={"light": win, "dark": 1.0 - win},
         expected={"turns": Expectation(turns, turns), "throws": Expectation(throws, throws)},
         length=summarise_length(dist, turns),
-        optimal_value=float(values[start]) if values is not None else None,
+        optimal_value=optimal_value,
         optimal_residual=residual,
         positions=space.size,
-        solver=[{"method": "layered Gauss-Seidel policy evaluation (sweeps)", "residual": change,
-                 "iterations": sweeps}],
+        solver=solver,
         timings=timer,
     )

@@ -23,6 +23,7 @@ in order of the mover's pips and the whole turn, rosettes included, is one pass.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -39,7 +40,8 @@ from .layered import CHUNK, _largest_layer, layer_members, layers
 from .rules import UrRules
 from .state import UrSpace, _unrank_core
 
-__all__ = ["POLICY_CODES", "PolicyEvaluation", "evaluate_policies", "length_distribution", "sweeps_bytes"]
+__all__ = ["POLICY_CODES", "PolicyEvaluation", "PushResult", "evaluate_policies", "length_distribution", "push_bytes",
+           "push_lengths", "sweeps_bytes"]
 
 #: Policies the sweeps know, by code.
 POLICY_CODES = {"random": 0, "greedy": 1, "optimal": 2}
@@ -238,21 +240,27 @@ class PolicyEvaluation:
         return float(self.win[g]), float(self.throws[g]), float(self.turns[g])
 
 
-def sweeps_bytes(rules: UrRules, sides: int) -> int:
-    """Peak memory of :func:`evaluate_policies` and :func:`length_distribution` (the larger)."""
+def evaluate_bytes(rules: UrRules, sides: int) -> int:
+    """Peak memory of :func:`evaluate_policies`."""
     space = UrSpace(rules.pieces)
     S = space.size
     largest = max((_largest_layer(space, p) for p in layers(rules)), default=0)
-    evaluate = S * sides * 24 + S * 4 + largest * sides * (8 + 5 + 14 * 4 + 24 + 16) + S * 8
-    push = S * (8 + 5 + 4 * 14 * sides / 2) + S * 8 * 3 + S * 8
-    return int(max(evaluate, push) + 200 * 2**20)
+    return int(S * sides * 24 + S * 4 + largest * sides * (8 + 5 + 14 * 4 + 24 + 16) + 200 * 2**20)
 
 
-def check_sweeps_memory(rules: UrRules, sides: int) -> None:
-    need, avail = sweeps_bytes(rules, sides), available_memory()
+def sweeps_bytes(rules: UrRules, sides: int, light: str = "random", dark: str = "random",
+                 evaluate: bool = True) -> int:
+    """Peak memory of :func:`evaluate_policies` (when ``evaluate``) and :func:`push_lengths` (the larger)."""
+    push = push_bytes(rules, light, dark)
+    return max(evaluate_bytes(rules, sides), push) if evaluate else push
+
+
+def check_sweeps_memory(rules: UrRules, sides: int, light: str = "random", dark: str = "random",
+                        evaluate: bool = True) -> None:
+    need, avail = sweeps_bytes(rules, sides, light, dark, evaluate), available_memory()
     if need > avail:
-        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: the policy sweeps need about {gib(need)}; "
-                            f"{gib(avail)} available")
+        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces, {light} against {dark}: the policy sweeps "
+                            f"need about {gib(need)}; {gib(avail)} available")
 
 
 def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optimal",
@@ -374,6 +382,44 @@ def _mover_pips(tables, lo, hi, out):
         out[s] = p
 
 
+@numba.njit(cache=True)
+def _placement(pips, levels):
+    """Each rank's place in the push order (int32: ascending mover's pips, ties by rank) and the first
+    place of each level of mover's pips."""
+    S = pips.shape[0]
+    count = np.zeros(levels + 1, np.int64)
+    for s in range(S):
+        count[pips[s] + 1] += 1
+    for lev in range(levels):
+        count[lev + 1] += count[lev]
+    level_start = count.copy()
+    newpos = np.empty(S, np.int32)
+    for s in range(S):
+        p = pips[s]
+        newpos[s] = count[p]
+        count[p] += 1
+    return newpos, level_start
+
+
+@numba.njit(cache=True, parallel=True)
+def _fill_fixed(code, succ, events, frm, n_moves, values, newpos, lo, table):
+    """One move per throw (a deterministic policy): ``table[place, t]`` is ``2 * place' + again``, -1
+    the mover wins, -2 the mover loses, -3 no move (the game is over)."""
+    k, nt = n_moves.shape
+    for i in prange(k):
+        r = newpos[lo + i]
+        for t in range(nt):
+            if n_moves[i, t] == 0:
+                table[r, t] = -3
+                continue
+            ch = _choice(code, succ, events, frm, n_moves, values, i, t)
+            ev = events[i, t, ch]
+            if ev & GAME_OVER:
+                table[r, t] = -1 if ev & MOVER_WINS else -2
+            else:
+                table[r, t] = 2 * newpos[succ[i, t, ch]] + (1 if ev & AGAIN else 0)
+
+
 @numba.njit(cache=True, parallel=True)
 def _push_count(code, succ, events, frm, n_moves, values):
     k, nt = n_moves.shape
@@ -409,20 +455,101 @@ def _push_pack(code, succ, events, frm, n_moves, values, newpos, e_start, cnt, e
             cnt[r, t] = used
 
 
+# One turn. The places are in ascending order of the mover's pips, and a rosette's successor (the
+# same turn's next throw) has more of them: one pass in place order pushes that mass ahead within
+# ``cur`` before its place is visited, so each place is visited once with all its mass. Every other
+# successor gets its mass in ``nxt``. With one thread that is one pass (``_turn_*``). With more, the
+# pass over the rosettes is made alone (``_closure_*``), then the threads spread the mass into
+# ``nxt`` side by side (``_spread_*``), each reading every place but adding only into the targets of
+# its own slice, so no two threads write one value, and each value gets its terms in the same order
+# as with one thread (the same bits). A turn returns (mass the mover won, mass the mover lost,
+# throws made: the mass visited).
+
+
 @numba.njit(cache=True)
-def _turn(start, cnt, ent, probs, cur, nxt):
-    """One turn: the mass of ``cur`` (visited in order, rosettes pushed ahead within ``cur``) moves
-    to ``nxt``; returns (mass won by the mover, mass lost by the mover)."""
+def _turn_fixed(table, probs, cur, nxt):
+    nt = probs.shape[0]
     won = 0.0
     lost = 0.0
+    thr = 0.0
     for s in range(cur.shape[0]):
         m = cur[s]
         if m == 0.0:
             continue
-        cur[s] = 0.0
+        thr += m
+        for t in range(nt):
+            c = table[s, t]
+            if c >= 0:
+                if c & 1:
+                    cur[c >> 1] += m * probs[t]
+                else:
+                    nxt[c >> 1] += m * probs[t]
+            elif c == -1:
+                won += m * probs[t]
+            elif c == -2:
+                lost += m * probs[t]
+    return won, lost, thr
+
+
+@numba.njit(cache=True)
+def _closure_fixed(table, probs, cur):
+    nt = probs.shape[0]
+    won = 0.0
+    lost = 0.0
+    thr = 0.0
+    for s in range(cur.shape[0]):
+        m = cur[s]
+        if m == 0.0:
+            continue
+        thr += m
+        for t in range(nt):
+            c = table[s, t]
+            if c >= 0:
+                if c & 1:
+                    cur[c >> 1] += m * probs[t]
+            elif c == -1:
+                won += m * probs[t]
+            elif c == -2:
+                lost += m * probs[t]
+    return won, lost, thr
+
+
+@numba.njit(cache=True, parallel=True)
+def _spread_fixed(table, probs, cur, nxt, parts):
+    S = cur.shape[0]
+    nt = probs.shape[0]
+    for p in prange(parts):
+        tlo = p * S // parts
+        thi = (p + 1) * S // parts
+        for s in range(S):
+            m = cur[s]
+            if m == 0.0:
+                continue
+            for t in range(nt):
+                c = table[s, t]
+                if c >= 0 and not c & 1:
+                    j = c >> 1
+                    if j >= tlo and j < thi:
+                        nxt[j] += m * probs[t]
+
+
+@numba.njit(cache=True)
+def _turn_csr(start, cnt, ent, probs, cur, nxt, rosettes_only):
+    """One pass; with ``rosettes_only`` only the mass pushed ahead within ``cur`` (``nxt`` untouched)."""
+    nt = probs.shape[0]
+    won = 0.0
+    lost = 0.0
+    thr = 0.0
+    for s in range(cur.shape[0]):
+        m = cur[s]
+        if m == 0.0:
+            continue
+        thr += m
         e = start[s]
-        for t in range(probs.shape[0]):
+        for t in range(nt):
             k = cnt[s, t]
+            if k == 0:
+                continue
             q = m * probs[t] / k
             for _ in range(k):
                 c = ent[e]
@@ -430,50 +557,144 @@ def _turn(start, cnt, ent, probs, cur, nxt):
                 if c >= 0:
                     if c & 1:
                         cur[c >> 1] += q
-                    else:
+                    elif not rosettes_only:
                         nxt[c >> 1] += q
                 elif c == -1:
                     won += q
                 else:
                     lost += q
-    return won, lost
+    return won, lost, thr
 
 
-def length_distribution(rules: UrRules, light: str = "optimal", dark: str = "optimal",
-                        values: np.ndarray | None = None, *, tail: float = 1e-10, start: int | None = None,
-                        max_turns: int = 1_000_000, progress: bool = False) -> LengthDistribution:
-    """The distribution of the number of turns, light moving first from ``start`` (all pieces in hand).
+@numba.njit(cache=True, parallel=True)
+def _spread_csr(start, cnt, ent, probs, cur, nxt, parts):
+    S = cur.shape[0]
+    nt = probs.shape[0]
+    for p in prange(parts):
+        tlo = p * S // parts
+        thi = (p + 1) * S // parts
+        for s in range(S):
+            m = cur[s]
+            if m == 0.0:
+                continue
+            e = start[s]
+            for t in range(nt):
+                k = cnt[s, t]
+                if k == 0:
+                    continue
+                q = m * probs[t] / k
+                for _ in range(k):
+                    c = ent[e]
+                    e += 1
+                    if c >= 0 and not c & 1:
+                        j = c >> 1
+                        if j >= tlo and j < thi:
+                            nxt[j] += q
 
-    ``by_outcome`` has the columns light wins, dark wins (the order of the chain's outcomes).
+
+@dataclass
+class PushResult:
+    """The forward push: the length distribution, and the expected turns and throws it gives.
+
+    ``turns`` and ``throws`` are the sums over the turns pushed plus the tail beyond the last one,
+    extrapolated geometrically from the last two turns (``tail_turns``, ``tail_throws``: that part).
+    ``wins`` is each side's chance (light, dark) of winning within the turns pushed.
+    """
+
+    dist: LengthDistribution
+    turns: float
+    throws: float
+    tail_turns: float
+    tail_throws: float
+    wins: tuple[float, float]
+    entries: int
+    build_seconds: float
+    push_seconds: float
+
+
+def _deterministic(codes) -> bool:
+    return all(c != POLICY_CODES["random"] for c in codes)
+
+
+def push_bytes(rules: UrRules, light: str, dark: str) -> int:
+    """Peak memory of :func:`push_lengths`: the policies' moves, two mass arrays, the build's maps."""
+    S = UrSpace(rules.pieces).size
+    nt = len(rules.throws)
+    codes = {light, dark}
+    tables = 0
+    for c in codes:
+        tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
+    build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
+    return int(tables + max(16 * S, build) + 150 * 2**20)
+
+
+def _drop_pages(a) -> None:
+    """Let the kernel take back the pages of a memory-mapped table read so far (it stays mapped)."""
+    import mmap
+
+    mm = getattr(a, "_mmap", None)
+    if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            mm.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):
+            pass
+
+
+def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", values: np.ndarray | None = None,
+                 *, tail: float = 1e-10, start: int | None = None, max_turns: int = 1_000_000,
+                 progress: bool = False, parts: int | None = None) -> PushResult:
+    """Push the probability mass forward turn by turn, light moving first from ``start`` (all pieces in
+    hand), until less than ``tail`` is still in play.
+
+    A deterministic policy (``greedy``, ``optimal``) keeps one move per throw (4 bytes a position and
+    throw, no index); ``random`` keeps every legal move. With ``parts`` > 1 the mass of a turn is
+    spread by that many threads (after one pass over the rosettes); the default
+    (``$MARKOV_OCA_PUSH_THREADS``, else 1) is one pass by one thread, which was the faster on the
+    shared 2-core machine (docs/ur.md).
     """
     codes = [_code(light)] if light == dark else [_code(light), _code(dark)]
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
+    parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
+    t0 = time.perf_counter()
     space = UrSpace(rules.pieces)
     S = space.size
     throws, ros, total = kernel_args(rules)
     probs = np.asarray(rules.throw_probabilities, np.float64)
     nt = len(throws)
-    # new place of each rank: ascending mover's pips
     pips = np.empty(S, np.int8)
     step = 1 << 24
     for lo in range(0, S, step):
         _mover_pips(space.tables, lo, min(lo + step, S), pips)
-    order = np.argsort(pips, kind="stable").astype(np.int32)
+    newpos, _levels = _placement(pips, 15 * rules.pieces + 1)
     del pips
-    newpos = np.empty(S, np.int32)
-    newpos[order] = np.arange(S, dtype=np.int32)
+    first = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0) if start is None else int(start)
+    first_place = int(newpos[first])
     tables = []
+    entries = 0
     with progress_bar(progress) as bar:
         task = bar.add_task("policy moves for the length distribution", total=S * len(codes))
         for code in codes:
+            if code != POLICY_CODES["random"]:
+                table = np.empty((S, nt), np.int32)
+                for lo in range(0, S, CHUNK):
+                    rows = np.arange(lo, min(lo + CHUNK, S), dtype=np.int64)
+                    succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, rows, throws, ros,
+                                                                      total)
+                    _fill_fixed(code, succ, events, frm, n_moves, vals, newpos, lo, table)
+                    bar.update(task, advance=rows.size)
+                tables.append(("fixed", table))
+                entries += table.size
+                continue
+            order = np.empty(S, np.int32)
+            order[newpos] = np.arange(S, dtype=np.int32)
             cnt = np.zeros((S, nt), np.uint8)
             start_e = np.zeros(S + 1, np.int64)
             ents = []
             e_used = 0
             for lo in range(0, S, CHUNK):
-                rows = order[lo:lo + CHUNK].astype(np.int64)  # ranks, placed at lo..: fill in new order
+                rows = order[lo:lo + CHUNK].astype(np.int64)  # ranks, placed at lo..: fill in the push order
                 succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, rows, throws, ros,
                                                                   total)
                 ne = _push_count(code, succ, events, frm, n_moves, vals)
@@ -487,28 +708,71 @@ def length_distribution(rules: UrRules, light: str = "optimal", dark: str = "opt
                 ents.append(ent)
                 bar.update(task, advance=rows.size)
             start_e[S] = e_used
-            tables.append((start_e, cnt, np.concatenate(ents)))
+            del order
+            tables.append(("csr", (start_e, cnt, np.concatenate(ents))))
+            entries += e_used
             del ents
-        del order
-        first = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0) if start is None else start
+        del newpos
+        if values is not None:
+            _drop_pages(values)  # the policies are built: the table is not read again
+        t1 = time.perf_counter()
         cur = np.zeros(S)
         nxt = np.zeros(S)
-        cur[newpos[first]] = 1.0
-        del newpos
+        cur[first_place] = 1.0
         pmf = np.zeros((1024, 2))
+        alive = [1.0]  # mass in play after each turn
+        thrown = [0.0]  # throws made in each turn
         left, t = 1.0, 0
         task = bar.add_task("length distribution, turn by turn", total=None)
         while t < max_turns and left >= tail:
             t += 1
             side = (t - 1) % 2
-            st, cn, en = tables[side % len(tables)]
-            won, lost = _turn(st, cn, en, probs, cur, nxt)
+            kind, tab = tables[side % len(tables)]
+            if kind == "fixed" and parts == 1:
+                won, lost, thr = _turn_fixed(tab, probs, cur, nxt)
+            elif kind == "fixed":
+                won, lost, thr = _closure_fixed(tab, probs, cur)
+                _spread_fixed(tab, probs, cur, nxt, parts)
+            elif parts == 1:
+                won, lost, thr = _turn_csr(tab[0], tab[1], tab[2], probs, cur, nxt, False)
+            else:
+                won, lost, thr = _turn_csr(tab[0], tab[1], tab[2], probs, cur, nxt, True)
+                _spread_csr(tab[0], tab[1], tab[2], probs, cur, nxt, parts)
             if t >= pmf.shape[0]:
                 pmf = np.vstack([pmf, np.zeros_like(pmf)])
             pmf[t, side] += won
             pmf[t, 1 - side] += lost
+            cur.fill(0.0)
             cur, nxt = nxt, cur
             left = float(cur.sum())
+            alive.append(left)
+            thrown.append(float(thr))
             bar.update(task, description=f"length distribution: turn {t}, {left:.1e} still in play")
+        t2 = time.perf_counter()
+    del cur, nxt, tables
     pmf = pmf[:t + 1].copy()
-    return LengthDistribution(pmf.sum(axis=1), 0.0, left, by_outcome=pmf)
+    turns = float(sum(alive[:-1]))
+    throws_sum = float(sum(thrown))
+    tail_turns = tail_throws = 0.0
+    if t >= 2 and left > 0.0 and alive[-2] > 0.0:
+        r = left / alive[-2]
+        if r < 1.0:
+            tail_turns = left / (1.0 - r)  # sum of the mass in play at the start of each later turn
+            tail_throws = thrown[-1] / alive[-2] * tail_turns
+        else:
+            tail_turns = tail_throws = float("inf")
+    dist = LengthDistribution(pmf.sum(axis=1), 0.0, left, by_outcome=pmf)
+    wins = (float(pmf[:, 0].sum()), float(pmf[:, 1].sum()))
+    return PushResult(dist, turns + tail_turns, throws_sum + tail_throws, tail_turns, tail_throws, wins, entries,
+                      t1 - t0, t2 - t1)
+
+
+def length_distribution(rules: UrRules, light: str = "optimal", dark: str = "optimal",
+                        values: np.ndarray | None = None, *, tail: float = 1e-10, start: int | None = None,
+                        max_turns: int = 1_000_000, progress: bool = False) -> LengthDistribution:
+    """The distribution of the number of turns, light moving first from ``start`` (all pieces in hand).
+
+    ``by_outcome`` has the columns light wins, dark wins (the order of the chain's outcomes).
+    """
+    return push_lengths(rules, light, dark, values, tail=tail, start=start, max_turns=max_turns,
+                        progress=progress).dist

@@ -167,19 +167,17 @@ def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: 
         live = (mo < n) & (to < n) & ~((total > 0) & (mo + to >= total))
         keys_parts.append(rgu_keys(p.lane[live], p.mine_mask[live], p.mine_hand[live], p.their_mask[live],
                                    p.their_hand[live]).astype(np.uint32))
-        vals_parts.append(np.asarray(values[idx[live]], np.float64))
+        vals_parts.append(_rgu_values(np.asarray(values[idx[live]], np.float64), value_type))
     keys = np.concatenate(keys_parts)
-    vals = np.concatenate(vals_parts)
-    del keys_parts, vals_parts
+    del keys_parts
+    out = np.concatenate(vals_parts)
+    del vals_parts
     order = np.argsort(keys, kind="stable")
-    keys, vals = keys[order], vals[order]
-    if keys.size > 1 and (np.diff(keys.astype(np.int64)) <= 0).any():
+    keys = keys[order]
+    out = out[order]
+    del order
+    if keys.size > 1 and not (keys[1:] > keys[:-1]).all():
         raise RuntimeError("two positions with one RoyalUr key")
-    pct = np.clip(vals * 100.0, 0.0, 100.0)
-    if value_type == "percent16":
-        out = np.rint(pct / 100.0 * _PERCENT16_MAX).astype(">u2")
-    else:
-        out = pct.astype(VALUE_TYPES[value_type])
     header = json.dumps({"value_type": value_type, "game_settings": game_settings(rules),
                          "producer": "markov_oca", "values": "light's chance to win, percent; light to move"})
     hb = header.encode("utf-8")
@@ -190,9 +188,18 @@ def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: 
             fh.write(hb)
             fh.write((1).to_bytes(4, "big", signed=True))
             fh.write(int(keys.size).to_bytes(4, "big", signed=True))
-            fh.write(keys.astype(">u4").tobytes())
-            fh.write(out.tobytes())
+            fh.write(memoryview(keys.astype(">u4")).cast("B"))
+            fh.write(memoryview(out.astype(VALUE_TYPES[value_type])).cast("B"))  # big-endian, as the keys
     return int(keys.size)
+
+
+def _rgu_values(vals: np.ndarray, value_type: str) -> np.ndarray:
+    """Light's chances as the file stores them (in native byte order): percent, as uint16 steps of
+    100/65535 or floats."""
+    pct = np.clip(vals * 100.0, 0.0, 100.0)
+    if value_type == "percent16":
+        return np.rint(pct / 100.0 * _PERCENT16_MAX).astype(np.uint16)
+    return pct.astype(np.dtype(VALUE_TYPES[value_type]).newbyteorder("="))
 
 
 @dataclass
