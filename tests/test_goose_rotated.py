@@ -157,3 +157,10 @@ def test_five_players_refused_at_once_with_the_estimate():
         check_rotated_memory(m, avail=20 * 2**30)
     with pytest.raises(TooLargeError, match="5 players"):
         solve_rotated(m, max_memory=20 * 2**30)
+
+
+def test_report_shows_uncomputed_landing_chances_as_a_dash():
+    from markov_oca.goose.report import _chance
+
+    assert _chance(float("nan")) == "-" and _chance(None) == "-"
+    assert _chance(0.25) == "0.2500"

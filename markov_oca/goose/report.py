@@ -60,14 +60,19 @@ def solve_text(r: SolveResults) -> str:
         for sq in special:
             row = [l for l in r.landings if l.square == sq]
             lines.append(f"  square {sq:3d}: " + "   ".join(
-                f"seat {l.seat} {float(l.chance):.4f} / {float(l.expected):.4f}" for l in row))
+                f"seat {l.seat} {_chance(l.chance)} / {float(l.expected):.4f}" for l in row))
         lines.append("  (every square in --format json)")
-    elif r.landings_note:
+    if r.landings_note:
         lines += ["", r.landings_note]
     res = max((s["residual"] for s in r.solver), default=0.0)
     if not r.exact:
         lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
     return "\n".join(lines)
+
+
+def _chance(x) -> str:
+    """A landing chance, or ``-`` where it was not computed (nan: see the results' landings note)."""
+    return "-" if x is None or x != x else f"{float(x):.4f}"
 
 
 def explain_text(rules: GooseRules) -> str:
