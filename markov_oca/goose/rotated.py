@@ -390,11 +390,12 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     """Explore the rotated states from the start and write their branches, numbered in race order."""
     P, L = model.players, model.n_local
     full = L**P
-    if full >= 2**31:
-        raise TooLargeError(f"{model.rules.name} with {P} players: {full:,} ids seen from the mover, "
-                            "beyond the 32-bit ids of this chain; use simulate, or crosscheck against a simulation")
     avail = available_memory() if max_memory is None else max_memory
     check_rotated_memory(model, None, avail)
+    if full >= 2**31:
+        raise TooLargeError(f"{model.rules.name} with {P} players: {full:,} ids seen from the mover (about "
+                            f"{gib(rotated_estimate(model))} to build and solve), beyond the 32-bit ids of this "
+                            "chain; use simulate, or crosscheck against a simulation")
     args = model._kernel_args()
     start = int(model.local.plain[0]) * sum(L**i for i in range(P))
     seen = np.zeros(full, np.bool_)
