@@ -459,7 +459,7 @@ def _push_pack(code, succ, events, frm, n_moves, values, newpos, e_start, cnt, e
 # same turn's next throw) has more of them: one pass in place order pushes that mass ahead within
 # ``cur`` before its place is visited, so each place is visited once with all its mass. Every other
 # successor gets its mass in ``nxt``. With one thread that is one pass (``_turn_*``). With more, the
-# pass over the rosettes is made alone (``_closure_*``), then the threads spread the mass into
+# pass over the rosettes is made alone (``_turn_*`` with ``rosettes_only``), then the threads spread the mass into
 # ``nxt`` side by side (``_spread_*``), each reading every place but adding only into the targets of
 # its own slice, so no two threads write one value, and each value gets its terms in the same order
 # as with one thread (the same bits). A turn returns (mass the mover won, mass the mover lost,
@@ -467,7 +467,8 @@ def _push_pack(code, succ, events, frm, n_moves, values, newpos, e_start, cnt, e
 
 
 @numba.njit(cache=True)
-def _turn_fixed(table, probs, cur, nxt):
+def _turn_fixed(table, probs, cur, nxt, rosettes_only):
+    """One pass; with ``rosettes_only`` only the mass pushed ahead within ``cur`` (``nxt`` untouched)."""
     nt = probs.shape[0]
     won = 0.0
     lost = 0.0
@@ -482,31 +483,8 @@ def _turn_fixed(table, probs, cur, nxt):
             if c >= 0:
                 if c & 1:
                     cur[c >> 1] += m * probs[t]
-                else:
+                elif not rosettes_only:
                     nxt[c >> 1] += m * probs[t]
-            elif c == -1:
-                won += m * probs[t]
-            elif c == -2:
-                lost += m * probs[t]
-    return won, lost, thr
-
-
-@numba.njit(cache=True)
-def _closure_fixed(table, probs, cur):
-    nt = probs.shape[0]
-    won = 0.0
-    lost = 0.0
-    thr = 0.0
-    for s in range(cur.shape[0]):
-        m = cur[s]
-        if m == 0.0:
-            continue
-        thr += m
-        for t in range(nt):
-            c = table[s, t]
-            if c >= 0:
-                if c & 1:
-                    cur[c >> 1] += m * probs[t]
             elif c == -1:
                 won += m * probs[t]
             elif c == -2:
@@ -728,16 +706,14 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             t += 1
             side = (t - 1) % 2
             kind, tab = tables[side % len(tables)]
-            if kind == "fixed" and parts == 1:
-                won, lost, thr = _turn_fixed(tab, probs, cur, nxt)
-            elif kind == "fixed":
-                won, lost, thr = _closure_fixed(tab, probs, cur)
-                _spread_fixed(tab, probs, cur, nxt, parts)
-            elif parts == 1:
-                won, lost, thr = _turn_csr(tab[0], tab[1], tab[2], probs, cur, nxt, False)
+            if kind == "fixed":
+                won, lost, thr = _turn_fixed(tab, probs, cur, nxt, parts > 1)
+                if parts > 1:
+                    _spread_fixed(tab, probs, cur, nxt, parts)
             else:
-                won, lost, thr = _turn_csr(tab[0], tab[1], tab[2], probs, cur, nxt, True)
-                _spread_csr(tab[0], tab[1], tab[2], probs, cur, nxt, parts)
+                won, lost, thr = _turn_csr(tab[0], tab[1], tab[2], probs, cur, nxt, parts > 1)
+                if parts > 1:
+                    _spread_csr(tab[0], tab[1], tab[2], probs, cur, nxt, parts)
             if t >= pmf.shape[0]:
                 pmf = np.vstack([pmf, np.zeros_like(pmf)])
             pmf[t, side] += won
