@@ -27,7 +27,7 @@ from scipy.sparse.csgraph import connected_components
 from .errors import SolverError
 from .hitting import hitting_block
 from .progress import Pacer
-from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, adjoint_solve
+from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, _split_transposed, adjoint_solve
 
 VISITS_TAIL = 1e-10  # mass still in play at which the visits' forward pass hands over to the solve
 VISITS_TOL = 1e-13  # the hand-over solve's tolerance (its right-hand side is at most VISITS_TAIL)
@@ -123,9 +123,12 @@ class Chain:
     def n(self) -> int:
         return int(self.next.shape[0])
 
-    @property
+    @functools.cached_property
     def n_transitions(self) -> int:
-        return int(self.P.nnz)
+        """Distinct (state, next state) pairs: the matrix's entries, counted without building it."""
+        if "P" in self.__dict__:
+            return int(self.P.nnz)
+        return int(_count_distinct(self.next))
 
     def describe(self, state: int) -> dict:
         """The decoded state (seat to move, pieces), or the outcome's name."""
@@ -409,22 +412,20 @@ class Chain:
         return v, SolveReport("forward Gauss-Seidel sweeps (expected visits)", residual, sweeps)
 
     def _polish(self, v: np.ndarray, active: np.ndarray, tol: float = 1e-15, max_sweeps: int = 200) -> int:
-        """Forward Gauss-Seidel sweeps of ``v = e_init + Q^T v`` in race order from ``v`` (in place)."""
-        ids = np.flatnonzero(active)
-        sub = self.P[ids][:, ids]
-        pt = sub.T.tocsr()
-        pt.sort_indices()
-        diag = sub.diagonal()
+        """Forward Gauss-Seidel sweeps of ``v = e_init + Q^T v`` in race order from ``v`` (in place).
+
+        The transpose is split straight from the branches in sweep order (12 bytes an
+        entry, nothing else held: no float matrix, no copy of it)."""
+        order = self.order()
+        ids = order[active[order]][::-1].astype(np.int64)  # with the race
         pos = np.full(self.n, -1, np.int64)
         pos[ids] = np.arange(ids.size)
-        order = self.order()
-        order = pos[order[active[order]]][::-1].astype(np.int64)  # with the race
+        lp, lx, lv, up, ux, uv, d = _split_transposed(self.next, self.pnum, np.int64(self.denom), active, ids, pos)
         x = v[ids].copy()
         start = int(pos[self.init])
         sweeps = 0
         while sweeps < max_sweeps:
-            change = _forward_sweep(order, pt.indptr.astype(np.int64), pt.indices.astype(np.int64), pt.data,
-                                    start, diag, x)
+            change = _forward_sweep(lp, lx, lv, up, ux, uv, d, start, x)
             sweeps += 1
             if change <= tol * max(1.0, float(x.max(initial=0.0))):
                 break
@@ -504,6 +505,25 @@ class Chain:
         t = int(state[0])
         pmf = pmf[:t + 1].copy()
         return LengthDistribution(pmf.sum(axis=1), float(state[1]), float(state[2]), by_outcome=pmf), acc, v
+
+
+@numba.njit(cache=True)
+def _count_distinct(nxt):
+    """Distinct next states summed over the rows (the transition matrix's entries)."""
+    total = 0
+    for s in range(nxt.shape[0]):
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            dup = False
+            for k in range(j):
+                if nxt[s, k] == t:
+                    dup = True
+                    break
+            if not dup:
+                total += 1
+    return total
 
 
 @numba.njit(cache=True)
@@ -616,21 +636,20 @@ def _classes_left(nxt, label, n_comp):
 
 
 @numba.njit(cache=True)
-def _forward_sweep(order, indptr, indices, data, init, diag, x):
-    """One Gauss-Seidel sweep of ``x = e_init + P^T x`` (``P^T`` in CSR), in ``order``; the largest change."""
+def _forward_sweep(lp, lx, lv, up, ux, uv, d, init, x):
+    """One Gauss-Seidel sweep of ``x = e_init + Q^T x`` over the split transpose ``D^-1 (I - Q)^T`` (rows in
+    sweep order, :func:`~markov_oca.solve._split_transposed`); the largest change."""
     worst = 0.0
-    for k in range(order.size):
-        t = order[k]
-        acc = 1.0 if t == init else 0.0
-        for e in range(indptr[t], indptr[t + 1]):
-            s = indices[e]
-            if s != t:
-                acc += data[e] * x[s]
-        new = acc / (1.0 - diag[t])
-        d = abs(new - x[t])
-        if d > worst:
-            worst = d
-        x[t] = new
+    for i in range(d.size):
+        acc = 1.0 / d[i] if i == init else 0.0
+        for e in range(lp[i], lp[i + 1]):
+            acc -= lv[e] * x[lx[e]]
+        for e in range(up[i], up[i + 1]):
+            acc -= uv[e] * x[ux[e]]
+        c = abs(acc - x[i])
+        if c > worst:
+            worst = c
+        x[i] = acc
     return worst
 
 

@@ -254,15 +254,26 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     }
     stakes = chain.branch_rewards.get("stakes")
     place = chain.branch_rewards.get("place")
+    if exact:  # the exact engine takes integer rewards per branch
+        def per_seat(branch_values: np.ndarray, mine: np.ndarray) -> np.ndarray:
+            return branch_values * mine[:, None]
+    else:  # a step reward per state (8 bytes a state) instead of a copy of the branches per seat
+        steps: dict[int, np.ndarray] = {}
+
+        def per_seat(branch_values: np.ndarray, mine: np.ndarray) -> np.ndarray:
+            key = id(branch_values)
+            if key not in steps:
+                steps[key] = chain.step_reward(branch_values)
+            return np.where(mine, steps[key], 0.0)
+    places = {k: (place == k) for k in range(1, players)} if place is not None else {}
     for i in range(players):
         mine = _seat_mask(chain, i)
         values[f"turns@{i}"] = chain.state_rewards["turns"] & mine
-        values[f"throws@{i}"] = chain.branch_rewards["throws"] & mine[:, None]
+        values[f"throws@{i}"] = per_seat(chain.branch_rewards["throws"], mine)
         if stakes is not None:
-            values[f"stakes@{i}"] = stakes * mine[:, None]
-        if place is not None:
-            for k in range(1, players):
-                values[f"place{k}@{i}"] = ((place == k) & mine[:, None]).astype(np.int8)
+            values[f"stakes@{i}"] = per_seat(stakes, mine)
+        for k, at in places.items():
+            values[f"place{k}@{i}"] = per_seat(at, mine)
     # Places are chances, not conditioned on the end; every total is given both ways.
     # The solves' reports are returned to this list (the exact solves report nothing).
     rep: list = []
