@@ -170,60 +170,61 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
             policy: dict[str, Any] | None = None) -> PuntiResults:
     """Every figure of the issue on one chain (see the module docstring)."""
     timer = {} if timer is None else timer
-    t0 = time.perf_counter()
     m, chain = pc.model, pc.chain
     rules, N = m.rules, m.players
     n = pc.n_states
-    valid = chain.next >= 0
-    prob = np.where(valid, chain.pnum, 0) / chain.denom
-    prob[n:] = 0.0
-    mover = chain.mover
-    ending = valid & (chain.next >= n)
-    ending[n:] = False
-
-    # Per-state expected rewards of one step.
-    values: dict[str, np.ndarray] = {
-        "turns": chain.state_rewards["turns"],
-        "throws": (prob * (pc.act == ACT_THROW)).sum(axis=1),
-        "bets": (prob * (pc.act == ACT_BET)).sum(axis=1),
-    }
-    points = np.zeros((chain.n, N))
-    aid = np.zeros((chain.n, N))
-    aid_ok = np.zeros((chain.n, N))
-    end_rows, end_cols = np.nonzero(ending)
-    block = 400_000
-    finals = np.zeros((end_rows.size, N), np.int64)
-    for lo in range(0, n, block):
-        rows = np.arange(lo, min(n, lo + block))
-        _bank, aidm, final = m.details(pc, rows)
-        p = prob[rows]
-        for i in range(N):
-            aid[rows, i] = (p * ((aidm.astype(np.int64) >> i) & 1)).sum(axis=1)
-            aid_ok[rows, i] = (p * ((aidm.astype(np.int64) >> (N + i)) & 1)).sum(axis=1)
-            points[rows, i] = (p * np.maximum(final[:, :, i], 0)).sum(axis=1)
-        sel = (end_rows >= lo) & (end_rows < lo + block)
-        finals[sel] = final[end_rows[sel] - lo, end_cols[sel]]
-    for i in range(N):
-        mine = mover == i
-        values[f"turns@{i}"] = chain.state_rewards["turns"] & mine
-        values[f"bets@{i}"] = np.where(mine, values["bets"], 0.0)
-        values[f"bankrupt@{i}"] = (prob * ((pc.broke.astype(np.int64) >> i) & 1)).sum(axis=1)
-        values[f"aid@{i}"] = aid[:, i]
-        values[f"aid_ok@{i}"] = aid_ok[:, i]
-        values[f"points@{i}"] = points[:, i]
-    timer["rewards"] = time.perf_counter() - t0
 
     # One forward solve gives every figure: expected totals are visits times step rewards, and the
     # chance of each way to end is visits times the branch into it.
     t1 = time.perf_counter()
     visits, report = chain.visits_by_sweeps()
     x = visits[:n]
-    exp = {k: float(x @ np.asarray(v[:n], np.float64)) for k, v in values.items()}
-    w = x[end_rows] * prob[end_rows, end_cols]
-    out_k = chain.next[end_rows, end_cols] - n
+    timer["solve"] = time.perf_counter() - t1
+
+    # The step rewards, a block of states at a time, each summed against the visits at once: nothing
+    # of (states x branches) or (states x rewards) is held for the whole chain.
+    t0 = time.perf_counter()
+    names = ["turns", "throws", "bets"] + [f"{k}@{i}" for i in range(N)
+                                           for k in ("turns", "bets", "bankrupt", "aid", "aid_ok", "points")]
+    exp = dict.fromkeys(names, 0.0)
+    turn_start = chain.state_rewards["turns"]
+    mover = chain.mover
+    w_parts, k_parts, f_parts = [], [], []
+    block = 50_000  # the details of a block are (rows x branches x players) int64, and a copy of them
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        rows = np.arange(lo, hi)
+        nxt = chain.next[lo:hi]
+        valid = nxt >= 0
+        p = np.where(valid, chain.pnum[lo:hi], 0) / chain.denom
+        xs = x[lo:hi]
+        ts = turn_start[lo:hi]
+        mv = mover[lo:hi]
+        bets = (p * (pc.act[lo:hi] == ACT_BET)).sum(axis=1)
+        exp["turns"] += float(xs @ ts)
+        exp["throws"] += float(xs @ (p * (pc.act[lo:hi] == ACT_THROW)).sum(axis=1))
+        exp["bets"] += float(xs @ bets)
+        _bank, aidm, final = m.details(pc, rows)
+        aidm = aidm.astype(np.int64)
+        broke = pc.broke[lo:hi].astype(np.int64)
+        for i in range(N):
+            mine = mv == i
+            exp[f"turns@{i}"] += float(xs @ (ts & mine))
+            exp[f"bets@{i}"] += float(xs @ np.where(mine, bets, 0.0))
+            exp[f"bankrupt@{i}"] += float(xs @ (p * ((broke >> i) & 1)).sum(axis=1))
+            exp[f"aid@{i}"] += float(xs @ (p * ((aidm >> i) & 1)).sum(axis=1))
+            exp[f"aid_ok@{i}"] += float(xs @ (p * ((aidm >> (N + i)) & 1)).sum(axis=1))
+            exp[f"points@{i}"] += float(xs @ (p * np.maximum(final[:, :, i], 0)).sum(axis=1))
+        er, ec = np.nonzero(valid & (nxt >= n))
+        w_parts.append(xs[er] * p[er, ec])
+        k_parts.append(nxt[er, ec] - n)
+        f_parts.append(final[er, ec])
+    w = np.concatenate(w_parts) if w_parts else np.zeros(0)
+    out_k = np.concatenate(k_parts) if k_parts else np.zeros(0, np.int64)
+    finals = np.concatenate(f_parts) if f_parts else np.zeros((0, N), np.int64)
     mass = np.bincount(out_k, weights=w, minlength=len(pc.masks))
     outcome_p = {name: float(mass[k]) for k, name in enumerate(chain.outcomes)}
-    timer["solve"] = time.perf_counter() - t1
+    timer["rewards"] = time.perf_counter() - t0
 
     seats = []
     starts = rules.initial_balances(N)
