@@ -26,17 +26,13 @@ import numpy as np
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
-from ..memory import available_memory, gib
+from ..memory import BASE_BYTES, available_memory, gib
 from ..progress import progress_bar
 from ..solve import progress_order
 from .board import CompiledBoard, compile_board
 from .rules import GooseRules
 
 UNTIL_FIRST, UNTIL_LAST = 0, 1
-# The interpreter with numpy, scipy and the solve's compiled kernels loaded: 126 MiB after the imports,
-# 217 MiB once a two-player chain has gone through the iterative route's kernels (measured, numba 0.68),
-# and the command line's own imports on top.
-BASE_BYTES = 224 * 2**20
 OCC_NONE, OCC_OCCUPANT, OCC_MOVER = 0, 1, 2
 _OCCUPANCY = {"none": OCC_NONE, "occupant-returns": OCC_OCCUPANT, "mover-returns": OCC_MOVER}
 

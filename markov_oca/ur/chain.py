@@ -32,7 +32,7 @@ from numba import prange
 
 from ..chain import Chain
 from ..errors import RulesError, TooLargeError
-from ..memory import available_memory, gib
+from ..memory import BASE_BYTES, available_memory, gib
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
 from .rules import UrRules
 from .state import UrSpace, decode, encode
@@ -108,13 +108,23 @@ _WIDTH = 16
 
 
 def chain_bytes(rules: UrRules) -> int:
-    """Peak memory of :func:`ur_chain`, about: the rows of both sides (built, then joined), the
-    reachability maps, and the branch table of the states reached (4 per position at most)."""
+    """Peak memory of :func:`ur_chain` and the chain's solves (visits, outcomes, length), about.
+
+    The build: the rows of both sides (built, then joined), the reachability maps, and the branch
+    table of the states reached (4 per position at most: 66-79% are reached on 2-4 pieces). The
+    solves: that table (next int32, numerator int16, ids, order and flags), the adjoint's split
+    transpose (12 bytes a transition, counted from the start of the build as ``_ROW_BRANCHES`` a
+    state) with its three count vectors, and about ten work vectors (the length pass's, the
+    visits and their hand-over solve). The interpreter with its kernels is ``BASE_BYTES``.
+    """
     S = UrSpace(rules.pieces).size
+    states = 4 * S
     rows = 2 * S * (8 + 2 * _ROW_BRANCHES * 8)  # indptr, targets and numerators, the chunks and their join
-    maps = (4 * S + 2) * (4 + 1 + 4)  # index, seen, queue
-    table = 4 * S * (_WIDTH * 8 + 8 + 8 + 8)  # next and pnum, state ids, sweep order, rewards
-    return int(max(rows + maps, rows // 2 + maps + table) + 150 * 2**20)
+    maps = (states + 2) * (4 + 1 + 4)  # index, seen, queue
+    table = states * (_WIDTH * (4 + 2) + 8 + 8 + 3)  # next and pnum, state ids, sweep order, flags
+    build = max(rows + maps, rows // 2 + maps + table)
+    solve = table + states * (_ROW_BRANCHES * 12 + 3 * 8 + 10 * 8)
+    return int(BASE_BYTES + max(build, solve))
 
 
 def check_chain_memory(rules: UrRules) -> None:
@@ -270,7 +280,7 @@ def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Calla
     del rows
     n = reach.size
     nxt_r = np.full((n, width), -1, np.int32)
-    pnum_r = np.zeros((n, width), np.int32)
+    pnum_r = np.zeros((n, width), np.int16 if denom < 2**15 else np.int32)
     _fill(reach, indptr, tg, pn, index, S, denom, nxt_r, pnum_r)
     del indptr, tg, pn, index
     side_of = np.where(is_out, -1, (reach // 2) % 2).astype(np.int8)
