@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..chain import Chain, Structure
-from ..errors import TooLargeError
+from ..chain import VISITS_TAIL, Chain, LengthDistribution, Structure
+from ..errors import SolverError, TooLargeError
 from ..memory import available_memory, gib
 from ..progress import progress_bar
-from ..solve import SolveReport, shifted_adjoint_solve
+from ..solve import THREADS, SolveReport, _shifted_adjoint_residual, shifted_adjoint_solve
 from .model import BASE_BYTES, GooseModel, _encode, _expand
 
 # ----------------------------------------------------------------------------- kernel
@@ -178,14 +178,14 @@ def _count_transitions(nxt, shift):
 
 
 @numba.njit(cache=True)
-def _can_end(nxt, absorbing):
-    """States from which some outcome can be reached (sweeps to a fixed point; successors come first)."""
+def _can_end(nxt, absorbing, order):
+    """States from which some outcome can be reached (sweeps in ``order``, successors first, to a fixed point)."""
     n, J = nxt.shape
     ok = absorbing.copy()
     changed = True
     while changed:
         changed = False
-        for s in range(n):
+        for s in order:
             if ok[s]:
                 continue
             for j in range(J):
@@ -314,6 +314,168 @@ def _landing_flow(nxt, pnum, inv_denom, v, square, throw, width, n_states, n_key
     return out, dead
 
 
+
+# ----------------------------------------------------------------------------- the forward pass
+# When every step is a turn or part of one (the seat shift is 0 into a state where the mover throws again,
+# 1 into any other, as without ``until = "last"``), the seat to move on turn t is t mod N: the visits block
+# is the one-column push of the length distribution, summed turn by turn into column t mod N, and the
+# seat-shifted solve is not needed. The push runs on both cores without write conflicts: a branch from
+# (l_0, l_1, ...) goes to (l_1, ..., x) unless the move changed another piece, so the rows are split by the
+# part that owns l_1 (the first digit of where they push); the few branches into the other part's rows
+# ("exceptions": a piece sent back, a finished seat skipped) are pushed after, on one core.
+
+
+@numba.njit(cache=True)
+def _turn_shifts(nxt, shift, turn_start, n_states):
+    """Whether every branch between states has shift 0 into a mid-turn state and 1 into a turn's start."""
+    for s in range(n_states):
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if t >= n_states:
+                continue
+            if shift[s, j] != (1 if turn_start[t] else 0):
+                return False
+    return True
+
+
+@numba.njit(cache=True)
+def _forward_csr(nxt, pnum, n_states, src_part, tgt_part, num_dtype_probe):
+    """The branches as a forward CSR (duplicates merged), less the exceptions, which come back as triplets."""
+    n, J = nxt.shape
+    ptr = np.zeros(n_states + 1, np.int64)
+    n_exc = 0
+    for s in range(n_states):
+        cnt = 0
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            dup = False
+            for k in range(j):
+                if nxt[s, k] == t:
+                    dup = True
+                    break
+            if dup:
+                continue
+            if t < n_states and tgt_part[t] != src_part[s]:
+                n_exc += 1
+            else:
+                cnt += 1
+        ptr[s + 1] = ptr[s] + cnt
+    tgt = np.empty(ptr[n_states], np.int32)
+    num = np.empty(ptr[n_states], num_dtype_probe.dtype)
+    e_src = np.empty(n_exc, np.int32)
+    e_tgt = np.empty(n_exc, np.int32)
+    e_num = np.empty(n_exc, np.int64)
+    e = 0
+    for s in range(n_states):
+        f = ptr[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            dup = False
+            for k in range(j):
+                if nxt[s, k] == t:
+                    dup = True
+                    break
+            if dup:
+                continue
+            tot = 0
+            for k in range(j, J):
+                if nxt[s, k] < 0:
+                    break
+                if nxt[s, k] == t:
+                    tot += pnum[s, k]
+            if t < n_states and tgt_part[t] != src_part[s]:
+                e_src[e] = s
+                e_tgt[e] = t
+                e_num[e] = tot
+                e += 1
+            else:
+                tgt[f] = t
+                num[f] = tot
+                f += 1
+    return ptr, tgt, num, e_src, e_tgt, e_num
+
+
+@numba.njit(cache=True, parallel=True, nogil=True)
+def _turn_push(ptr, tgt, num, seg_ptr, seg_lo, seg_hi, e_src, e_tgt, e_num, inv_denom, n_states, v, w, acc,
+               out_part):
+    """One turn's push of the mass ``v`` (rows below ``n_states``) into ``w`` (zero on entry), on the parts in
+    parallel; ``acc += v``; ``v`` is left zero; the mass into each outcome goes to ``out_part[part, k]``."""
+    n_parts = seg_ptr.size - 1
+    for q in numba.prange(n_parts):
+        for g in range(seg_ptr[q], seg_ptr[q + 1]):
+            for s in range(seg_lo[g], seg_hi[g]):
+                m = v[s]
+                if m == 0.0:
+                    continue
+                acc[s] += m
+                m *= inv_denom
+                for e in range(ptr[s], ptr[s + 1]):
+                    t = tgt[e]
+                    if t >= n_states:
+                        out_part[q, t - n_states] += m * num[e]
+                    else:
+                        w[t] += m * num[e]
+    for e in range(e_src.size):
+        m = v[e_src[e]]
+        if m != 0.0:
+            w[e_tgt[e]] += m * inv_denom * e_num[e]
+    for q in numba.prange(n_parts):
+        for g in range(seg_ptr[q], seg_ptr[q + 1]):
+            for s in range(seg_lo[g], seg_hi[g]):
+                v[s] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _turn_rest(nxt, pnum, inv_denom, n_states, mids, deads, w, mid, acc, out):
+    """The rest of a turn after its push: the mass that stopped where the mover throws again is pushed on
+    (and counted in ``acc``), the outcomes' mass is added to ``out``; returns the mass that reached a
+    deadlock (taken out of ``w``)."""
+    for _inner in range(10_000):
+        if mids.size == 0:
+            break
+        any_mid = False
+        for s in mids:
+            x = w[s]
+            mid[s] = x
+            if x != 0.0:
+                w[s] = 0.0
+                any_mid = True
+        if not any_mid:
+            break
+        for s in mids:
+            m = mid[s]
+            if m == 0.0:
+                continue
+            acc[s] += m
+            m *= inv_denom
+            for j in range(nxt.shape[1]):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                if t >= n_states:
+                    out[t - n_states] += m * pnum[s, j]
+                else:
+                    w[t] += m * pnum[s, j]
+    dead = 0.0
+    for s in deads:
+        dead += w[s]
+        w[s] = 0.0
+    return dead
+
+
+@numba.njit(cache=True, parallel=True)
+def _total(w, n_states):
+    t = 0.0
+    for s in numba.prange(n_states):
+        t += w[s]
+    return t
+
 # ----------------------------------------------------------------------------- the chain
 
 
@@ -387,7 +549,7 @@ def check_rotated_memory(model: GooseModel, states: int | None = None, avail: in
 
 
 def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | None = None) -> RotatedChain:
-    """Explore the rotated states from the start and write their branches, numbered in race order."""
+    """Explore the rotated states from the start and write their branches, rows numbered by rotated id."""
     P, L = model.players, model.n_local
     full = L**P
     avail = available_memory() if max_memory is None else max_memory
@@ -413,8 +575,12 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     del queue
     n_states = ids.size
     check_rotated_memory(model, n_states, avail)
-    # Number the states in sweep order (successors first, by total progress), so that the sweeps and the
-    # length pass walk memory in order.
+    # Rows are numbered by rotated id (the mover's local state least significant): the successors of the
+    # states sharing (l_1, l_2, ...) are the states (l_1, l_2, ..., x), so a push over the rows in order writes
+    # along a few dozen sequential streams (the forward pass, :func:`_forward_pass`: 0.11-0.14 s of CPU a turn
+    # on 4-player oca-moderna against 0.23-0.25 s in the race order below). The solves sweep in race order
+    # (``sweep_order``): decreasing progress in buckets of 6 squares, successors first, then decreasing id.
+    ids.sort()
     locs = np.empty((n_states, P), np.int64)
     rest = ids.copy()
     for i in range(P):
@@ -423,15 +589,9 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     del rest
     key = model.local.square[locs].sum(axis=1) // 6
     del locs
-    # Decreasing progress in buckets of 6 squares (the solves' sweep order), then decreasing id: the
-    # successors of the states sharing (l_1, l_2, ...) are states (l_1, l_2, ..., x), so rows in id order
-    # were meant to push along a few dozen sequential streams. Measured on 4 players: no faster than the
-    # breadth-first order within a bucket (docs/scale.md); kept because it is deterministic.
-    order = np.lexsort((-ids, -key))
+    race = np.lexsort((-ids, -key))
     del key
-    ids = ids[order]
-    start_row = int(np.flatnonzero(ids == start)[0])
-    del order
+    start_row = int(np.searchsorted(ids, start))
     index = np.full(full, -1, np.int32)
     index[ids] = np.arange(n_states, dtype=np.int32)
     n = n_states + P
@@ -464,7 +624,8 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
         outcomes={names[k]: n_states + k for k in range(P)}, players=P,
         mover=np.where(np.arange(n) < n_states, 0, -1).astype(np.int8),
         state_rewards={"turns": turn_start}, branch_rewards={"throws": throw},
-        turn_start=turn_start, state_ids=ids, sweep_order=np.arange(n, dtype=np.int64),
+        turn_start=turn_start, state_ids=ids,
+        sweep_order=np.concatenate([race, np.arange(n_states, n)]).astype(np.int64),
     )
     return RotatedChain(model, chain, shift, stake, place, lead, square, n_states)
 
@@ -480,7 +641,7 @@ def rotated_structure(rc: RotatedChain) -> Structure:
         return chain.structure
     absorbing = np.zeros(chain.n, bool)
     absorbing[list(chain.outcomes.values())] = True
-    ok = _can_end(chain.next, absorbing)
+    ok = _can_end(chain.next, absorbing, chain.order())
     if ok.all():
         st = Structure(absorbing, np.zeros(chain.n, bool), ~absorbing, 0)
         chain.__dict__["structure"] = st
@@ -514,6 +675,162 @@ def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict
     return th, box
 
 
+
+POLISH_RESIDUAL = 1e-13  # above this true residual after the forward pass, a small chain's rest is solved for
+POLISH_STATES = 2_000_000  # states up to which that solve is cheap (3 players: 156,631)
+
+
+def turn_columns(rc: RotatedChain) -> bool:
+    """Whether the seat to move on turn t is always t mod N (then :func:`forward_pass` gives the visits)."""
+    c = rc.chain
+    return bool(_turn_shifts(c.next, rc.shift, c.turn_start, rc.n_states))
+
+
+def _parts(rc: RotatedChain, n_parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which part owns each row as a source (by l_1) and as a target (by l_0): contiguous ranges of the
+    local state, balanced by the branches pushed from them."""
+    c = rc.chain
+    ns, L = rc.n_states, rc.model.n_local
+    ids = c.state_ids
+    d1 = (ids // L) % L
+    weight = np.bincount(d1, weights=(c.next[:ns] >= 0).sum(axis=1), minlength=L)
+    cum = np.cumsum(weight) / max(1.0, float(weight.sum()))
+    part_of = np.minimum((cum * n_parts - 1e-9).astype(np.int64), n_parts - 1)
+    part_of = np.maximum.accumulate(np.maximum(part_of, 0))
+    return part_of[d1].astype(np.int8), part_of[ids % L].astype(np.int8)
+
+
+def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: float = VISITS_TAIL,
+                 max_turns: int = 1_000_000, parts: int | None = None,
+                 progress=None) -> tuple[LengthDistribution, np.ndarray, SolveReport]:
+    """The length distribution to ``tail`` and the visits block, from one push a turn (see above).
+
+    The push goes on to ``visits_tail`` of the mass in play when that is smaller; one more turn is then
+    played into the visits, and the turns after it are added as a geometric series of that turn's
+    visits (the mass in play shrinks by a steady factor a turn by then), kept only when it lowers the
+    true residual of the visits' system, which the report gives.
+    """
+    from ..interrupt import check
+
+    c = rc.chain
+    ns, N, n = rc.n_states, rc.players, c.n
+    inv = 1.0 / c.denom
+    n_parts = max(1, min(THREADS, 2) if parts is None else parts)
+    src_part, tgt_part = _parts(rc, n_parts)
+    probe = np.zeros(1, np.uint8 if c.denom < 256 else np.int32)
+    ptr, tgt, num, e_src, e_tgt, e_num = _forward_csr(c.next, c.pnum, ns, src_part, tgt_part, probe)
+    # segments: runs of rows owned by one part, grouped by part
+    cut = np.flatnonzero(np.diff(src_part)) + 1
+    lo = np.concatenate([[0], cut]).astype(np.int64)
+    hi = np.concatenate([cut, [ns]]).astype(np.int64)
+    owner = src_part[lo]
+    by = np.argsort(owner, kind="stable")
+    seg_lo, seg_hi = lo[by], hi[by]
+    seg_ptr = np.searchsorted(owner[by], np.arange(n_parts + 1)).astype(np.int64)
+    del src_part, tgt_part, cut, lo, hi, owner, by
+    mids = np.flatnonzero(st.transient[:ns] & ~c.turn_start[:ns])
+    deads = np.flatnonzero(st.deadlock[:ns])
+    v = np.zeros(n)
+    w = np.zeros(n)
+    mid = np.zeros(n if mids.size else 1)
+    acc = np.zeros((N, n))
+    out_part = np.zeros((n_parts, N))
+    v[c.init] = 1.0 if st.transient[c.init] else 0.0
+    pmf = np.zeros((1024, N))
+    lefts = [1.0]
+    left, dead = float(v[:ns].sum()), 0.0
+    stop = min(tail, visits_tail)
+    t = 0
+    t_len = None
+    clock = time.perf_counter()
+    while left >= stop and t < max_turns:
+        t += 1
+        out_part[:] = 0.0
+        col = acc[(t - 1) % N]
+        _turn_push(ptr, tgt, num, seg_ptr, seg_lo, seg_hi, e_src, e_tgt, e_num, inv, ns, v, w, col, out_part)
+        out = out_part.sum(axis=0)
+        dead_now = _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, col, out)
+        if t >= pmf.shape[0]:
+            pmf = np.concatenate([pmf, np.zeros_like(pmf)])
+        pmf[t] = out
+        dead += dead_now
+        left = left - float(out.sum()) - dead_now if t % 64 else float(_total(w, ns))
+        v, w = w, v
+        if left < stop or (t_len is None and left < tail):
+            left = float(_total(v, ns))
+        if t_len is None and left < tail:
+            t_len, left_len, dead_len = t, left, dead
+        lefts.append(left)
+        if time.perf_counter() - clock > 0.1:
+            check()
+            clock = time.perf_counter()
+            if progress is not None:
+                progress(t, left)
+    if t_len is None:
+        t_len, left_len, dead_len = t, left, dead
+    dist = LengthDistribution(pmf[:t_len + 1].sum(axis=1), float(dead_len), float(left_len),
+                              by_outcome=pmf[:t_len + 1].copy())
+    # N more turns, each into its own column (``last``), then the turns after them as a geometric series
+    # of those N: by then the mass in play shrinks by a steady factor every N turns.
+    last = np.zeros((N, n))
+    extra = 0
+    while extra < N and t + extra < max_turns and float(_total(v, ns)) > 0:
+        out_part[:] = 0.0
+        row = last[(t + extra) % N]
+        _turn_push(ptr, tgt, num, seg_ptr, seg_lo, seg_hi, e_src, e_tgt, e_num, inv, ns, v, w, row, out_part)
+        _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, row, out_part[0])
+        v, w = w, v
+        extra += 1
+        lefts.append(float(_total(v, ns)))
+    del ptr, tgt, num, w, mid
+    acc += last
+    vis = np.ascontiguousarray(acc.T)
+    del acc
+    vis[~st.transient] = 0.0
+    b = np.zeros((n, N))
+    b[c.init, 0] = 1.0
+
+    def true_residual() -> float:
+        return float(_shifted_adjoint_residual(c.next, c.pnum, rc.shift, inv, st.transient, b, vis))
+
+    plain = float(np.abs(v[:ns]).max(initial=0.0))  # the residual of the turns played: the mass still in play
+    method = f"forward pass of {t + extra} turns"
+    residual = plain
+    f = 0.0
+    if extra == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
+        q = lefts[-1] / lefts[-1 - N]
+        if 0.0 < q < 1.0:
+            f = q / (1.0 - q)
+            vis += f * last.T
+            vis[~st.transient] = 0.0
+            residual = true_residual()
+            if residual < plain:
+                method += f", then the rest as a geometric series ({q:.4g} of the mass left after {N} turns)"
+            else:
+                vis -= f * last.T
+                vis[~st.transient] = 0.0
+                f = 0.0
+    if f == 0.0:
+        residual = true_residual()
+    if residual > POLISH_RESIDUAL and ns <= POLISH_STATES:
+        # a small chain: what is still in play is solved for instead (a few iterations of the shifted solve)
+        if f:
+            vis -= f * last.T
+            vis[~st.transient] = 0.0
+            method = f"forward pass of {t + extra} turns"
+        rest = np.zeros((n, N))
+        rest[:ns, (t + extra) % N] = v[:ns]
+        more, rep = shifted_adjoint_solve(c.next, c.pnum, rc.shift, c.denom, st.transient, c.order(), rest,
+                                          tol=1e-15)
+        vis += more
+        residual = true_residual()
+        method += f", then {rep.method} for the rest ({rep.iterations} iterations)"
+    del last
+    if not residual <= 1e-9:
+        raise SolverError(f"expected visits: residual {residual:.3g} is too large")
+    return dist, vis, SolveReport(method, residual, t + extra)
+
+
 def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: float = 1e-10, progress: bool = False,
                   timer: dict[str, float] | None = None, max_memory: int | None = None):
     """Every figure of ``solve`` for ``model`` from its chain seen from the mover (floating point).
@@ -538,8 +855,16 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
     dead_any = bool(st.deadlock.any())
     with progress_bar(progress) as bar:
         bar.add_task(f"solving {n_states:,} states seen from the mover ({N} seats each)", total=None)
-        th, box = _length_in_thread(chain, tail)
-        v, report = visits_block(rc)
+        fast = turn_columns(rc)
+        if fast:
+            # the seat to move on turn t is t mod N: one push a turn gives the length and the visits
+            t_push = time.perf_counter()
+            dist, v, report = forward_pass(rc, st, tail)
+            box = {"dist": dist, "seconds": time.perf_counter() - t_push}
+            th = None
+        else:
+            th, box = _length_in_thread(chain, tail)
+            v, report = visits_block(rc)
         reports = [report]
         inv = 1.0 / chain.denom
         wins = np.zeros(N)
@@ -604,7 +929,8 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             landing_list = [Landing(a + 1, q, float("nan"), float(counts[a, q])) for a in range(N)
                             for q in range(goal + 1)]
             timer["landings"] = time.perf_counter() - t2
-        th.join()
+        if th is not None:
+            th.join()
     if "error" in box:
         raise box["error"]
     dist = box["dist"]
