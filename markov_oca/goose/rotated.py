@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -341,94 +342,66 @@ def _turn_shifts(nxt, shift, turn_start, n_states):
 
 
 @numba.njit(cache=True)
-def _forward_csr(nxt, pnum, n_states, src_part, tgt_part, num_dtype_probe):
-    """The branches as a forward CSR (duplicates merged), less the exceptions, which come back as triplets."""
+def _split_parts(nxt, n_states, n_parts, src_part, tgt_part):
+    """The branches each part pushes (``main``: ``nxt`` with an outcome ``k`` sent to the part's own slot
+    ``n + part N + k``, and a branch into another part's rows to ``-2``, skipped) and those skipped ones
+    as (row, slot) pairs, pushed after the parts on one core."""
     n, J = nxt.shape
-    ptr = np.zeros(n_states + 1, np.int64)
+    P = n - n_states
+    main = nxt.copy()
     n_exc = 0
     for s in range(n_states):
-        cnt = 0
+        q = src_part[s]
         for j in range(J):
             t = nxt[s, j]
             if t < 0:
                 break
-            dup = False
-            for k in range(j):
-                if nxt[s, k] == t:
-                    dup = True
-                    break
-            if dup:
-                continue
-            if t < n_states and tgt_part[t] != src_part[s]:
+            if t >= n_states:
+                main[s, j] = n + q * P + (t - n_states)
+            elif tgt_part[t] != q:
+                main[s, j] = -2
                 n_exc += 1
-            else:
-                cnt += 1
-        ptr[s + 1] = ptr[s] + cnt
-    tgt = np.empty(ptr[n_states], np.int32)
-    num = np.empty(ptr[n_states], num_dtype_probe.dtype)
     e_src = np.empty(n_exc, np.int32)
-    e_tgt = np.empty(n_exc, np.int32)
-    e_num = np.empty(n_exc, np.int64)
+    e_j = np.empty(n_exc, np.int8)
     e = 0
     for s in range(n_states):
-        f = ptr[s]
         for j in range(J):
-            t = nxt[s, j]
-            if t < 0:
-                break
-            dup = False
-            for k in range(j):
-                if nxt[s, k] == t:
-                    dup = True
-                    break
-            if dup:
-                continue
-            tot = 0
-            for k in range(j, J):
-                if nxt[s, k] < 0:
-                    break
-                if nxt[s, k] == t:
-                    tot += pnum[s, k]
-            if t < n_states and tgt_part[t] != src_part[s]:
+            if main[s, j] == -2:
                 e_src[e] = s
-                e_tgt[e] = t
-                e_num[e] = tot
+                e_j[e] = j
                 e += 1
-            else:
-                tgt[f] = t
-                num[f] = tot
-                f += 1
-    return ptr, tgt, num, e_src, e_tgt, e_num
+    return main, e_src, e_j
 
 
-@numba.njit(cache=True, parallel=True, nogil=True)
-def _turn_push(ptr, tgt, num, seg_ptr, seg_lo, seg_hi, e_src, e_tgt, e_num, inv_denom, n_states, v, w, acc,
-               out_part):
-    """One turn's push of the mass ``v`` (rows below ``n_states``) into ``w`` (zero on entry), on the parts in
-    parallel; ``acc += v``; ``v`` is left zero; the mass into each outcome goes to ``out_part[part, k]``."""
-    n_parts = seg_ptr.size - 1
-    for q in numba.prange(n_parts):
-        for g in range(seg_ptr[q], seg_ptr[q + 1]):
-            for s in range(seg_lo[g], seg_hi[g]):
-                m = v[s]
-                if m == 0.0:
-                    continue
-                acc[s] += m
-                m *= inv_denom
-                for e in range(ptr[s], ptr[s + 1]):
-                    t = tgt[e]
-                    if t >= n_states:
-                        out_part[q, t - n_states] += m * num[e]
-                    else:
-                        w[t] += m * num[e]
+@numba.njit(cache=True, nogil=True)
+def _push_part(main, pnum, seg_lo, seg_hi, g0, g1, inv_denom, v, w, acc):
+    """One part's share of a turn's push: rows of segments ``g0:g1`` push ``v`` into ``w``, add ``v`` to
+    ``acc`` and are left zero in ``v``."""
+    J = main.shape[1]
+    for g in range(g0, g1):
+        for s in range(seg_lo[g], seg_hi[g]):
+            m = v[s]
+            if m == 0.0:
+                continue
+            acc[s] += m
+            v[s] = 0.0
+            m *= inv_denom
+            for j in range(J):
+                t = main[s, j]
+                if t == -1:
+                    break
+                if t >= 0:
+                    w[t] += m * pnum[s, j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _push_skipped(nxt, pnum, e_src, e_j, inv_denom, v, w):
+    """The branches the parts skip, pushed on one core before them."""
     for e in range(e_src.size):
-        m = v[e_src[e]]
+        s = e_src[e]
+        m = v[s]
         if m != 0.0:
-            w[e_tgt[e]] += m * inv_denom * e_num[e]
-    for q in numba.prange(n_parts):
-        for g in range(seg_ptr[q], seg_ptr[q + 1]):
-            for s in range(seg_lo[g], seg_hi[g]):
-                v[s] = 0.0
+            w[nxt[s, e_j[e]]] += m * inv_denom * pnum[s, e_j[e]]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -469,12 +442,8 @@ def _turn_rest(nxt, pnum, inv_denom, n_states, mids, deads, w, mid, acc, out):
     return dead
 
 
-@numba.njit(cache=True, parallel=True)
-def _total(w, n_states):
-    t = 0.0
-    for s in numba.prange(n_states):
-        t += w[s]
-    return t
+def _total(w: np.ndarray, n_states: int) -> float:
+    return float(w[:n_states].sum())
 
 # ----------------------------------------------------------------------------- the chain
 
@@ -717,8 +686,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     inv = 1.0 / c.denom
     n_parts = max(1, min(THREADS, 2) if parts is None else parts)
     src_part, tgt_part = _parts(rc, n_parts)
-    probe = np.zeros(1, np.uint8 if c.denom < 256 else np.int32)
-    ptr, tgt, num, e_src, e_tgt, e_num = _forward_csr(c.next, c.pnum, ns, src_part, tgt_part, probe)
+    main, e_src, e_j = _split_parts(c.next, ns, n_parts, src_part, tgt_part)
     # segments: runs of rows owned by one part, grouped by part
     cut = np.flatnonzero(np.diff(src_part)) + 1
     lo = np.concatenate([[0], cut]).astype(np.int64)
@@ -726,15 +694,30 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     owner = src_part[lo]
     by = np.argsort(owner, kind="stable")
     seg_lo, seg_hi = lo[by], hi[by]
-    seg_ptr = np.searchsorted(owner[by], np.arange(n_parts + 1)).astype(np.int64)
+    seg_ptr = np.searchsorted(owner[by], np.arange(n_parts + 1))
     del src_part, tgt_part, cut, lo, hi, owner, by
+    pool = ThreadPoolExecutor(n_parts) if n_parts > 1 else None
+
+    def push(v: np.ndarray, w: np.ndarray, acc: np.ndarray) -> np.ndarray:
+        """One turn's push of ``v`` into ``w`` (``v`` left zero); the mass into each outcome."""
+        _push_skipped(c.next, c.pnum, e_src, e_j, inv, v, w)
+        jobs = [(main, c.pnum, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), inv, v, w, acc)
+                for q in range(n_parts)]
+        if pool is None:
+            _push_part(*jobs[0])
+        else:
+            list(pool.map(lambda a: _push_part(*a), jobs))
+        slots = w[n:]
+        out = slots.reshape(n_parts, N).sum(axis=0)
+        slots[:] = 0.0
+        return out
+
     mids = np.flatnonzero(st.transient[:ns] & ~c.turn_start[:ns])
     deads = np.flatnonzero(st.deadlock[:ns])
-    v = np.zeros(n)
-    w = np.zeros(n)
+    v = np.zeros(n + n_parts * N)
+    w = np.zeros(n + n_parts * N)
     mid = np.zeros(n if mids.size else 1)
     acc = np.zeros((N, n))
-    out_part = np.zeros((n_parts, N))
     v[c.init] = 1.0 if st.transient[c.init] else 0.0
     pmf = np.zeros((1024, N))
     lefts = [1.0]
@@ -745,10 +728,8 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     clock = time.perf_counter()
     while left >= stop and t < max_turns:
         t += 1
-        out_part[:] = 0.0
         col = acc[(t - 1) % N]
-        _turn_push(ptr, tgt, num, seg_ptr, seg_lo, seg_hi, e_src, e_tgt, e_num, inv, ns, v, w, col, out_part)
-        out = out_part.sum(axis=0)
+        out = push(v, w, col)
         dead_now = _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, col, out)
         if t >= pmf.shape[0]:
             pmf = np.concatenate([pmf, np.zeros_like(pmf)])
@@ -775,14 +756,15 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     last = np.zeros((N, n))
     extra = 0
     while extra < N and t + extra < max_turns and float(_total(v, ns)) > 0:
-        out_part[:] = 0.0
         row = last[(t + extra) % N]
-        _turn_push(ptr, tgt, num, seg_ptr, seg_lo, seg_hi, e_src, e_tgt, e_num, inv, ns, v, w, row, out_part)
-        _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, row, out_part[0])
+        out = push(v, w, row)
+        _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, row, out)
         v, w = w, v
         extra += 1
         lefts.append(float(_total(v, ns)))
-    del ptr, tgt, num, w, mid
+    if pool is not None:
+        pool.shutdown()
+    main = w = mid = None  # let go before the residual's block
     acc += last
     vis = np.ascontiguousarray(acc.T)
     del acc
