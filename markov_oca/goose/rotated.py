@@ -442,6 +442,38 @@ def _turn_rest(nxt, pnum, inv_denom, n_states, mids, deads, w, mid, acc, out):
     return dead
 
 
+@numba.njit(cache=True)
+def _pass_residual(nxt, pnum, shift, inv_denom, active, init, acc, last, f):
+    """The largest and the summed ``|v - b - Q_shift^T v|`` of ``v[s, a] = acc[a, s] + f last[a, s]``
+    (``b``: the start, seat 0), over the active states."""
+    m, n = acc.shape
+    into = np.zeros((m, n))
+    for s in range(n):
+        if not active[s]:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            p = pnum[s, j] * inv_denom
+            d = shift[s, j]
+            for a in range(m):
+                into[(a + d) % m, t] += p * (acc[a, s] + f * last[a, s])
+    worst = 0.0
+    total = 0.0
+    for s in range(n):
+        if not active[s]:
+            continue
+        for a in range(m):
+            r = abs(acc[a, s] + f * last[a, s] - (1.0 if (s == init and a == 0) else 0.0) - into[a, s])
+            total += r
+            if not r <= worst:
+                worst = r
+    return worst, total
+
+
 def _total(w: np.ndarray, n_states: int) -> float:
     return float(w[:n_states].sum())
 
@@ -645,8 +677,8 @@ def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict
 
 
 
-POLISH_RESIDUAL = 1e-13  # above this true residual after the forward pass, a small chain's rest is solved for
-POLISH_STATES = 2_000_000  # states up to which that solve is cheap (3 players: 156,631)
+VISITS_L1 = 1e-12  # the forward pass goes on until the sum of its true residual is below this
+POLISH_STATES = 2_000_000  # states up to which a rest that the pass leaves above it is solved for (cheap)
 
 
 def turn_columns(rc: RotatedChain) -> bool:
@@ -714,103 +746,104 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
 
     mids = np.flatnonzero(st.transient[:ns] & ~c.turn_start[:ns])
     deads = np.flatnonzero(st.deadlock[:ns])
-    v = np.zeros(n + n_parts * N)
-    w = np.zeros(n + n_parts * N)
+    bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
     mid = np.zeros(n if mids.size else 1)
     acc = np.zeros((N, n))
-    v[c.init] = 1.0 if st.transient[c.init] else 0.0
+    last = np.zeros((N, n))
+    bufs[0][c.init] = 1.0 if st.transient[c.init] else 0.0
+
+    def play(into: np.ndarray) -> tuple[np.ndarray, float]:
+        v, w = bufs
+        out = push(v, w, into)
+        dead_now = _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, into, out)
+        bufs.reverse()
+        return out, dead_now
+
     pmf = np.zeros((1024, N))
-    lefts = [1.0]
-    left, dead = float(v[:ns].sum()), 0.0
-    stop = min(tail, visits_tail)
+    left, dead = _total(bufs[0], ns), 0.0
+    lefts = [left]
+    stop = tail
     t = 0
     t_len = None
     clock = time.perf_counter()
-    while left >= stop and t < max_turns:
-        t += 1
-        col = acc[(t - 1) % N]
-        out = push(v, w, col)
-        dead_now = _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, col, out)
-        if t >= pmf.shape[0]:
-            pmf = np.concatenate([pmf, np.zeros_like(pmf)])
-        pmf[t] = out
-        dead += dead_now
-        left = left - float(out.sum()) - dead_now if t % 64 else float(_total(w, ns))
-        v, w = w, v
-        if left < stop or (t_len is None and left < tail):
-            left = float(_total(v, ns))
-        if t_len is None and left < tail:
+    while True:
+        while left >= stop and t < max_turns:
+            t += 1
+            out, dead_now = play(acc[(t - 1) % N])
+            if t_len is None:
+                if t >= pmf.shape[0]:
+                    pmf = np.concatenate([pmf, np.zeros_like(pmf)])
+                pmf[t] = out
+            dead += dead_now
+            left = left - float(out.sum()) - dead_now if t % 64 else _total(bufs[0], ns)
+            if left < stop:
+                left = _total(bufs[0], ns)
+            if t_len is None and left < tail:
+                t_len, left_len, dead_len = t, left, dead
+            lefts.append(left)
+            if time.perf_counter() - clock > 0.1:
+                check()
+                clock = time.perf_counter()
+                if progress is not None:
+                    progress(t, left)
+        if t_len is None:
             t_len, left_len, dead_len = t, left, dead
-        lefts.append(left)
-        if time.perf_counter() - clock > 0.1:
-            check()
-            clock = time.perf_counter()
-            if progress is not None:
-                progress(t, left)
-    if t_len is None:
-        t_len, left_len, dead_len = t, left, dead
-    dist = LengthDistribution(pmf[:t_len + 1].sum(axis=1), float(dead_len), float(left_len),
-                              by_outcome=pmf[:t_len + 1].copy())
-    # N more turns, each into its own column (``last``), then the turns after them as a geometric series
-    # of those N: by then the mass in play shrinks by a steady factor every N turns.
-    last = np.zeros((N, n))
-    extra = 0
-    while extra < N and t + extra < max_turns and float(_total(v, ns)) > 0:
-        row = last[(t + extra) % N]
-        out = push(v, w, row)
-        _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, row, out)
-        v, w = w, v
-        extra += 1
-        lefts.append(float(_total(v, ns)))
+        # N more turns, each into its own column (``last``); the turns after them are taken as a geometric
+        # series of those N (by then the mass in play shrinks by a steady factor every N turns) when that
+        # brings the true residual's sum, which bounds the error of every total, under VISITS_L1.
+        last[:] = 0.0
+        k = 0
+        while k < N and t < max_turns and left > 0:
+            t += 1
+            k += 1
+            out, dead_now = play(last[(t - 1) % N])
+            dead += dead_now
+            left = _total(bufs[0], ns)
+            lefts.append(left)
+        acc += last
+        # Without the series, the residual is the mass still in play (in column t mod N).
+        r_max, r_sum, f = float(np.abs(bufs[0][:ns]).max(initial=0.0)), left, 0.0
+        if k == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
+            q = lefts[-1] / lefts[-1 - N]
+            if 0.0 < q < 1.0:
+                g_max, g_sum = _pass_residual(c.next, c.pnum, rc.shift, inv, st.transient, c.init, acc, last,
+                                              q / (1.0 - q))
+                if g_sum < r_sum:
+                    r_max, r_sum, f = g_max, g_sum, q / (1.0 - q)
+        if r_sum <= VISITS_L1 or t >= max_turns or left == 0:
+            break
+        stop = min(stop, left) * 1e-2
     if pool is not None:
         pool.shutdown()
-    main = w = mid = None  # let go before the residual's block
-    acc += last
+    dist = LengthDistribution(pmf[:t_len + 1].sum(axis=1), float(dead_len), float(left_len),
+                              by_outcome=pmf[:t_len + 1].copy())
+    v = bufs[0]
+    main = bufs = mid = None  # let go before the visits' block
+    method = f"forward pass of {t} turns"
+    if f:
+        acc += f * last
+        method += f", then the rest as a geometric series ({q:.4g} of the mass left after {N} turns)"
+    del last
     vis = np.ascontiguousarray(acc.T)
     del acc
     vis[~st.transient] = 0.0
-    b = np.zeros((n, N))
-    b[c.init, 0] = 1.0
-
-    def true_residual() -> float:
-        return float(_shifted_adjoint_residual(c.next, c.pnum, rc.shift, inv, st.transient, b, vis))
-
-    plain = float(np.abs(v[:ns]).max(initial=0.0))  # the residual of the turns played: the mass still in play
-    method = f"forward pass of {t + extra} turns"
-    residual = plain
-    f = 0.0
-    if extra == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
-        q = lefts[-1] / lefts[-1 - N]
-        if 0.0 < q < 1.0:
-            f = q / (1.0 - q)
-            vis += f * last.T
-            vis[~st.transient] = 0.0
-            residual = true_residual()
-            if residual < plain:
-                method += f", then the rest as a geometric series ({q:.4g} of the mass left after {N} turns)"
-            else:
-                vis -= f * last.T
-                vis[~st.transient] = 0.0
-                f = 0.0
-    if f == 0.0:
-        residual = true_residual()
-    if residual > POLISH_RESIDUAL and ns <= POLISH_STATES:
+    residual = r_max
+    if r_sum > VISITS_L1 and ns <= POLISH_STATES:
         # a small chain: what is still in play is solved for instead (a few iterations of the shifted solve)
         if f:
-            vis -= f * last.T
-            vis[~st.transient] = 0.0
-            method = f"forward pass of {t + extra} turns"
+            raise AssertionError("unreachable: the series is kept only under VISITS_L1")
         rest = np.zeros((n, N))
-        rest[:ns, (t + extra) % N] = v[:ns]
+        rest[:ns, t % N] = v[:ns]
         more, rep = shifted_adjoint_solve(c.next, c.pnum, rc.shift, c.denom, st.transient, c.order(), rest,
                                           tol=1e-15)
         vis += more
-        residual = true_residual()
+        b = np.zeros((n, N))
+        b[c.init, 0] = 1.0
+        residual = float(_shifted_adjoint_residual(c.next, c.pnum, rc.shift, inv, st.transient, b, vis))
         method += f", then {rep.method} for the rest ({rep.iterations} iterations)"
-    del last
     if not residual <= 1e-9:
         raise SolverError(f"expected visits: residual {residual:.3g} is too large")
-    return dist, vis, SolveReport(method, residual, t + extra)
+    return dist, vis, SolveReport(method, residual, t)
 
 
 def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: float = 1e-10, progress: bool = False,
@@ -944,9 +977,11 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             f"{N * n_states:,} joint ones (transitions counted with their seat shift)")
     landings_note = ""
     if landing_list is not None:
+        cost = "a seat-shifted solve of tens of BiCGSTAB iterations" if fast else \
+            f"about as long as the visits' {report.iterations} iterations"
         landings_note = (f"chance of ever landing not computed at {N} players (one {N}-column solve of "
-                         f"{n_states:,} states per square, each about as long as the visits' {report.iterations} "
-                         "iterations); the expected landings come from the one visits solve")
+                         f"{n_states:,} states per square, each {cost}); the expected landings come from the "
+                         "visits")
     return SolveResults(
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N,
         options=dict(rules.options), states=chain.n, transitions=transitions, exact=False,
