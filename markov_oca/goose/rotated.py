@@ -80,39 +80,51 @@ def _rot_expand(R, P, L, goal, until, occupancy, n_full,
     return c
 
 
-@numba.njit(cache=True)
-def _rot_explore(start, P, L, goal, until, occupancy, n_full,
-                 l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
-                 t_prob, t_final, t_moved, t_stake, t_finished, seen, queue, head, tail, budget):
+@numba.njit(cache=True, parallel=True)
+def _rot_successors(queue, lo, hi, P, L, goal, until, occupancy, n_full,
+                    l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
+                    t_prob, t_final, t_moved, t_stake, t_finished, out):
+    """The rotated successors of ``queue[lo:hi]`` (row ``r - lo`` of ``out``; -1 pads, outcomes left out), on
+    every core: the expensive half of a breadth-first step, whose merge (:func:`_rot_merge`) is serial."""
     J = t_prob.shape[1] + 1
-    locs = np.empty(P, np.int64)
-    work = np.empty(P, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_throw = np.empty(J, np.bool_)
-    out_stake = np.empty(J, np.int32)
-    out_place = np.empty(J, np.int8)
-    rot_next = np.empty(J, np.int64)
-    rot_shift = np.empty(J, np.int8)
-    if tail == 0:
-        seen[start] = True
-        queue[0] = start
-        tail = 1
-    done = 0
-    while head < tail and done < budget:
-        s = queue[head]
-        head += 1
-        done += 1
-        c = _rot_expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
-                        after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
-                        locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift)
-        for j in range(c):
-            t = rot_next[j]
-            if t >= 0 and not seen[t]:
+    chunk = 4096
+    n_chunks = (hi - lo + chunk - 1) // chunk
+    for q in numba.prange(n_chunks):
+        locs = np.empty(P, np.int64)
+        work = np.empty(P, np.int64)
+        out_next = np.empty(J, np.int64)
+        out_p = np.empty(J, np.int64)
+        out_throw = np.empty(J, np.bool_)
+        out_stake = np.empty(J, np.int32)
+        out_place = np.empty(J, np.int8)
+        rot_next = np.empty(J, np.int64)
+        rot_shift = np.empty(J, np.int8)
+        for r in range(lo + q * chunk, min(hi, lo + (q + 1) * chunk)):
+            c = _rot_expand(queue[r], P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
+                            after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
+                            locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift)
+            k = 0
+            for j in range(c):
+                if rot_next[j] >= 0:
+                    out[r - lo, k] = rot_next[j]
+                    k += 1
+            for j in range(k, J):
+                out[r - lo, j] = -1
+
+
+@numba.njit(cache=True)
+def _rot_merge(out, count, seen, queue, tail):
+    """Append the unseen successors of ``out[:count]`` to the queue in order (the serial breadth-first order)."""
+    for r in range(count):
+        for j in range(out.shape[1]):
+            t = out[r, j]
+            if t < 0:
+                break
+            if not seen[t]:
                 seen[t] = True
                 queue[tail] = t
                 tail += 1
-    return head, tail
+    return tail
 
 
 @numba.njit(cache=True, parallel=True)
@@ -566,11 +578,18 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     head = tail = 0
     with progress_bar(progress, "exploring states") as bar:
         task = bar.add_task("exploring states seen from the mover", total=None)
-        while True:
-            head, tail = _rot_explore(start, *args, seen, queue, head, tail, 500_000)
+        # Breadth first, a slice of the queue at a time: its successors on every core, then merged in order.
+        seen[start] = True
+        queue[0] = start
+        tail = 1
+        out = np.empty((min(full, 262_144), model.board.branches + 1), np.int32)
+        while head < tail:
+            hi = min(tail, head + out.shape[0])
+            _rot_successors(queue, head, hi, *args, out)
+            tail = _rot_merge(out, hi - head, seen, queue, tail)
+            head = hi
             bar.update(task, completed=head, total=tail)
-            if head >= tail:
-                break
+        del out
     del seen
     ids = queue[:tail].astype(np.int64)
     del queue
