@@ -522,9 +522,12 @@ def rotated_phases(model: GooseModel, states: int | None = None, transitions: in
     guess, used only to refuse at once what cannot fit even then: 2-4 players reach
     64%, 50% and 38% of them on ``oca-moderna``).
     Per state: the branches (next int32, numerator int16, shift, throw, and
-    stake/place when kept) and five small per-state arrays; the solve adds the
-    split matrix of the adjoint (int32 + float64 + shift, 13 bytes a transition)
-    and 14 work blocks of N columns, the length pass (beside it) three vectors.
+    stake/place when kept) and five small per-state arrays. The forward pass
+    (:func:`forward_pass`, taken unless ``until = "last"``) adds a copy of the
+    branches for its parts (5 bytes a slot), three blocks of N columns and two
+    vectors; the seat-shifted solve instead adds the split matrix of the adjoint
+    (int32 + float64 + shift, 13 bytes a transition) and 14 work blocks of N
+    columns, the length pass (beside it) three vectors.
     """
     N = model.players
     full = model.n_local ** N
@@ -537,10 +540,16 @@ def rotated_phases(model: GooseModel, states: int | None = None, transitions: in
     per_branch = 4 + (2 if narrow else 4) + 1 + 1 + (2 if model.board.stake.any() else 0) + \
         (1 if model.rules.until == "last" else 0)
     chain = states * (J * per_branch + 1 + 1 + 2 + 8 + 8)
+    if model.rules.until != "last":
+        # the forward pass (turns in seat order): the parts' copy of the branches (4 + 1 bytes a slot), the
+        # visits, the last N turns and the residual's block (N columns each), two mass vectors
+        solve = chain + states * (J * 5 + 2 * 8 + 3 * 8 * N)
+    else:
+        solve = chain + transitions * 13 + states * 14 * 8 * N + states * 3 * 8
     return {
         "explore": full * (1 + 4) + states * 8,
         "build": full * 4 + chain,
-        "solve": chain + transitions * 13 + states * 14 * 8 * N + states * 3 * 8,
+        "solve": solve,
     }
 
 
