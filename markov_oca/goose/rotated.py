@@ -707,6 +707,7 @@ def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict
 
 VISITS_L1 = 1e-12  # the forward pass goes on until the sum of its true residual is below this
 POLISH_STATES = 2_000_000  # states up to which a rest that the pass leaves above it is solved for (cheap)
+PARALLEL_PASS = 1_000_000  # states from which the forward pass runs in two parts
 
 
 def turn_columns(rc: RotatedChain) -> bool:
@@ -744,7 +745,8 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     c = rc.chain
     ns, N, n = rc.n_states, rc.players, c.n
     inv = 1.0 / c.denom
-    n_parts = max(1, min(THREADS, 2) if parts is None else parts)
+    # two parts from a million states (below that, a thread's start each turn costs more than it saves)
+    n_parts = max(1, (min(THREADS, 2) if ns >= PARALLEL_PASS else 1) if parts is None else parts)
     src_part, tgt_part = _parts(rc, n_parts)
     main, e_src, e_j = _split_parts(c.next, ns, n_parts, src_part, tgt_part)
     # segments: runs of rows owned by one part, grouped by part
