@@ -417,41 +417,16 @@ def _push_skipped(nxt, pnum, e_src, e_j, inv_denom, v, w):
 
 
 @numba.njit(cache=True, nogil=True)
-def _turn_rest(nxt, pnum, inv_denom, n_states, mids, deads, w, mid, acc, out):
-    """The rest of a turn after its push: the mass that stopped where the mover throws again is pushed on
-    (and counted in ``acc``), the outcomes' mass is added to ``out``; returns the mass that reached a
-    deadlock (taken out of ``w``)."""
-    for _inner in range(10_000):
-        if mids.size == 0:
-            break
-        any_mid = False
-        for s in mids:
-            x = w[s]
-            mid[s] = x
-            if x != 0.0:
-                w[s] = 0.0
-                any_mid = True
-        if not any_mid:
-            break
-        for s in mids:
-            m = mid[s]
-            if m == 0.0:
-                continue
-            acc[s] += m
-            m *= inv_denom
-            for j in range(nxt.shape[1]):
-                t = nxt[s, j]
-                if t < 0:
-                    break
-                if t >= n_states:
-                    out[t - n_states] += m * pnum[s, j]
-                else:
-                    w[t] += m * pnum[s, j]
-    dead = 0.0
-    for s in deads:
-        dead += w[s]
-        w[s] = 0.0
-    return dead
+def _take(rows, w, into):
+    """Move the mass of ``rows`` from ``w`` to ``into`` (zero elsewhere); the mass moved."""
+    total = 0.0
+    for s in rows:
+        x = w[s]
+        if x != 0.0:
+            into[s] = x
+            w[s] = 0.0
+            total += x
+    return total
 
 
 @numba.njit(cache=True)
@@ -779,7 +754,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     mids = np.flatnonzero(st.transient[:ns] & ~c.turn_start[:ns])
     deads = np.flatnonzero(st.deadlock[:ns])
     bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
-    mid = np.zeros(n if mids.size else 1)
+    mid = np.zeros(n + n_parts * N)  # the mass pushed on within a turn, and a scratch for the deadlocked
     acc = np.zeros((N, n))
     last = np.zeros((N, n))
     bufs[0][c.init] = 1.0 if st.transient[c.init] else 0.0
@@ -787,7 +762,14 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     def play(into: np.ndarray) -> tuple[np.ndarray, float]:
         v, w = bufs
         out = push(v, w, into)
-        dead_now = _turn_rest(c.next, c.pnum, inv, ns, mids, deads, w, mid, into, out)
+        # the mass that stopped where the mover throws again is pushed on within the turn, on both parts
+        for _inner in range(10_000):
+            if mids.size == 0 or _take(mids, w, mid) == 0.0:
+                break
+            out += push(mid, w, into)
+        dead_now = _take(deads, w, mid) if deads.size else 0.0
+        if deads.size:
+            mid[deads] = 0.0
         bufs.reverse()
         return out, dead_now
 
