@@ -417,6 +417,51 @@ def _push_skipped(nxt, pnum, e_src, e_j, inv_denom, v, w):
 
 
 @numba.njit(cache=True, nogil=True)
+def _mids_on(nxt, pnum, inv_denom, n_states, mids, is_mid, w, mid, front, flag, acc, out):
+    """Push on, within the turn, the mass that stopped where the mover throws again (moved from ``w`` into
+    ``mid``), round after round as long as some arrives there, visiting only the states that got mass."""
+    k = 0
+    for s in mids:
+        x = w[s]
+        if x != 0.0:
+            mid[s] = x
+            w[s] = 0.0
+            front[k] = s
+            k += 1
+    while k > 0:
+        k2 = k
+        for i in range(k):
+            s = front[i]
+            m = mid[s]
+            mid[s] = 0.0
+            acc[s] += m
+            m *= inv_denom
+            for j in range(nxt.shape[1]):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                if t >= n_states:
+                    out[t - n_states] += m * pnum[s, j]
+                    continue
+                w[t] += m * pnum[s, j]
+                if is_mid[t] and not flag[t]:
+                    flag[t] = True
+                    front[k2] = t
+                    k2 += 1
+        n_new = 0
+        for i in range(k, k2):
+            t = front[i]
+            flag[t] = False
+            x = w[t]
+            if x != 0.0:
+                mid[t] = x
+                w[t] = 0.0
+                front[n_new] = t
+                n_new += 1
+        k = n_new
+
+
+@numba.njit(cache=True, nogil=True)
 def _take(rows, w, into):
     """Move the mass of ``rows`` from ``w`` to ``into`` (zero elsewhere); the mass moved."""
     total = 0.0
@@ -755,6 +800,10 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     deads = np.flatnonzero(st.deadlock[:ns])
     bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
     mid = np.zeros(n + n_parts * N)  # the mass pushed on within a turn, and a scratch for the deadlocked
+    is_mid = np.zeros(n, np.bool_)
+    is_mid[mids] = True
+    front = np.zeros(2 * mids.size + 1, np.int64)  # this round's states with mass, then the next round's
+    flag = np.zeros(n, np.bool_)
     acc = np.zeros((N, n))
     last = np.zeros((N, n))
     bufs[0][c.init] = 1.0 if st.transient[c.init] else 0.0
@@ -762,11 +811,8 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     def play(into: np.ndarray) -> tuple[np.ndarray, float]:
         v, w = bufs
         out = push(v, w, into)
-        # the mass that stopped where the mover throws again is pushed on within the turn, on both parts
-        for _inner in range(10_000):
-            if mids.size == 0 or _take(mids, w, mid) == 0.0:
-                break
-            out += push(mid, w, into)
+        if mids.size:
+            _mids_on(c.next, c.pnum, inv, ns, mids, is_mid, w, mid, front, flag, into, out)
         dead_now = _take(deads, w, mid) if deads.size else 0.0
         if deads.size:
             mid[deads] = 0.0
@@ -832,7 +878,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     dist = LengthDistribution(pmf[:t_len + 1].sum(axis=1), float(dead_len), float(left_len),
                               by_outcome=pmf[:t_len + 1].copy())
     v = bufs[0]
-    main = pn = bufs = mid = None  # let go before the visits' block
+    main = pn = bufs = mid = front = flag = is_mid = None  # let go before the visits' block
     method = f"forward pass of {t} turns"
     if f:
         acc += f * last
