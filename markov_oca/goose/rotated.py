@@ -812,6 +812,9 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
         v, w = bufs
         out = push(v, w, into)
         if mids.size:
+            # the first round (the most states) on both parts, the rest over the states that got mass
+            if _take(mids, w, mid) > 0.0:
+                out += push(mid, w, into)
             _mids_on(c.next, c.pnum, inv, ns, mids, is_mid, w, mid, front, flag, into, out)
         dead_now = _take(deads, w, mid) if deads.size else 0.0
         if deads.size:
