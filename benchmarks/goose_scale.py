@@ -11,9 +11,12 @@ the counted states and its ratio (``GooseModel.estimated_phases`` for the joint
 chain, ``rotated_phases`` for the chain seen from the mover, which ``solve``
 takes from 4 players: its rows say "rot" and give the joint states they stand
 for). "solve" is every seat's winning chance, deadlock and expected turns,
-rounds and throws; "length" the length distribution to ``--tail`` (beside the
-solve, on the other core, for the rotated chain). A 1-player warm-up in each
-child loads the compiled kernels first.
+rounds and throws; "length" the length distribution to ``--tail``. On the rotated
+chain with turns in seat order (every default rule set) one forward pass on both
+cores gives the length and the visits together, so "solve" includes "length"
+and the row names the pass (turns played, the rest's geometric series); otherwise
+the length runs beside the seat-shifted solve. A 1-player warm-up in each child
+loads the compiled kernels first.
 
 With stormpy installed (the ``[storm]`` extra) and ``--storm``, each joint chain
 of 2 and 3 players is also written as Storm explicit files
@@ -78,7 +81,7 @@ def one(rules_name: str, players: int, build_only: bool, tail: float, storm: boo
                    solve=res.timings["solve"], length=res.timings["length"],
                    residual=max(s["residual"] for s in res.solver), wins=[float(s.win) for s in res.seats],
                    deadlock=float(res.deadlock), length_turns=len(res.length.pmf),
-                   iterations=[s["iterations"] for s in res.solver])
+                   iterations=[s["iterations"] for s in res.solver], method=res.solver[0]["method"])
     if players >= ROTATED_FROM and not build_only:
         out["rotated"] = True
         out["joint_states"] = (out["states"] - players) * players
@@ -187,7 +190,7 @@ def main() -> None:
                 line += "  (built only)"
             if r.get("rotated"):
                 each = per * r["states"] / r["joint_states"]
-                line += f"  (rot: stands for {r['joint_states']:,} joint states, {each:.0f} B each)"
+                line += f"  (rot: stands for {r['joint_states']:,} joint states, {each:.0f} B each; {r['method']})"
             if "storm" in r:
                 line += (f"  storm {r['storm']:.1f} s ({r['storm_peak'] / mib:.0f} MiB), ours/storm "
                          f"{r['wall'] / r['storm']:.2f}, seat 1 agrees to 1e-9: {r['storm_agrees']}")

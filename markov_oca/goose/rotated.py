@@ -24,16 +24,17 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-from ..chain import Chain, Structure
-from ..errors import TooLargeError
+from ..chain import VISITS_TAIL, Chain, LengthDistribution, Structure
+from ..errors import SolverError, TooLargeError
 from ..memory import available_memory, gib
 from ..progress import progress_bar
-from ..solve import SolveReport, shifted_adjoint_solve
+from ..solve import THREADS, SolveReport, _shifted_adjoint_residual, shifted_adjoint_solve
 from .model import BASE_BYTES, GooseModel, _encode, _expand
 
 # ----------------------------------------------------------------------------- kernel
@@ -79,39 +80,51 @@ def _rot_expand(R, P, L, goal, until, occupancy, n_full,
     return c
 
 
-@numba.njit(cache=True)
-def _rot_explore(start, P, L, goal, until, occupancy, n_full,
-                 l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
-                 t_prob, t_final, t_moved, t_stake, t_finished, seen, queue, head, tail, budget):
+@numba.njit(cache=True, parallel=True)
+def _rot_successors(queue, lo, hi, P, L, goal, until, occupancy, n_full,
+                    l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
+                    t_prob, t_final, t_moved, t_stake, t_finished, out):
+    """The rotated successors of ``queue[lo:hi]`` (row ``r - lo`` of ``out``; -1 pads, outcomes left out), on
+    every core: the expensive half of a breadth-first step, whose merge (:func:`_rot_merge`) is serial."""
     J = t_prob.shape[1] + 1
-    locs = np.empty(P, np.int64)
-    work = np.empty(P, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_throw = np.empty(J, np.bool_)
-    out_stake = np.empty(J, np.int32)
-    out_place = np.empty(J, np.int8)
-    rot_next = np.empty(J, np.int64)
-    rot_shift = np.empty(J, np.int8)
-    if tail == 0:
-        seen[start] = True
-        queue[0] = start
-        tail = 1
-    done = 0
-    while head < tail and done < budget:
-        s = queue[head]
-        head += 1
-        done += 1
-        c = _rot_expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
-                        after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
-                        locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift)
-        for j in range(c):
-            t = rot_next[j]
-            if t >= 0 and not seen[t]:
+    chunk = 4096
+    n_chunks = (hi - lo + chunk - 1) // chunk
+    for q in numba.prange(n_chunks):
+        locs = np.empty(P, np.int64)
+        work = np.empty(P, np.int64)
+        out_next = np.empty(J, np.int64)
+        out_p = np.empty(J, np.int64)
+        out_throw = np.empty(J, np.bool_)
+        out_stake = np.empty(J, np.int32)
+        out_place = np.empty(J, np.int8)
+        rot_next = np.empty(J, np.int64)
+        rot_shift = np.empty(J, np.int8)
+        for r in range(lo + q * chunk, min(hi, lo + (q + 1) * chunk)):
+            c = _rot_expand(queue[r], P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
+                            after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
+                            locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift)
+            k = 0
+            for j in range(c):
+                if rot_next[j] >= 0:
+                    out[r - lo, k] = rot_next[j]
+                    k += 1
+            for j in range(k, J):
+                out[r - lo, j] = -1
+
+
+@numba.njit(cache=True)
+def _rot_merge(out, count, seen, queue, tail):
+    """Append the unseen successors of ``out[:count]`` to the queue in order (the serial breadth-first order)."""
+    for r in range(count):
+        for j in range(out.shape[1]):
+            t = out[r, j]
+            if t < 0:
+                break
+            if not seen[t]:
                 seen[t] = True
                 queue[tail] = t
                 tail += 1
-    return head, tail
+    return tail
 
 
 @numba.njit(cache=True, parallel=True)
@@ -178,14 +191,14 @@ def _count_transitions(nxt, shift):
 
 
 @numba.njit(cache=True)
-def _can_end(nxt, absorbing):
-    """States from which some outcome can be reached (sweeps to a fixed point; successors come first)."""
+def _can_end(nxt, absorbing, order):
+    """States from which some outcome can be reached (sweeps in ``order``, successors first, to a fixed point)."""
     n, J = nxt.shape
     ok = absorbing.copy()
     changed = True
     while changed:
         changed = False
-        for s in range(n):
+        for s in order:
             if ok[s]:
                 continue
             for j in range(J):
@@ -314,6 +327,188 @@ def _landing_flow(nxt, pnum, inv_denom, v, square, throw, width, n_states, n_key
     return out, dead
 
 
+
+# ----------------------------------------------------------------------------- the forward pass
+# When every step is a turn or part of one (the seat shift is 0 into a state where the mover throws again,
+# 1 into any other, as without ``until = "last"``), the seat to move on turn t is t mod N: the visits block
+# is the one-column push of the length distribution, summed turn by turn into column t mod N, and the
+# seat-shifted solve is not needed. The push runs on both cores without write conflicts: a branch from
+# (l_0, l_1, ...) goes to (l_1, ..., x) unless the move changed another piece, so the rows are split by the
+# part that owns l_1 (the first digit of where they push); the few branches into the other part's rows
+# ("exceptions": a piece sent back, a finished seat skipped) are pushed after, on one core.
+
+
+@numba.njit(cache=True)
+def _turn_shifts(nxt, shift, turn_start, n_states):
+    """Whether every branch between states has shift 0 into a mid-turn state and 1 into a turn's start."""
+    for s in range(n_states):
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if t >= n_states:
+                continue
+            if shift[s, j] != (1 if turn_start[t] else 0):
+                return False
+    return True
+
+
+@numba.njit(cache=True)
+def _split_parts(nxt, n_states, n_parts, src_part, tgt_part):
+    """The branches each part pushes (``main``: ``nxt`` with an outcome ``k`` sent to the part's own slot
+    ``n + part N + k``, and a branch into another part's rows to ``-2``, skipped) and those skipped ones
+    as (row, slot) pairs, pushed after the parts on one core."""
+    n, J = nxt.shape
+    P = n - n_states
+    main = nxt.copy()
+    n_exc = 0
+    for s in range(n_states):
+        q = src_part[s]
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if t >= n_states:
+                main[s, j] = n + q * P + (t - n_states)
+            elif tgt_part[t] != q:
+                main[s, j] = -2
+                n_exc += 1
+    e_src = np.empty(n_exc, np.int32)
+    e_j = np.empty(n_exc, np.int8)
+    e = 0
+    for s in range(n_states):
+        for j in range(J):
+            if main[s, j] == -2:
+                e_src[e] = s
+                e_j[e] = j
+                e += 1
+    return main, e_src, e_j
+
+
+@numba.njit(cache=True, nogil=True)
+def _push_part(main, pnum, seg_lo, seg_hi, g0, g1, inv_denom, v, w, acc):
+    """One part's share of a turn's push: rows of segments ``g0:g1`` push ``v`` into ``w``, add ``v`` to
+    ``acc`` and are left zero in ``v``."""
+    J = main.shape[1]
+    for g in range(g0, g1):
+        for s in range(seg_lo[g], seg_hi[g]):
+            m = v[s]
+            if m == 0.0:
+                continue
+            acc[s] += m
+            v[s] = 0.0
+            m *= inv_denom
+            for j in range(J):
+                t = main[s, j]
+                if t == -1:
+                    break
+                if t >= 0:
+                    w[t] += m * pnum[s, j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _push_skipped(nxt, pnum, e_src, e_j, inv_denom, v, w):
+    """The branches the parts skip, pushed on one core before them."""
+    for e in range(e_src.size):
+        s = e_src[e]
+        m = v[s]
+        if m != 0.0:
+            w[nxt[s, e_j[e]]] += m * inv_denom * pnum[s, e_j[e]]
+
+
+@numba.njit(cache=True, nogil=True)
+def _mids_on(nxt, pnum, inv_denom, n_states, mids, is_mid, w, mid, front, flag, acc, out):
+    """Push on, within the turn, the mass that stopped where the mover throws again (moved from ``w`` into
+    ``mid``), round after round as long as some arrives there, visiting only the states that got mass."""
+    k = 0
+    for s in mids:
+        x = w[s]
+        if x != 0.0:
+            mid[s] = x
+            w[s] = 0.0
+            front[k] = s
+            k += 1
+    while k > 0:
+        k2 = k
+        for i in range(k):
+            s = front[i]
+            m = mid[s]
+            mid[s] = 0.0
+            acc[s] += m
+            m *= inv_denom
+            for j in range(nxt.shape[1]):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                if t >= n_states:
+                    out[t - n_states] += m * pnum[s, j]
+                    continue
+                w[t] += m * pnum[s, j]
+                if is_mid[t] and not flag[t]:
+                    flag[t] = True
+                    front[k2] = t
+                    k2 += 1
+        n_new = 0
+        for i in range(k, k2):
+            t = front[i]
+            flag[t] = False
+            x = w[t]
+            if x != 0.0:
+                mid[t] = x
+                w[t] = 0.0
+                front[n_new] = t
+                n_new += 1
+        k = n_new
+
+
+@numba.njit(cache=True, nogil=True)
+def _take(rows, w, into):
+    """Move the mass of ``rows`` from ``w`` to ``into`` (zero elsewhere); the mass moved."""
+    total = 0.0
+    for s in rows:
+        x = w[s]
+        if x != 0.0:
+            into[s] = x
+            w[s] = 0.0
+            total += x
+    return total
+
+
+@numba.njit(cache=True)
+def _pass_residual(nxt, pnum, shift, inv_denom, active, init, acc, last, f):
+    """The largest and the summed ``|v - b - Q_shift^T v|`` of ``v[s, a] = acc[a, s] + f last[a, s]``
+    (``b``: the start, seat 0), over the active states."""
+    m, n = acc.shape
+    into = np.zeros((m, n))
+    for s in range(n):
+        if not active[s]:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            p = pnum[s, j] * inv_denom
+            d = shift[s, j]
+            for a in range(m):
+                into[(a + d) % m, t] += p * (acc[a, s] + f * last[a, s])
+    worst = 0.0
+    total = 0.0
+    for s in range(n):
+        if not active[s]:
+            continue
+        for a in range(m):
+            r = abs(acc[a, s] + f * last[a, s] - (1.0 if (s == init and a == 0) else 0.0) - into[a, s])
+            total += r
+            if not r <= worst:
+                worst = r
+    return worst, total
+
+
+def _total(w: np.ndarray, n_states: int) -> float:
+    return float(w[:n_states].sum())
+
 # ----------------------------------------------------------------------------- the chain
 
 
@@ -347,9 +542,12 @@ def rotated_phases(model: GooseModel, states: int | None = None, transitions: in
     guess, used only to refuse at once what cannot fit even then: 2-4 players reach
     64%, 50% and 38% of them on ``oca-moderna``).
     Per state: the branches (next int32, numerator int16, shift, throw, and
-    stake/place when kept) and five small per-state arrays; the solve adds the
-    split matrix of the adjoint (int32 + float64 + shift, 13 bytes a transition)
-    and 14 work blocks of N columns, the length pass (beside it) three vectors.
+    stake/place when kept) and five small per-state arrays. The forward pass
+    (:func:`forward_pass`, taken unless ``until = "last"``) adds a copy of the
+    branches for its parts (5 bytes a slot), three blocks of N columns and two
+    vectors; the seat-shifted solve instead adds the split matrix of the adjoint
+    (int32 + float64 + shift, 13 bytes a transition) and 14 work blocks of N
+    columns, the length pass (beside it) three vectors.
     """
     N = model.players
     full = model.n_local ** N
@@ -362,10 +560,16 @@ def rotated_phases(model: GooseModel, states: int | None = None, transitions: in
     per_branch = 4 + (2 if narrow else 4) + 1 + 1 + (2 if model.board.stake.any() else 0) + \
         (1 if model.rules.until == "last" else 0)
     chain = states * (J * per_branch + 1 + 1 + 2 + 8 + 8)
+    if model.rules.until != "last":
+        # the forward pass (turns in seat order): the parts' copy of the branches (4 + 1 bytes a slot), the
+        # visits, the last N turns and the residual's block (N columns each), two mass vectors
+        solve = chain + states * (J * 5 + 2 * 8 + 3 * 8 * N)
+    else:
+        solve = chain + transitions * 13 + states * 14 * 8 * N + states * 3 * 8
     return {
         "explore": full * (1 + 4) + states * 8,
         "build": full * 4 + chain,
-        "solve": chain + transitions * 13 + states * 14 * 8 * N + states * 3 * 8,
+        "solve": solve,
     }
 
 
@@ -387,7 +591,7 @@ def check_rotated_memory(model: GooseModel, states: int | None = None, avail: in
 
 
 def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | None = None) -> RotatedChain:
-    """Explore the rotated states from the start and write their branches, numbered in race order."""
+    """Explore the rotated states from the start and write their branches, rows numbered by rotated id."""
     P, L = model.players, model.n_local
     full = L**P
     avail = available_memory() if max_memory is None else max_memory
@@ -403,18 +607,29 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     head = tail = 0
     with progress_bar(progress, "exploring states") as bar:
         task = bar.add_task("exploring states seen from the mover", total=None)
-        while True:
-            head, tail = _rot_explore(start, *args, seen, queue, head, tail, 500_000)
+        # Breadth first, a slice of the queue at a time: its successors on every core, then merged in order.
+        seen[start] = True
+        queue[0] = start
+        tail = 1
+        out = np.empty((min(full, 262_144), model.board.branches + 1), np.int32)
+        while head < tail:
+            hi = min(tail, head + out.shape[0])
+            _rot_successors(queue, head, hi, *args, out)
+            tail = _rot_merge(out, hi - head, seen, queue, tail)
+            head = hi
             bar.update(task, completed=head, total=tail)
-            if head >= tail:
-                break
+        del out
     del seen
     ids = queue[:tail].astype(np.int64)
     del queue
     n_states = ids.size
     check_rotated_memory(model, n_states, avail)
-    # Number the states in sweep order (successors first, by total progress), so that the sweeps and the
-    # length pass walk memory in order.
+    # Rows are numbered by rotated id (the mover's local state least significant): the successors of the
+    # states sharing (l_1, l_2, ...) are the states (l_1, l_2, ..., x), so a push over the rows in order writes
+    # along a few dozen sequential streams (the forward pass, :func:`_forward_pass`: 0.11-0.14 s of CPU a turn
+    # on 4-player oca-moderna against 0.23-0.25 s in the race order below). The solves sweep in race order
+    # (``sweep_order``): decreasing progress in buckets of 6 squares, successors first, then decreasing id.
+    ids.sort()
     locs = np.empty((n_states, P), np.int64)
     rest = ids.copy()
     for i in range(P):
@@ -423,15 +638,9 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
     del rest
     key = model.local.square[locs].sum(axis=1) // 6
     del locs
-    # Decreasing progress in buckets of 6 squares (the solves' sweep order), then decreasing id: the
-    # successors of the states sharing (l_1, l_2, ...) are states (l_1, l_2, ..., x), so rows in id order
-    # were meant to push along a few dozen sequential streams. Measured on 4 players: no faster than the
-    # breadth-first order within a bucket (docs/scale.md); kept because it is deterministic.
-    order = np.lexsort((-ids, -key))
+    race = np.lexsort((-ids, -key))
     del key
-    ids = ids[order]
-    start_row = int(np.flatnonzero(ids == start)[0])
-    del order
+    start_row = int(np.searchsorted(ids, start))
     index = np.full(full, -1, np.int32)
     index[ids] = np.arange(n_states, dtype=np.int32)
     n = n_states + P
@@ -464,7 +673,8 @@ def build_rotated(model: GooseModel, progress: bool = False, max_memory: int | N
         outcomes={names[k]: n_states + k for k in range(P)}, players=P,
         mover=np.where(np.arange(n) < n_states, 0, -1).astype(np.int8),
         state_rewards={"turns": turn_start}, branch_rewards={"throws": throw},
-        turn_start=turn_start, state_ids=ids, sweep_order=np.arange(n, dtype=np.int64),
+        turn_start=turn_start, state_ids=ids,
+        sweep_order=np.concatenate([race, np.arange(n_states, n)]).astype(np.int64),
     )
     return RotatedChain(model, chain, shift, stake, place, lead, square, n_states)
 
@@ -480,7 +690,7 @@ def rotated_structure(rc: RotatedChain) -> Structure:
         return chain.structure
     absorbing = np.zeros(chain.n, bool)
     absorbing[list(chain.outcomes.values())] = True
-    ok = _can_end(chain.next, absorbing)
+    ok = _can_end(chain.next, absorbing, chain.order())
     if ok.all():
         st = Structure(absorbing, np.zeros(chain.n, bool), ~absorbing, 0)
         chain.__dict__["structure"] = st
@@ -514,6 +724,191 @@ def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict
     return th, box
 
 
+
+VISITS_L1 = 1e-12  # the forward pass goes on until the sum of its true residual is below this
+POLISH_STATES = 2_000_000  # states up to which a rest that the pass leaves above it is solved for (cheap)
+PARALLEL_PASS = 1_000_000  # states from which the forward pass runs in two parts
+
+
+def turn_columns(rc: RotatedChain) -> bool:
+    """Whether the seat to move on turn t is always t mod N (then :func:`forward_pass` gives the visits)."""
+    c = rc.chain
+    return bool(_turn_shifts(c.next, rc.shift, c.turn_start, rc.n_states))
+
+
+def _parts(rc: RotatedChain, n_parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which part owns each row as a source (by l_1) and as a target (by l_0): contiguous ranges of the
+    local state, balanced by the branches pushed from them."""
+    c = rc.chain
+    ns, L = rc.n_states, rc.model.n_local
+    ids = c.state_ids
+    d1 = (ids // L) % L
+    weight = np.bincount(d1, weights=(c.next[:ns] >= 0).sum(axis=1), minlength=L)
+    cum = np.cumsum(weight) / max(1.0, float(weight.sum()))
+    part_of = np.minimum((cum * n_parts - 1e-9).astype(np.int64), n_parts - 1)
+    part_of = np.maximum.accumulate(np.maximum(part_of, 0))
+    return part_of[d1].astype(np.int8), part_of[ids % L].astype(np.int8)
+
+
+def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: float = VISITS_TAIL,
+                 max_turns: int = 1_000_000, parts: int | None = None,
+                 progress=None) -> tuple[LengthDistribution, np.ndarray, SolveReport]:
+    """The length distribution to ``tail`` and the visits block, from one push a turn (see above).
+
+    The push goes on to ``visits_tail`` of the mass in play when that is smaller; one more turn is then
+    played into the visits, and the turns after it are added as a geometric series of that turn's
+    visits (the mass in play shrinks by a steady factor a turn by then), kept only when it lowers the
+    true residual of the visits' system, which the report gives.
+    """
+    from ..interrupt import check
+
+    c = rc.chain
+    ns, N, n = rc.n_states, rc.players, c.n
+    inv = 1.0 / c.denom
+    # two parts from a million states (below that, a thread's start each turn costs more than it saves)
+    n_parts = max(1, (min(THREADS, 2) if ns >= PARALLEL_PASS else 1) if parts is None else parts)
+    src_part, tgt_part = _parts(rc, n_parts)
+    main, e_src, e_j = _split_parts(c.next, ns, n_parts, src_part, tgt_part)
+    # segments: runs of rows owned by one part, grouped by part
+    cut = np.flatnonzero(np.diff(src_part)) + 1
+    lo = np.concatenate([[0], cut]).astype(np.int64)
+    hi = np.concatenate([cut, [ns]]).astype(np.int64)
+    owner = src_part[lo]
+    by = np.argsort(owner, kind="stable")
+    seg_lo, seg_hi = lo[by], hi[by]
+    seg_ptr = np.searchsorted(owner[by], np.arange(n_parts + 1))
+    del src_part, tgt_part, cut, lo, hi, owner, by
+    # the parts read 1-byte numerators when they fit (a tenth of a turn's memory traffic)
+    pn = c.pnum.astype(np.uint8) if int(c.pnum.max()) < 256 and int(c.pnum.min()) >= 0 else c.pnum
+    pool = ThreadPoolExecutor(n_parts) if n_parts > 1 else None
+
+    def push(v: np.ndarray, w: np.ndarray, acc: np.ndarray) -> np.ndarray:
+        """One turn's push of ``v`` into ``w`` (``v`` left zero); the mass into each outcome."""
+        _push_skipped(c.next, c.pnum, e_src, e_j, inv, v, w)
+        jobs = [(main, pn, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), inv, v, w, acc)
+                for q in range(n_parts)]
+        if pool is None:
+            _push_part(*jobs[0])
+        else:
+            list(pool.map(lambda a: _push_part(*a), jobs))
+        slots = w[n:]
+        out = slots.reshape(n_parts, N).sum(axis=0)
+        slots[:] = 0.0
+        return out
+
+    mids = np.flatnonzero(st.transient[:ns] & ~c.turn_start[:ns])
+    deads = np.flatnonzero(st.deadlock[:ns])
+    bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
+    mid = np.zeros(n + n_parts * N)  # the mass pushed on within a turn, and a scratch for the deadlocked
+    is_mid = np.zeros(n, np.bool_)
+    is_mid[mids] = True
+    front = np.zeros(2 * mids.size + 1, np.int64)  # this round's states with mass, then the next round's
+    flag = np.zeros(n, np.bool_)
+    acc = np.zeros((N, n))
+    last = np.zeros((N, n))
+    bufs[0][c.init] = 1.0 if st.transient[c.init] else 0.0
+
+    def play(into: np.ndarray) -> tuple[np.ndarray, float]:
+        v, w = bufs
+        out = push(v, w, into)
+        if mids.size:
+            # the first round (the most states) on both parts, the rest over the states that got mass
+            if _take(mids, w, mid) > 0.0:
+                out += push(mid, w, into)
+            _mids_on(c.next, c.pnum, inv, ns, mids, is_mid, w, mid, front, flag, into, out)
+        dead_now = _take(deads, w, mid) if deads.size else 0.0
+        if deads.size:
+            mid[deads] = 0.0
+        bufs.reverse()
+        return out, dead_now
+
+    pmf = np.zeros((1024, N))
+    left, dead = _total(bufs[0], ns), 0.0
+    lefts = [left]
+    stop = tail
+    t = 0
+    t_len = None
+    clock = time.perf_counter()
+    while True:
+        while left >= stop and t < max_turns:
+            t += 1
+            out, dead_now = play(acc[(t - 1) % N])
+            if t_len is None:
+                if t >= pmf.shape[0]:
+                    pmf = np.concatenate([pmf, np.zeros_like(pmf)])
+                pmf[t] = out
+            dead += dead_now
+            left = left - float(out.sum()) - dead_now if t % 64 else _total(bufs[0], ns)
+            if left < stop:
+                left = _total(bufs[0], ns)
+            if t_len is None and left < tail:
+                t_len, left_len, dead_len = t, left, dead
+            lefts.append(left)
+            if time.perf_counter() - clock > 0.1:
+                check()
+                clock = time.perf_counter()
+                if progress is not None:
+                    progress(t, left)
+        if t_len is None:
+            t_len, left_len, dead_len = t, left, dead
+        # N more turns, each into its own column (``last``); the turns after them are taken as a geometric
+        # series of those N (by then the mass in play shrinks by a steady factor every N turns) when that
+        # brings the true residual's sum, which bounds the error of every total, under VISITS_L1.
+        last[:] = 0.0
+        k = 0
+        while k < N and t < max_turns and left > 0:
+            t += 1
+            k += 1
+            out, dead_now = play(last[(t - 1) % N])
+            dead += dead_now
+            left = _total(bufs[0], ns)
+            lefts.append(left)
+        acc += last
+        # Without the series, the residual is the mass still in play (in column t mod N).
+        r_max, r_sum, f = float(np.abs(bufs[0][:ns]).max(initial=0.0)), left, 0.0
+        if k == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
+            q = lefts[-1] / lefts[-1 - N]
+            if 0.0 < q < 1.0:
+                g_max, g_sum = _pass_residual(c.next, c.pnum, rc.shift, inv, st.transient, c.init, acc, last,
+                                              q / (1.0 - q))
+                if g_sum < r_sum:
+                    r_max, r_sum, f = g_max, g_sum, q / (1.0 - q)
+        if r_sum <= VISITS_L1 or t >= max_turns or left == 0:
+            break
+        stop = min(stop, left) * 1e-2
+    if pool is not None:
+        pool.shutdown()
+    dist = LengthDistribution(pmf[:t_len + 1].sum(axis=1), float(dead_len), float(left_len),
+                              by_outcome=pmf[:t_len + 1].copy())
+    v = bufs[0]
+    main = pn = bufs = mid = front = flag = is_mid = None  # let go before the visits' block
+    method = f"forward pass of {t} turns"
+    if f:
+        acc += f * last
+        method += f", then the rest as a geometric series ({q:.4g} of the mass left after {N} turns)"
+    del last
+    vis = np.ascontiguousarray(acc.T)
+    del acc
+    vis[~st.transient] = 0.0
+    residual = r_max
+    if r_sum > VISITS_L1 and ns <= POLISH_STATES:
+        # a small chain: what is still in play is solved for instead (a few iterations of the shifted solve)
+        if f:
+            raise AssertionError("unreachable: the series is kept only under VISITS_L1")
+        rest = np.zeros((n, N))
+        rest[:ns, t % N] = v[:ns]
+        more, rep = shifted_adjoint_solve(c.next, c.pnum, rc.shift, c.denom, st.transient, c.order(), rest,
+                                          tol=1e-15)
+        vis += more
+        b = np.zeros((n, N))
+        b[c.init, 0] = 1.0
+        residual = float(_shifted_adjoint_residual(c.next, c.pnum, rc.shift, inv, st.transient, b, vis))
+        method += f", then {rep.method} for the rest ({rep.iterations} iterations)"
+    if not residual <= 1e-9:
+        raise SolverError(f"expected visits: residual {residual:.3g} is too large")
+    return dist, vis, SolveReport(method, residual, t)
+
+
 def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: float = 1e-10, progress: bool = False,
                   timer: dict[str, float] | None = None, max_memory: int | None = None):
     """Every figure of ``solve`` for ``model`` from its chain seen from the mover (floating point).
@@ -538,8 +933,16 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
     dead_any = bool(st.deadlock.any())
     with progress_bar(progress) as bar:
         bar.add_task(f"solving {n_states:,} states seen from the mover ({N} seats each)", total=None)
-        th, box = _length_in_thread(chain, tail)
-        v, report = visits_block(rc)
+        fast = turn_columns(rc)
+        if fast:
+            # the seat to move on turn t is t mod N: one push a turn gives the length and the visits
+            t_push = time.perf_counter()
+            dist, v, report = forward_pass(rc, st, tail)
+            box = {"dist": dist, "seconds": time.perf_counter() - t_push}
+            th = None
+        else:
+            th, box = _length_in_thread(chain, tail)
+            v, report = visits_block(rc)
         reports = [report]
         inv = 1.0 / chain.denom
         wins = np.zeros(N)
@@ -604,7 +1007,8 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             landing_list = [Landing(a + 1, q, float("nan"), float(counts[a, q])) for a in range(N)
                             for q in range(goal + 1)]
             timer["landings"] = time.perf_counter() - t2
-        th.join()
+        if th is not None:
+            th.join()
     if "error" in box:
         raise box["error"]
     dist = box["dist"]
@@ -636,9 +1040,11 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             f"{N * n_states:,} joint ones (transitions counted with their seat shift)")
     landings_note = ""
     if landing_list is not None:
+        cost = "a seat-shifted solve of tens of BiCGSTAB iterations" if fast else \
+            f"about as long as the visits' {report.iterations} iterations"
         landings_note = (f"chance of ever landing not computed at {N} players (one {N}-column solve of "
-                         f"{n_states:,} states per square, each about as long as the visits' {report.iterations} "
-                         "iterations); the expected landings come from the one visits solve")
+                         f"{n_states:,} states per square, each {cost}); the expected landings come from the "
+                         "visits")
     return SolveResults(
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N,
         options=dict(rules.options), states=chain.n, transitions=transitions, exact=False,

@@ -1,0 +1,112 @@
+"""The forward pass of the chain seen from the mover (one push a turn gives the length and the visits) against
+the joint chain, figure by figure, to 1e-12 (1e-13 relative for totals of tens of turns)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import board
+
+from markov_oca.goose.model import goose_model
+from markov_oca.goose.rotated import build_rotated, forward_pass, rotated_structure, turn_columns
+from markov_oca.goose.rules import load_goose
+from markov_oca.goose.solve import solve_goose
+
+BOARDS = {
+    # occupancy sends pieces back (seat-changing self-loops), a waiting square makes deadlock
+    "occupant, waiting": board(9, {2: {"jump": 5}, 4: {"miss": 1}, 6: {"wait": True}, 7: {"jump": 1}}, faces=3,
+                               occupancy="occupant-returns"),
+    # another throw: mid-turn states, pushed on within the turn
+    "stakes, another throw": board(10, {2: {"goose": "repeat"}, 4: {"stake": 1}, 7: {"miss": 1, "stake": 2},
+                                        8: {"jump": 0}}, faces=3, occupancy="occupant-returns"),
+}
+
+
+def _figures(r) -> dict[str, float]:
+    out = {f"outcome {k}": v for k, v in r.outcomes.items()} | {"deadlock": r.deadlock}
+    for s in r.seats:
+        for name in ("turns", "throws", "stakes"):
+            e = getattr(s, name)
+            if e is not None:
+                out[f"seat {s.seat} {name}"] = e.total
+                out[f"seat {s.seat} {name} given end"] = e.given_end
+    for k, e in r.expected.items():
+        out[k] = e.total
+        out[k + " given end"] = e.given_end
+    for i, p in enumerate(r.length.pmf):
+        out[f"length {i}"] = p
+    out |= {"tail": r.length.tail_mass, "never ends": r.length.never_ends}
+    for x in r.landings or []:
+        out[f"seat {x.seat} lands {x.square}"] = x.expected
+    return out
+
+
+def _same(a, b, tol):
+    fa, fb = _figures(a), _figures(b)
+    assert fa.keys() == fb.keys()
+    for k in fa:
+        x, y = fa[k], fb[k]
+        if math.isinf(x) or math.isnan(x):
+            assert (math.isinf(y) and x == y) or (math.isnan(x) and math.isnan(y)), k
+        else:
+            assert y == pytest.approx(x, abs=tol, rel=tol / 10), k  # totals of tens of turns: 1e-13 relative
+
+
+@pytest.mark.parametrize("case", list(BOARDS))
+@pytest.mark.parametrize("players", [2, 3])
+def test_forward_pass_gives_the_joint_chains_figures_to_1e12(case, players):
+    rules = BOARDS[case]
+    joint = solve_goose(rules, players, landings=True, route="joint")
+    rot = solve_goose(rules, players, landings=True, route="rotated")
+    assert rot.solver[0]["method"].startswith("forward pass of")
+    assert rot.solver[0]["residual"] < 1e-13
+    _same(joint, rot, 1e-12)
+
+
+def test_two_player_oca_moderna_with_its_deadlock_to_1e12():
+    rules = load_goose("oca-moderna")
+    joint = solve_goose(rules, 2, landings=False, route="joint")
+    rot = solve_goose(rules, 2, landings=False, route="rotated")
+    assert joint.deadlock == pytest.approx(0.16637830141790602, abs=1e-12)
+    assert rot.solver[0]["method"].startswith("forward pass of")
+    _same(joint, rot, 1e-12)
+
+
+def test_the_length_to_a_coarser_tail_is_a_prefix_and_the_visits_do_not_change():
+    rules = BOARDS["stakes, another throw"]
+    fine = solve_goose(rules, 3, landings=True, route="rotated", tail=1e-10)
+    coarse = solve_goose(rules, 3, landings=True, route="rotated", tail=1e-4)
+    n = len(coarse.length.pmf)
+    assert 10 < n < len(fine.length.pmf)
+    assert coarse.length.pmf == fine.length.pmf[:n]  # the same turns, the same arithmetic
+    assert 1e-5 < coarse.length.tail_mass < 1e-4
+    assert fine.length.tail_mass < 1e-10
+    # the visits go on past the length's tail until their residual is as small
+    for a, b in zip(fine.seats, coarse.seats, strict=True):
+        assert b.win == pytest.approx(a.win, abs=1e-13)
+        assert b.turns.total == pytest.approx(a.turns.total, abs=1e-11)
+
+
+def test_one_part_and_two_parts_agree():
+    m = goose_model(BOARDS["occupant, waiting"], 3)
+    rc = build_rotated(m)
+    st = rotated_structure(rc)
+    d1, v1, r1 = forward_pass(rc, st, 1e-10, parts=1)
+    d2, v2, r2 = forward_pass(rc, st, 1e-10, parts=2)
+    assert r1.iterations == r2.iterations
+    assert np.abs(v1 - v2).max() < 1e-13
+    assert np.abs(d1.pmf - d2.pmf).max() < 1e-16
+    # column a holds the visits with seat a to move; the first turn is seat 0's
+    assert v1[rc.chain.init, 0] >= 1.0 and v1.sum() == pytest.approx(v1.sum(axis=1).sum())
+
+
+def test_until_last_with_skipped_seats_keeps_the_shifted_solve():
+    rules = board(8, {3: {"miss": 2}, 5: {"wait": True}, 6: {"jump": 2}}, faces=3, occupancy="mover-returns",
+                  until="last")
+    rc = build_rotated(goose_model(rules, 3))
+    assert not turn_columns(rc)  # a finished seat is skipped: shift 2
+    rot = solve_goose(rules, 3, landings=False, route="rotated")
+    assert "BiCGSTAB" in rot.solver[0]["method"]
+    assert turn_columns(build_rotated(goose_model(load_goose("oca-moderna"), 2)))
