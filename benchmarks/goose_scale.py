@@ -42,27 +42,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def one(rules_name: str, players: int, build_only: bool, tail: float, storm: bool, storm_only: bool = False) -> dict:
-    import numba
-
     from markov_oca.goose.model import BASE_BYTES, goose_model
     from markov_oca.goose.rotated import rotated_phases
     from markov_oca.goose.rules import load_goose
     from markov_oca.goose.solve import ROTATED_FROM, solve_goose
-
-    @numba.njit(cache=True)
-    def merged(nxt):
-        total = 0
-        for s in range(nxt.shape[0]):
-            for j in range(nxt.shape[1]):
-                t = nxt[s, j]
-                if t < 0:
-                    break
-                dup = False
-                for k in range(j):
-                    if nxt[s, k] == t:
-                        dup = True
-                total += not dup
-        return total
 
     rules = load_goose(rules_name)
     if storm_only:
@@ -74,7 +57,7 @@ def one(rules_name: str, players: int, build_only: bool, tail: float, storm: boo
     if build_only:
         t0 = time.perf_counter()
         chain = m.build()
-        out.update(states=chain.n, transitions=int(merged(chain.next)), build=time.perf_counter() - t0)
+        out.update(states=chain.n, transitions=chain.n_transitions, build=time.perf_counter() - t0)
     else:
         res = solve_goose(rules, players, landings=False, tail=tail)
         out.update(states=res.states, transitions=res.transitions, build=res.timings["build"],
