@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
@@ -720,7 +721,8 @@ def _drop_pages(a) -> None:
 
 def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", values: np.ndarray | None = None,
                  *, tail: float = 1e-10, start: int | None = None, max_turns: int = 1_000_000,
-                 progress: bool = False, parts: int | None = None, drop: float | None = None) -> PushResult:
+                 progress: bool = False, parts: int | None = None, drop: float | None = None,
+                 on_turn: Callable[[int, float, float, float], None] | None = None) -> PushResult:
     """Push the probability mass forward turn by turn, light moving first from ``start`` (all pieces in
     hand), until less than ``tail`` is still in play.
 
@@ -728,7 +730,8 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     mass is added up (``PushResult.dropped``) and counted in the distribution's tail, a bound on what
     the pmf misses. Most places of a big game hold next to nothing (six pieces, greedy against greedy,
     turn 50: 12.4 M of the 31.6 M places reached hold more than 1e-18, the rest 7.9e-13 together), so
-    this skips most of the work for a loss far below the tail.
+    this skips most of the work for a loss far below the tail. ``on_turn(turn, in play, dropped so far,
+    seconds of that turn)`` is called after each turn.
 
     A deterministic policy (``greedy``, ``optimal``) keeps one move per throw (4 bytes a position and
     throw, no index); ``random`` keeps every legal move. With ``parts`` > 1 the mass of a turn is
@@ -809,6 +812,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         task = bar.add_task("length distribution, turn by turn", total=None)
         while t < max_turns and left >= tail:
             t += 1
+            t_turn = time.perf_counter()
             side = (t - 1) % 2
             kind, tab = tables[side % len(tables)]
             if kind == "fixed":
@@ -833,6 +837,8 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             alive.append(left)
             thrown.append(float(thr))
             bar.update(task, description=f"length distribution: turn {t}, {left:.1e} still in play")
+            if on_turn is not None:
+                on_turn(t, left, dropped, time.perf_counter() - t_turn)
         t2 = time.perf_counter()
     del cur, nxt, tables
     pmf = pmf[:t + 1].copy()
