@@ -415,7 +415,7 @@ def push_placement(space: UrSpace, pieces: int) -> tuple[np.ndarray, np.ndarray]
 
     The order is by the mover's pips, then the opponent's, then rank. A rosette's successor (the same
     mover, more pips) comes later, so one pass carries a turn. And the other moves of the positions
-    of one pair of pips (p, q) land in a few pairs (q' <= q, p' > p) of the next turn, contiguous in
+    of one pair of pips (p, q) land in a few pairs (q' <= q, p' >= p) of the next turn, contiguous in
     that order: the scatter stays in a cache-sized window (6 pieces: 0.8 s a turn against 1.5-2.9 s
     by the mover's pips alone).
     """
