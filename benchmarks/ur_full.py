@@ -5,6 +5,7 @@
     python benchmarks/ur_full.py 4 --order rank       # or reverse
     python benchmarks/ur_full.py 7 --checkpoint /tmp/ur7 --table /tmp/ur7.npy
     python benchmarks/ur_full.py 7 --pair optimal,optimal --table /tmp/ur7.npy --tail 1e-6
+    python benchmarks/ur_full.py 7 --push optimal,optimal --table /tmp/ur7.npy --tail 1e-6 --parts 2
     python benchmarks/ur_full.py 7 --rgu /tmp/ur7.rgu --table /tmp/ur7.npy --royalur ~/RoyalUr-Python
 
 Prints states, sweeps and seconds per layer, the total, the residual of a final full
@@ -15,6 +16,8 @@ digits and the peak resident memory of this process (measure it from outside too
 ``--pair LIGHT,DARK`` (with a saved ``--table`` when a side plays optimal) solves that pair
 of policies instead, as ``solve ur`` does from six pieces: each side's chance, the expected
 turns and throws and the length distribution, from the threaded forward push.
+``--push LIGHT,DARK`` runs that push alone (``--parts`` threads, places under ``--drop`` let go) and
+prints every tenth turn: its seconds, the mass in play and the mass dropped so far.
 
 ``--rgu FILE`` writes the table as a ``.rgu`` file (``--values``, percent16 by default),
 timed; with ``--royalur DIR`` (a checkout of RoyalUr-Python, not part of this project) it
@@ -51,6 +54,9 @@ def main() -> None:
     ap.add_argument("--no-residual", action="store_true")
     ap.add_argument("--pair", default=None, help="LIGHT,DARK: solve a pair of policies from the saved --table")
     ap.add_argument("--tail", type=float, default=1e-6, help="with --pair: the length distribution's tail")
+    ap.add_argument("--push", default=None, help="LIGHT,DARK: time the forward push alone, turn by turn")
+    ap.add_argument("--parts", type=int, default=1, help="with --push: threads")
+    ap.add_argument("--drop", type=float, default=None, help="with --push: let go of places under this mass")
     ap.add_argument("--rgu", default=None, help="write the saved --table as this .rgu file")
     ap.add_argument("--values", default="percent16", help="with --rgu: percent16, float32 or float64")
     ap.add_argument("--royalur", default=None, help="with --rgu: a RoyalUr-Python checkout to read the file with")
@@ -58,6 +64,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.pair:
         return pair(args)
+    if args.push:
+        return push(args)
     if args.rgu:
         return rgu(args)
     solve_layered(load_ur(args.rules, {"pieces": 1}), residual=True)  # compile / load the numba cache
@@ -117,6 +125,35 @@ def pair(args) -> None:
           f"p90 {ln['p90']}, p99 {ln['p99']}")
     print(f"  solver: {res.solver}")
     print(f"  timings: {', '.join(f'{k} {v:.1f} s' for k, v in res.timings.items())}; total {dt:.1f} s")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def push(args) -> None:
+    from markov_oca.ur.layered import load_table
+    from markov_oca.ur.sweeps import push_lengths
+
+    light, dark = args.push.split(",")
+    rules = load_ur(args.rules, {"pieces": args.pieces})
+    values = load_table(args.table, rules) if args.table else None
+    small = load_ur(args.rules, {"pieces": 2})
+    push_lengths(small, light, dark, solve_layered(small).values, tail=1e-3, parts=args.parts)  # compile
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+
+    def turn(t, left, dropped, sec):
+        if t % 10 == 0:
+            print(f"  turn {t:4d}: {sec:6.3f} s, in play {left:.3e}, dropped {dropped:.1e}, "
+                  f"CPU so far {time.process_time() - c0:.0f} s", flush=True)
+
+    p = push_lengths(rules, light, dark, values, tail=args.tail, parts=args.parts, drop=args.drop, on_turn=turn)
+    dt = time.perf_counter() - t0
+    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}, {args.parts} thread(s): "
+          f"build {p.build_seconds:.1f} s, push {p.push_seconds:.1f} s ({p.dist.pmf.size - 1} turns, "
+          f"{p.push_seconds / max(1, p.dist.pmf.size - 1):.3f} s a turn); total {dt:.1f} s wall, "
+          f"{time.process_time() - c0:.0f} s CPU")
+    print(f"  in play {p.left:.3e}, dropped {p.dropped:.3e}, tail {p.dist.tail:.3e}")
+    print(f"  turns {p.turns:.9f} (tail extrapolated {p.tail_turns:.2e}), throws {p.throws:.9f}; "
+          f"wins within the turns pushed {p.wins[0]:.12f}, {p.wins[1]:.12f}")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
