@@ -80,6 +80,14 @@ def _rot_expand(R, P, L, goal, until, occupancy, n_full,
     return c
 
 
+@numba.njit(cache=True, inline="always")
+def _scratch(P, J):
+    """The work arrays of one :func:`_rot_expand` caller (a thread's own, in the parallel kernels)."""
+    return (np.empty(P, np.int64), np.empty(P, np.int64), np.empty(J, np.int64), np.empty(J, np.int64),
+            np.empty(J, np.bool_), np.empty(J, np.int32), np.empty(J, np.int8), np.empty(J, np.int64),
+            np.empty(J, np.int8))
+
+
 @numba.njit(cache=True, parallel=True)
 def _rot_successors(queue, lo, hi, P, L, goal, until, occupancy, n_full,
                     l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
@@ -90,15 +98,7 @@ def _rot_successors(queue, lo, hi, P, L, goal, until, occupancy, n_full,
     chunk = 4096
     n_chunks = (hi - lo + chunk - 1) // chunk
     for q in numba.prange(n_chunks):
-        locs = np.empty(P, np.int64)
-        work = np.empty(P, np.int64)
-        out_next = np.empty(J, np.int64)
-        out_p = np.empty(J, np.int64)
-        out_throw = np.empty(J, np.bool_)
-        out_stake = np.empty(J, np.int32)
-        out_place = np.empty(J, np.int8)
-        rot_next = np.empty(J, np.int64)
-        rot_shift = np.empty(J, np.int8)
+        locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift = _scratch(P, J)
         for r in range(lo + q * chunk, min(hi, lo + (q + 1) * chunk)):
             c = _rot_expand(queue[r], P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
                             after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
@@ -139,15 +139,7 @@ def _rot_write(ids, index, P, L, goal, until, occupancy, n_full,
     chunk = 4096
     n_chunks = (hi - lo + chunk - 1) // chunk
     for q in numba.prange(n_chunks):
-        locs = np.empty(P, np.int64)
-        work = np.empty(P, np.int64)
-        out_next = np.empty(J, np.int64)
-        out_p = np.empty(J, np.int64)
-        out_throw = np.empty(J, np.bool_)
-        out_stake = np.empty(J, np.int32)
-        out_place = np.empty(J, np.int8)
-        rot_next = np.empty(J, np.int64)
-        rot_shift = np.empty(J, np.int8)
+        locs, work, out_next, out_p, out_throw, out_stake, out_place, rot_next, rot_shift = _scratch(P, J)
         for r in range(lo + q * chunk, min(hi, lo + (q + 1) * chunk)):
             c = _rot_expand(ids[r], P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
                             after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
