@@ -128,7 +128,7 @@ class Chain:
         """Distinct (state, next state) pairs: the matrix's entries, counted without building it."""
         if "P" in self.__dict__:
             return int(self.P.nnz)
-        return int(_count_distinct(self.next))
+        return int(_count_distinct(self.next, np.zeros((1, 1), np.int8)))
 
     def describe(self, state: int) -> dict:
         """The decoded state (seat to move, pieces), or the outcome's name."""
@@ -508,8 +508,10 @@ class Chain:
 
 
 @numba.njit(cache=True)
-def _count_distinct(nxt):
-    """Distinct next states summed over the rows (the transition matrix's entries)."""
+def _count_distinct(nxt, key):
+    """Distinct branches summed over the rows: distinct next states (the transition matrix's entries), or,
+    when ``key`` has a row per state (a seat shift), distinct (next state, key) pairs."""
+    keyed = key.shape[0] > 1
     total = 0
     for s in range(nxt.shape[0]):
         for j in range(nxt.shape[1]):
@@ -518,7 +520,7 @@ def _count_distinct(nxt):
                 break
             dup = False
             for k in range(j):
-                if nxt[s, k] == t:
+                if nxt[s, k] == t and (not keyed or key[s, k] == key[s, j]):
                     dup = True
                     break
             if not dup:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..chain import VISITS_TAIL, Chain, LengthDistribution, Structure
+from ..chain import VISITS_TAIL, Chain, LengthDistribution, Structure, _count_distinct
 from ..errors import SolverError, TooLargeError
 from ..memory import available_memory, gib
 from ..progress import progress_bar
@@ -160,26 +160,6 @@ def _rot_write(ids, index, P, L, goal, until, occupancy, n_full,
                 k += 1
             lead[r] = k
             square[r] = l_sq[locs[0]]
-
-
-@numba.njit(cache=True)
-def _count_transitions(nxt, shift):
-    """Distinct (next state, seat shift) pairs summed over the rows: the joint chain's transitions per state."""
-    total = 0
-    J = nxt.shape[1]
-    for s in range(nxt.shape[0]):
-        for j in range(J):
-            t = nxt[s, j]
-            if t < 0:
-                break
-            dup = False
-            for k in range(j):
-                if nxt[s, k] == t and shift[s, k] == shift[s, j]:
-                    dup = True
-                    break
-            if not dup:
-                total += 1
-    return total
 
 
 @numba.njit(cache=True)
@@ -1026,7 +1006,7 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
         "throws": ex(throws.sum(), g_throws.sum(), inf_throws.any()),
     }
     names = model.outcome_names()
-    transitions = int(_count_transitions(chain.next, rc.shift))
+    transitions = int(_count_distinct(chain.next, rc.shift))
     length = summarise_length(dist, expected["turns"].given_end)
     note = (f"solved on the chain seen from the player to move: {n_states:,} states for the {N} seats' "
             f"{N * n_states:,} joint ones (transitions counted with their seat shift)")
