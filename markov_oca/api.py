@@ -26,6 +26,10 @@ from .errors import RulesError
 from .family import Family, family_named, family_of_rules, prepare, read_rules
 from .rulefile import read_toml, resolve_source, shipped_names
 
+#: The length distribution is carried until this much probability is left (``solve``'s ``tail``). The
+#: expectations do not depend on it: each engine goes on (or solves) until its own residual is met.
+DEFAULT_TAIL = 1e-6
+
 
 def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any) -> Any:
     """Load a shipped rule set by name, or a user's TOML file by path, with options in force.
@@ -98,7 +102,7 @@ def build(rules: Any, players: int | None = None, *, options: Mapping[str, Any] 
 
 
 def solve(rules: Any, players: int | None = None, *, options: Mapping[str, Any] | None = None,
-          tail: float = 1e-10, progress: bool = False, **settings: Any) -> Any:
+          tail: float = DEFAULT_TAIL, progress: bool = False, **settings: Any) -> Any:
     """Solve a rule set of any family: each seat's chance to win, expectations, length and the rest.
 
     Parameters

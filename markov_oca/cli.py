@@ -144,7 +144,7 @@ def _solve(a: dict[str, Any], settings: dict[str, Any]) -> None:
 
 _command("solve", "Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings.", [
     _RULES, _option_flag(), _format_flag(),
-    _opt("tail", 1e-10, "--tail", help="carry the length distribution until this mass is left"),
+    _opt("tail", api.DEFAULT_TAIL, "--tail", help="carry the length distribution until this mass is left"),
     _opt("pmf", True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
 ], _solve)
 

@@ -697,7 +697,7 @@ def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict
 
 
 
-VISITS_L1 = 1e-12  # the forward pass goes on until the sum of its true residual is below this
+VISITS_L1 = 1e-10  # the forward pass goes on until the sum of its true residual is below this
 POLISH_STATES = 2_000_000  # states up to which a rest that the pass leaves above it is solved for (cheap)
 PARALLEL_PASS = 1_000_000  # states from which the forward pass runs in two parts
 

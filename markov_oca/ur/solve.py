@@ -25,6 +25,9 @@ TABLE_FIRST_PIECES = 6
 #: From this many pieces a pair of policies is solved by the forward push alone (no policy evaluation):
 #: at four pieces random against greedy the evaluation took 65 s of the 107, the push 41 s.
 PUSH_ONLY_PIECES = 4
+#: The push's sums give the turns and throws from PUSH_ONLY_PIECES pieces: it is carried to this tail at
+#: least, whatever the length distribution asks (the tail beyond is extrapolated).
+PUSH_SUMS_TAIL = 1e-10
 
 
 def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
@@ -161,7 +164,8 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
         del ev
     optimal_value = float(values[start]) if values is not None else None
     t1 = time.perf_counter()
-    push = push_lengths(r, light, dark, values, tail=tail, progress=progress)
+    push = push_lengths(r, light, dark, values, tail=min(tail, PUSH_SUMS_TAIL) if push_only else tail,
+                        progress=progress)
     timer["length"] = time.perf_counter() - t1
     timer["length_build"] = push.build_seconds  # of which: the policies' moves built for the push
     dist = push.dist
