@@ -193,32 +193,43 @@ def _split_branches(nxt, pnum, denom, active, stop, ids, pos):
     return lp, lx[:nl].copy(), lv[:nl].copy(), up, ux[:nu].copy(), uv[:nu].copy(), d
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row4(a, i):
+    """Row ``i`` of an (n, m <= 4) array as four numbers (zero past column m)."""
+    m = a.shape[1]
+    return a[i, 0], a[i, 1] if m > 1 else 0.0, a[i, 2] if m > 2 else 0.0, a[i, 3] if m > 3 else 0.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _eliminate(ptr, idx, val, i, x, a0, a1, a2, a3):
+    """``x[i] = a - sum_k val[k] x[idx[k]]`` over row ``i``'s entries: one step of a triangular solve
+    with a unit diagonal, on at most 4 columns kept in registers."""
+    m = x.shape[1]
+    for k in range(ptr[i], ptr[i + 1]):
+        j = idx[k]
+        q = val[k]
+        a0 -= q * x[j, 0]
+        if m > 1:
+            a1 -= q * x[j, 1]
+            if m > 2:
+                a2 -= q * x[j, 2]
+                if m > 3:
+                    a3 -= q * x[j, 3]
+    x[i, 0] = a0
+    if m > 1:
+        x[i, 1] = a1
+    if m > 2:
+        x[i, 2] = a2
+    if m > 3:
+        x[i, 3] = a3
+
+
 @numba.njit(cache=True, nogil=True)
 def _lower_solve(lp, lx, lv, b, w):
     """``w = (I + L)^-1 b``, L strictly lower; at most 4 columns."""
-    n, m = b.shape
-    for i in range(n):
-        a0 = b[i, 0]
-        a1 = b[i, 1] if m > 1 else 0.0
-        a2 = b[i, 2] if m > 2 else 0.0
-        a3 = b[i, 3] if m > 3 else 0.0
-        for k in range(lp[i], lp[i + 1]):
-            j = lx[k]
-            q = lv[k]
-            a0 -= q * w[j, 0]
-            if m > 1:
-                a1 -= q * w[j, 1]
-                if m > 2:
-                    a2 -= q * w[j, 2]
-                    if m > 3:
-                        a3 -= q * w[j, 3]
-        w[i, 0] = a0
-        if m > 1:
-            w[i, 1] = a1
-        if m > 2:
-            w[i, 2] = a2
-        if m > 3:
-            w[i, 3] = a3
+    for i in range(b.shape[0]):
+        a0, a1, a2, a3 = _row4(b, i)
+        _eliminate(lp, lx, lv, i, w, a0, a1, a2, a3)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -254,27 +265,8 @@ def _fused_u1(up, ux, uv, r, p, v, beta, omega, tb):
     for i in range(n - 1, -1, -1):
         for c in range(m):
             p[i, c] = r[i, c] + beta[c] * (p[i, c] - omega[c] * v[i, c])
-        a0 = p[i, 0]
-        a1 = p[i, 1] if m > 1 else 0.0
-        a2 = p[i, 2] if m > 2 else 0.0
-        a3 = p[i, 3] if m > 3 else 0.0
-        for k in range(up[i], up[i + 1]):
-            j = ux[k]
-            q = uv[k]
-            a0 -= q * tb[j, 0]
-            if m > 1:
-                a1 -= q * tb[j, 1]
-                if m > 2:
-                    a2 -= q * tb[j, 2]
-                    if m > 3:
-                        a3 -= q * tb[j, 3]
-        tb[i, 0] = a0
-        if m > 1:
-            tb[i, 1] = a1
-        if m > 2:
-            tb[i, 2] = a2
-        if m > 3:
-            tb[i, 3] = a3
+        a0, a1, a2, a3 = _row4(p, i)
+        _eliminate(up, ux, uv, i, tb, a0, a1, a2, a3)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -282,27 +274,9 @@ def _fused_l1(lp, lx, lv, p, tb, r_hat, w, v, den):
     """``w = (I + L)^-1 (p - tb)``, ``v = tb + w`` (= K p) and ``den += r_hat . v``."""
     n, m = w.shape
     for i in range(n):
-        a0 = p[i, 0] - tb[i, 0]
-        a1 = p[i, 1] - tb[i, 1] if m > 1 else 0.0
-        a2 = p[i, 2] - tb[i, 2] if m > 2 else 0.0
-        a3 = p[i, 3] - tb[i, 3] if m > 3 else 0.0
-        for k in range(lp[i], lp[i + 1]):
-            j = lx[k]
-            q = lv[k]
-            a0 -= q * w[j, 0]
-            if m > 1:
-                a1 -= q * w[j, 1]
-                if m > 2:
-                    a2 -= q * w[j, 2]
-                    if m > 3:
-                        a3 -= q * w[j, 3]
-        w[i, 0] = a0
-        if m > 1:
-            w[i, 1] = a1
-        if m > 2:
-            w[i, 2] = a2
-        if m > 3:
-            w[i, 3] = a3
+        a0, a1, a2, a3 = _row4(p, i)
+        b0, b1, b2, b3 = _row4(tb, i)
+        _eliminate(lp, lx, lv, i, w, a0 - b0, a1 - b1, a2 - b2, a3 - b3)
         for c in range(m):
             vi = tb[i, c] + w[i, c]
             v[i, c] = vi
@@ -316,27 +290,8 @@ def _fused_u2(up, ux, uv, r, v, alpha, s, tb):
     for i in range(n - 1, -1, -1):
         for c in range(m):
             s[i, c] = r[i, c] - alpha[c] * v[i, c]
-        a0 = s[i, 0]
-        a1 = s[i, 1] if m > 1 else 0.0
-        a2 = s[i, 2] if m > 2 else 0.0
-        a3 = s[i, 3] if m > 3 else 0.0
-        for k in range(up[i], up[i + 1]):
-            j = ux[k]
-            q = uv[k]
-            a0 -= q * tb[j, 0]
-            if m > 1:
-                a1 -= q * tb[j, 1]
-                if m > 2:
-                    a2 -= q * tb[j, 2]
-                    if m > 3:
-                        a3 -= q * tb[j, 3]
-        tb[i, 0] = a0
-        if m > 1:
-            tb[i, 1] = a1
-        if m > 2:
-            tb[i, 2] = a2
-        if m > 3:
-            tb[i, 3] = a3
+        a0, a1, a2, a3 = _row4(s, i)
+        _eliminate(up, ux, uv, i, tb, a0, a1, a2, a3)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -344,27 +299,9 @@ def _fused_l2(lp, lx, lv, s, tb, w, t, tt, ts):
     """``w = (I + L)^-1 (s - tb)``, ``t = tb + w`` (= K s), ``tt += t . t``, ``ts += t . s``."""
     n, m = w.shape
     for i in range(n):
-        a0 = s[i, 0] - tb[i, 0]
-        a1 = s[i, 1] - tb[i, 1] if m > 1 else 0.0
-        a2 = s[i, 2] - tb[i, 2] if m > 2 else 0.0
-        a3 = s[i, 3] - tb[i, 3] if m > 3 else 0.0
-        for k in range(lp[i], lp[i + 1]):
-            j = lx[k]
-            q = lv[k]
-            a0 -= q * w[j, 0]
-            if m > 1:
-                a1 -= q * w[j, 1]
-                if m > 2:
-                    a2 -= q * w[j, 2]
-                    if m > 3:
-                        a3 -= q * w[j, 3]
-        w[i, 0] = a0
-        if m > 1:
-            w[i, 1] = a1
-        if m > 2:
-            w[i, 2] = a2
-        if m > 3:
-            w[i, 3] = a3
+        a0, a1, a2, a3 = _row4(s, i)
+        b0, b1, b2, b3 = _row4(tb, i)
+        _eliminate(lp, lx, lv, i, w, a0 - b0, a1 - b1, a2 - b2, a3 - b3)
         for c in range(m):
             ti = tb[i, c] + w[i, c]
             t[i, c] = ti
