@@ -139,33 +139,47 @@ def _row_dot1(ptr, idx, val, i, x, p):
     return s
 
 
+@numba.njit(cache=True, inline="always")
+def _sub_row2(ptr, idx, val, i, rhs, a0, a1, p):
+    """``a - sum_e val[e] rhs[idx[e]]`` over row ``i`` for two columns, reduced every CHUNK products."""
+    lo, hi = ptr[i], ptr[i + 1]
+    for start in range(lo, hi, CHUNK):
+        for e in range(start, min(start + CHUNK, hi)):
+            j = idx[e]
+            v = np.int64(val[e])
+            a0 -= v * rhs[j, 0]
+            a1 -= v * rhs[j, 1]
+        a0 %= p
+        a1 %= p
+    return a0, a1
+
+
+@numba.njit(cache=True, inline="always")
+def _sub_row(ptr, idx, val, i, rhs, acc, p):
+    """``acc = rhs[i] - sum_e val[e] rhs[idx[e]]`` over row ``i``, reduced every CHUNK products."""
+    m = acc.size
+    for c in range(m):
+        acc[c] = rhs[i, c]
+    lo, hi = ptr[i], ptr[i + 1]
+    for start in range(lo, hi, CHUNK):
+        for e in range(start, min(start + CHUNK, hi)):
+            j = idx[e]
+            v = np.int64(val[e])
+            for c in range(m):
+                acc[c] -= v * rhs[j, c]
+        for c in range(m):
+            acc[c] %= p
+
+
 @numba.njit(cache=True)
 def _solve_mod2(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, rhs, p):
     """:func:`_solve_mod` for two columns, in two registers."""
     for i in range(n):
-        a0, a1 = rhs[i, 0], rhs[i, 1]
-        lo, hi = lr_ptr[i], lr_ptr[i + 1]
-        for start in range(lo, hi, CHUNK):
-            for e in range(start, min(start + CHUNK, hi)):
-                j = lr_idx[e]
-                v = np.int64(lr_val[e])
-                a0 -= v * rhs[j, 0]
-                a1 -= v * rhs[j, 1]
-            a0 %= p
-            a1 %= p
+        a0, a1 = _sub_row2(lr_ptr, lr_idx, lr_val, i, rhs, rhs[i, 0], rhs[i, 1], p)
         rhs[i, 0] = a0 % p
         rhs[i, 1] = a1 % p
     for i in range(n - 1, -1, -1):
-        a0, a1 = rhs[i, 0], rhs[i, 1]
-        lo, hi = ur_ptr[i], ur_ptr[i + 1]
-        for start in range(lo, hi, CHUNK):
-            for e in range(start, min(start + CHUNK, hi)):
-                j = ur_idx[e]
-                v = np.int64(ur_val[e])
-                a0 -= v * rhs[j, 0]
-                a1 -= v * rhs[j, 1]
-            a0 %= p
-            a1 %= p
+        a0, a1 = _sub_row2(ur_ptr, ur_idx, ur_val, i, rhs, rhs[i, 0], rhs[i, 1], p)
         inv = u_inv[i]
         rhs[i, 0] = (a0 % p) * inv % p
         rhs[i, 1] = (a1 % p) * inv % p
@@ -192,31 +206,11 @@ def _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, rhs, p)
         return
     acc = np.empty(m, np.int64)
     for i in range(n):
-        for c in range(m):
-            acc[c] = rhs[i, c]
-        lo, hi = lr_ptr[i], lr_ptr[i + 1]
-        for start in range(lo, hi, CHUNK):
-            for e in range(start, min(start + CHUNK, hi)):
-                j = lr_idx[e]
-                v = np.int64(lr_val[e])
-                for c in range(m):
-                    acc[c] -= v * rhs[j, c]
-            for c in range(m):
-                acc[c] %= p
+        _sub_row(lr_ptr, lr_idx, lr_val, i, rhs, acc, p)
         for c in range(m):
             rhs[i, c] = acc[c] % p
     for i in range(n - 1, -1, -1):
-        for c in range(m):
-            acc[c] = rhs[i, c]
-        lo, hi = ur_ptr[i], ur_ptr[i + 1]
-        for start in range(lo, hi, CHUNK):
-            for e in range(start, min(start + CHUNK, hi)):
-                j = ur_idx[e]
-                v = np.int64(ur_val[e])
-                for c in range(m):
-                    acc[c] -= v * rhs[j, c]
-            for c in range(m):
-                acc[c] %= p
+        _sub_row(ur_ptr, ur_idx, ur_val, i, rhs, acc, p)
         inv = u_inv[i]
         for c in range(m):
             rhs[i, c] = (acc[c] % p) * inv % p
