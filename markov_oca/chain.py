@@ -29,7 +29,8 @@ from .hitting import hitting_block
 from .progress import Pacer
 from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, _split_transposed, adjoint_solve
 
-VISITS_TAIL = 1e-10  # mass still in play at which the visits' forward pass hands over to the solve
+VISITS_TAIL = 1e-6  # mass still in play at which the visits' forward pass hands over to the solve (the default
+# tail of the length distribution, api.DEFAULT_TAIL: the pass gives that distribution too)
 VISITS_TOL = 1e-13  # the hand-over solve's tolerance (its right-hand side is at most VISITS_TAIL)
 # Every figure is a sum over the visits, so their error is the residual's 1-norm: chains of up to
 # POLISH_LIMIT transitions get forward Gauss-Seidel sweeps after the solve, to a change of 1e-15.
@@ -54,6 +55,17 @@ class LengthDistribution:
     never_ends: float  # P(deadlock)
     tail: float  # mass still in play when the computation stopped
     by_outcome: np.ndarray | None = None  # by_outcome[t, k] = P(outcome k on turn t), in Chain.outcomes order
+
+    def truncated(self, tail: float) -> LengthDistribution | None:
+        """The same distribution carried only until less than ``tail`` was left, when that can be told from
+        this one (a game that always ends: the mass in play after turn t is what ends later); else None."""
+        if self.never_ends != 0.0 or tail < self.tail:
+            return None
+        later = np.cumsum(self.pmf[::-1])[::-1]  # later[t] = P(the game ends on turn t or after)
+        left = np.append(later[1:], 0.0) + self.tail  # mass in play after turn t
+        t = int(np.argmax(left < tail)) if (left < tail).any() else self.pmf.size - 1
+        by = self.by_outcome[:t + 1].copy() if self.by_outcome is not None else None
+        return LengthDistribution(self.pmf[:t + 1].copy(), 0.0, float(left[t]), by_outcome=by)
 
     def outcome_within(self, turns: int) -> np.ndarray:
         """P(each outcome, reached within ``turns`` turns), in the order of ``Chain.outcomes``."""
@@ -473,6 +485,11 @@ class Chain:
         cached = self._lengths.get((tail, max_turns))
         if cached is not None:
             return cached
+        for (_, m_c), d in list(self._lengths.items()):
+            cut = d.truncated(tail) if m_c == max_turns else None
+            if cut is not None:  # a finer one is known: the same pass stopped earlier
+                self._lengths[(tail, max_turns)] = cut
+                return cut
         dist, _, _ = self._length_pass(tail, max_turns, visits=False)
         self._lengths[(tail, max_turns)] = dist
         return dist
