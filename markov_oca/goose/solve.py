@@ -18,7 +18,10 @@ from .model import goose_model
 from .rotated import solve_rotated
 from .rules import GooseRules
 
-ROTATED_FROM = 4  # players from which a floating-point solve takes the chain seen from the mover
+ROTATED_FROM = 3  # players from which a floating-point solve takes the chain seen from the mover
+# Up to this many players, asking for the landings (landings=True) takes the joint chain instead: it gives
+# the chance of ever landing on each square as well (one block solve, a column per square and seat).
+JOINT_LANDINGS_UPTO = 3
 
 
 def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landings: bool | None = None,
@@ -27,7 +30,8 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
 
     ``route`` is ``"auto"`` (independent races when the players never meet and the
     answer is in floating point; from :data:`ROTATED_FROM` players the chain seen
-    from the mover, :mod:`~markov_oca.goose.rotated`), ``"joint"`` (the joint chain,
+    from the mover, :mod:`~markov_oca.goose.rotated`, unless ``landings=True`` asks
+    for the chances of ever landing up to :data:`JOINT_LANDINGS_UPTO` players), ``"joint"`` (the joint chain,
     whatever the number of players), ``"rotated"`` or ``"independent"``.
     """
     if route not in ("auto", "joint", "rotated", "independent"):
@@ -48,7 +52,9 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
             raise RulesError(f"{rules.name}: a single player may never finish (chance {race.never:.3g}), "
                              "so the race cannot be split by player", source=rules.source)
     m = goose_model(rules, players)
-    if route == "rotated" or (route == "auto" and not exact and players >= ROTATED_FROM):
+    rotated = route == "auto" and not exact and players >= ROTATED_FROM and not (
+        landings is True and players <= JOINT_LANDINGS_UPTO)
+    if route == "rotated" or rotated:
         if exact:
             raise RulesError("the chain seen from the mover is solved in floating point only", key="exact")
         return solve_rotated(m, landings=landings, tail=tail, progress=progress)
