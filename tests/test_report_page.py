@@ -404,3 +404,26 @@ def test_in_a_browser(report, request, tmp_path):
     colours = np.unique(pixels[::7], axis=0)
     assert len(colours) > 100  # text, tables and plots, not a blank page
     assert (pixels != pixels[0]).any(axis=1).mean() > 0.05
+
+
+def test_expected_landings_when_no_chances(tmp_path):
+    # The chain seen from the mover gives the expected landings but not the chance of ever landing: the page
+    # colours the board by seat 1's expected landings, shows those columns only, and says why (no "nan").
+    from markov_oca.goose.page import goose_page
+    from markov_oca.goose.rules import load_goose
+    from markov_oca.goose.solve import solve_goose
+    from markov_oca.report_page import write_page
+
+    rules = load_goose("oca-moderna")
+    res = solve_goose(rules, 2, route="rotated")
+    assert res.landings and all(np.isnan(float(x.chance)) for x in res.landings)
+    paths = write_page(tmp_path, *goose_page(rules, res))
+    page, md = check_page(tmp_path, paths)
+    assert not re.search(r"\bnan\b", " ".join(page.text), re.I) and not re.search(r"\bnan\b", md, re.I)
+    assert "coloured by the expected number of times seat 1 lands" in md
+    rows = {r[0]: r for r in page.table("Square", "Name", "Seat 1: expected landings")}
+    landed = {(x.seat, x.square): float(x.expected) for x in res.landings}
+    assert rows["63"][2] == f"{landed[(1, 63)]:.4f}" == f"{float(res.seats[0].win):.4f}"
+    assert rows["58"][3] == f"{landed[(2, 58)]:.4f}"
+    assert not any("Seat 1: chance" in t[0] for t in page.tables if t)
+    assert res.landings_note.split(" (")[0].capitalize() in md

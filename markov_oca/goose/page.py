@@ -113,50 +113,58 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
 
     # The board.
     blocks.append(Heading(2, "The board"))
-    chance = _landing_chances(res, seat=1)
+    lands = ("(a landing is every square whose effect a throw applies, and the square where the piece comes to "
+             "rest; a piece sent back by another, or released from a waiting square, does not land)")
+    values = _landing_values(res, seat=1, field="chance")
+    label = "chance that seat 1 ever lands on the square"
+    what = f"the chance that seat 1 ever lands on the square {lands}"
+    if values is None and (values := _landing_values(res, seat=1, field="expected")) is not None:
+        label = "expected landings of seat 1 on the square"
+        what = f"the expected number of times seat 1 lands on the square {lands}"
+    if values is None:
+        label, what = "not computed", "nothing: landings not computed"
     spiral = rules.goal == 63
     shape = ("as a spiral: square 1 at the outer corner, winding inwards to 63 in the centre, as on a "
              "printed board" if spiral else
              "as rows of ten, square 1 at the bottom left, each row running the other way from the one below")
-    what = ("the chance that seat 1 ever lands on the square (a landing is every square whose effect a throw "
-            "applies, and the square where the piece comes to rest; a piece sent back by another, or released "
-            "from a waiting square, does not land)" if chance is not None else "nothing: landings not computed")
     letters = _initials(rules)
     legend = "; ".join(f"{k}: {v}" for k, v in _legend(rules, letters).items())
     blocks.append(Picture(
         BOARD_PNG,
-        _goose_board_png(rules, chance, letters, spiral),
+        _goose_board_png(rules, values, letters, spiral, label),
         f"The board of {res.title} drawn {shape.split(':')[0]}, each square coloured by {what.split(' (')[0]}",
         f"The board drawn {shape}. Colour: {what}. Special squares have a thick outline and a letter ({legend})."
         + (" Arrows show where a jump goes (green forward, red back)." if not spiral else ""),
     ))
     if res.landings:
-        blocks.append(para("Landing on special squares, by seat: the chance of ever landing there, and the "
-                         "expected number of landings."))
-        blocks.append(_landing_table(rules, res))
-    elif res.landings_note:
-        blocks.append(para(res.landings_note))
+        chances = _landing_values(res, seat=1, field="chance") is not None
+        blocks.append(para("Landing on special squares, by seat: " + ("the chance of ever landing there, and the "
+                           "expected number of landings." if chances else "the expected number of landings.")))
+        blocks.append(_landing_table(rules, res, chances))
+    if res.landings_note:
+        blocks.append(para(res.landings_note[0].upper() + res.landings_note[1:] + "."))
 
     blocks += solver_blocks(res.solver, res.timings)
     return head, blocks
 
 
-def _landing_chances(res: SolveResults, seat: int) -> np.ndarray | None:
+def _landing_values(res: SolveResults, seat: int, field: str) -> np.ndarray | None:
+    """Per square, the seat's ``chance`` of ever landing or ``expected`` landings; None when not computed."""
     if not res.landings:
         return None
     g = max(x.square for x in res.landings)
     out = np.zeros(g + 1)
     for x in res.landings:
         if x.seat == seat:
-            out[x.square] = float(x.chance)
-    return out
+            out[x.square] = float(getattr(x, field))
+    return None if np.isnan(out).all() else out
 
 
-def _landing_table(rules: GooseRules, res: SolveResults) -> Table:
+def _landing_table(rules: GooseRules, res: SolveResults, chances: bool = True) -> Table:
     by = {(x.seat, x.square): x for x in res.landings or []}
     hdr = ["Square", "Name"]
     for i in range(1, res.players + 1):
-        hdr += [f"Seat {i}: chance", f"Seat {i}: expected landings"]
+        hdr += ([f"Seat {i}: chance"] if chances else []) + [f"Seat {i}: expected landings"]
     rows: list[list[Inline]] = []
     for sq in res.special_squares:
         name = rules.square(sq).name or ("goal" if sq == rules.goal else "first-throw target"
@@ -164,7 +172,9 @@ def _landing_table(rules: GooseRules, res: SolveResults) -> Table:
         row: list[Inline] = [Num(str(sq)), name]
         for i in range(1, res.players + 1):
             x = by.get((i, sq))
-            row += [Num(f"{float(x.chance):.4f}"), Num(f"{float(x.expected):.4f}")] if x else ["", ""]
+            cells = ([Num(f"{float(x.chance):.4f}")] if chances else []) + [Num(f"{float(x.expected):.4f}")] \
+                if x else [""] * (2 if chances else 1)
+            row += cells
         rows.append(row)
     return Table(hdr, rows)
 
@@ -229,7 +239,9 @@ def _spiral(cells: int, width: float = 1.0, inner: float = 1.5, start: float = m
 
 
 def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapping[int, str],
-                     spiral: bool) -> bytes:
+                     spiral: bool, label: str = "chance that seat 1 ever lands on the square") -> bytes:
+    """The board, each square coloured by ``chance`` (a value per square: the chance of ever landing, or the
+    expected landings, as ``label`` says)."""
     from matplotlib.cm import ScalarMappable
     from matplotlib.patches import FancyArrowPatch, Polygon, Rectangle
 
@@ -306,7 +318,7 @@ def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapp
     cax = fig.add_axes((0.2, 0.85 / h, 0.6, 0.18 / h))
     bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), cax=cax, orientation="horizontal",
                        extend="max" if over else "neither")
-    bar.set_label("chance that seat 1 ever lands on the square" if chance is not None else "not computed")
+    bar.set_label(label if chance is not None else "not computed")
     legend = "   ".join(f"{k} {v}" for k, v in _legend(rules, letters).items())
     if legend:
         fig.text(0.5, 0.1 / h, legend, ha="center", va="bottom", fontsize=10, color=edge_special, wrap=True)
