@@ -753,7 +753,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     # those from rows that throw again apart (pushed after each part's mid-turn rounds)
     e_own = owner[c.next[e_src, e_j]] if e_src.size else np.zeros(0, np.int8)
     e_mid = is_mid[e_src]
-    skipped = [(e_src[~e_mid & (e_own == q)], e_j[~e_mid & (e_own == q)]) for q in range(n_parts)]
+    skipped = [(e_src[e_own == q], e_j[e_own == q]) for q in range(n_parts)]
     skipped_mid = [(e_src[e_mid & (e_own == q)], e_j[e_mid & (e_own == q)]) for q in range(n_parts)]
     mid_src = np.unique(e_src[e_mid]).astype(np.int64)  # rows whose ``pushed`` the skipped ones read
     mid_rows = [np.flatnonzero(is_mid[:ns] & (src_part == q)) for q in range(n_parts)]
@@ -800,16 +800,20 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     def play(into: np.ndarray) -> tuple[np.ndarray, float]:
         v, w = bufs
         out = push(v, w, into)
+        first = None
         while mids.size:
             # each part's sweeps, then the skipped branches of what they pushed (which may stop in a row
-            # that throws again: then another sweep)
+            # that throws again: then another sweep). Throws again that can come back round (a cycle) would
+            # sweep until the mass underflows: what is left below 1e-17 of the first sweep's mass stays in
+            # play and is pushed with the next turn (in its seat's column: an error the residual counts).
             res = run(_mids_sweep, [(main, pn, inv, mid_rows[q], backs[q], w, pushed, into) for q in range(n_parts)])
             moved = sum(r[0] for r in res)
+            first = moved if first is None else first
             if moved > 0.0 and mid_src.size:
                 run(_push_skipped, [(c.next, c.pnum, a, b, inv, pushed, w) for a, b in skipped_mid])
                 pushed[mid_src] = 0.0
             out += slots_out(w)
-            if not (any(r[1] for r in res) or (moved > 0.0 and mid_src.size)):
+            if not (any(r[1] for r in res) or (moved > 0.0 and mid_src.size)) or moved <= 1e-17 * first:
                 break
         dead_now = _take(deads, w, mid) if deads.size else 0.0
         if deads.size:
