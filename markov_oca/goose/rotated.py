@@ -307,7 +307,9 @@ def _landing_flow(nxt, pnum, inv_denom, v, square, throw, width, n_states, n_key
 # seat-shifted solve is not needed. The push runs on both cores without write conflicts: a branch from
 # (l_0, l_1, ...) goes to (l_1, ..., x) unless the move changed another piece, so the rows are split by the
 # part that owns l_1 (the first digit of where they push); the few branches into the other part's rows
-# ("exceptions": a piece sent back, a finished seat skipped) are pushed after, on one core.
+# ("exceptions": a piece sent back, a finished seat skipped) are pushed first, each by the part owning its
+# target. The mass that stops where the mover throws again is pushed on within the turn by sweeps in row
+# order over those rows (:func:`_mids_sweep`), on both parts.
 
 
 @numba.njit(cache=True)
@@ -750,7 +752,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     owner = np.where(is_mid[:ns], src_part, tgt_part).astype(np.int8)
     main, e_src, e_j = _split_parts(c.next, ns, n_parts, src_part, owner)
     # the skipped branches by the part owning their target (pushed by it, before the parts' own branches),
-    # those from rows that throw again apart (pushed after each part's mid-turn rounds)
+    # those from rows that throw again apart (pushed after each mid-turn sweep)
     e_own = owner[c.next[e_src, e_j]] if e_src.size else np.zeros(0, np.int8)
     e_mid = is_mid[e_src]
     skipped = [(e_src[e_own == q], e_j[e_own == q]) for q in range(n_parts)]
@@ -791,7 +793,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     deads = np.flatnonzero(st.deadlock[:ns])
     bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
     mid = np.zeros(n + n_parts * N)  # the mass pushed on within a turn, and a scratch for the deadlocked
-    pushed = np.zeros(n)  # what each row that throws again pushed in this turn's rounds
+    pushed = np.zeros(n if mids.size else 1)  # what each row that throws again pushed in this turn's sweeps
     backs = [_mid_back(main, r, is_mid) for r in mid_rows]
     acc = np.zeros((N, n))
     last = np.zeros((N, n))
