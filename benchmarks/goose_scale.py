@@ -4,6 +4,7 @@
     python benchmarks/goose_scale.py --storm              # and Storm on the same chains (2-3 players)
     python benchmarks/goose_scale.py --rules oca-moderna --players 3
     python benchmarks/goose_scale.py --one oca-moderna 3  # one run in this process, as JSON
+    python benchmarks/goose_scale.py --turns oca-tradicional 60  # the 4-player pass's cost a turn, by kernel
 
 Each run is a child process measured from outside with ``/usr/bin/time -v`` (its
 peak resident set, the interpreter included), beside the guard's estimate for
@@ -140,6 +141,52 @@ def _child(rules_name: str, players: int, build_only: bool, tail: float, extra: 
     return out
 
 
+def turns_run(rules_name: str, players: int, turns: int) -> None:
+    """The forward pass's cost a turn: ``turns`` turns of the 4-player pass, one part then two, with each
+    kernel's wall time and CPU time (``thread_time`` of the thread that ran it), summed over the parts, per
+    turn. The pass stops short of its residual on purpose (its SolverError is expected)."""
+    from markov_oca.errors import SolverError
+    from markov_oca.goose import rotated as R
+    from markov_oca.goose.model import goose_model
+    from markov_oca.goose.rules import load_goose
+
+    t0 = time.perf_counter()
+    rc = R.build_rotated(goose_model(load_goose(rules_name), players))
+    st = R.rotated_structure(rc)
+    print(f"{rules_name} {players} players: {rc.n_states:,} states built in {time.perf_counter() - t0:.1f} s")
+    kernels = ("_push_skipped", "_push_part", "_mids_sweep")
+    plain = {k: getattr(R, k) for k in kernels}
+    for parts in (1, 2):
+        cost: dict[str, list[float]] = {}
+
+        def timed(name, f, cost=cost):
+            def g(*a):
+                w0, c0 = time.perf_counter(), time.thread_time()
+                r = f(*a)
+                c = cost.setdefault(name, [0.0, 0.0, 0])
+                c[0] += time.perf_counter() - w0
+                c[1] += time.thread_time() - c0
+                c[2] += 1
+                return r
+            return g
+
+        for k in kernels:
+            setattr(R, k, timed(k, plain[k]))
+        t0 = time.perf_counter()
+        try:
+            R.forward_pass(rc, st, 1e-6, max_turns=turns, parts=parts)
+        except SolverError:  # the visits are not done after so few turns: expected
+            pass
+        finally:
+            for k in kernels:
+                setattr(R, k, plain[k])
+        wall = time.perf_counter() - t0
+        parts_line = ", ".join(f"{k} {c[0] / turns:.4f} s wall ({c[1] / turns:.4f} CPU, {c[2] / turns:.1f} calls)"
+                               for k, c in cost.items())
+        print(f"  {parts} part(s): {wall / turns:.4f} s a turn over {turns} turns (setup included); per turn: "
+              f"{parts_line}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--one", nargs=2, metavar=("RULES", "PLAYERS"))
@@ -150,7 +197,12 @@ def main() -> None:
     ap.add_argument("--tail", type=float, default=1e-10)
     ap.add_argument("--storm", action="store_true", help="also hand each joint chain of 2-3 players to Storm (stormpy)")
     ap.add_argument("--storm-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--turns", nargs=2, metavar=("RULES", "TURNS"),
+                    help="time TURNS turns of the 4-player forward pass, kernel by kernel, on one part and two")
     args = ap.parse_args()
+    if args.turns:
+        turns_run(args.turns[0], (args.players or [4])[0], int(args.turns[1]))
+        return
     if args.one:
         print(json.dumps(one(args.one[0], int(args.one[1]), args.build_only, args.tail, args.storm, args.storm_only)))
         return

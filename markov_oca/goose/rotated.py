@@ -307,7 +307,9 @@ def _landing_flow(nxt, pnum, inv_denom, v, square, throw, width, n_states, n_key
 # seat-shifted solve is not needed. The push runs on both cores without write conflicts: a branch from
 # (l_0, l_1, ...) goes to (l_1, ..., x) unless the move changed another piece, so the rows are split by the
 # part that owns l_1 (the first digit of where they push); the few branches into the other part's rows
-# ("exceptions": a piece sent back, a finished seat skipped) are pushed after, on one core.
+# ("exceptions": a piece sent back, a finished seat skipped) are pushed first, each by the part owning its
+# target. The mass that stops where the mover throws again is pushed on within the turn by sweeps in row
+# order over those rows (:func:`_mids_sweep`), on both parts.
 
 
 @numba.njit(cache=True)
@@ -388,49 +390,50 @@ def _push_skipped(nxt, pnum, e_src, e_j, inv_denom, v, w):
             w[nxt[s, e_j[e]]] += m * inv_denom * pnum[s, e_j[e]]
 
 
+@numba.njit(cache=True)
+def _mid_back(main, rows, is_mid):
+    """Per row of ``rows`` (rows that throw again, in order): whether a branch goes back to one of them at or
+    before it (then a sweep in row order leaves mass behind it for another sweep)."""
+    out = np.zeros(rows.size, np.bool_)
+    n = is_mid.size
+    for i in range(rows.size):
+        s = rows[i]
+        for j in range(main.shape[1]):
+            t = main[s, j]
+            if t == -1:
+                break
+            if 0 <= t < n and t <= s and is_mid[t]:
+                out[i] = True
+    return out
+
+
 @numba.njit(cache=True, nogil=True)
-def _mids_on(nxt, pnum, inv_denom, n_states, mids, is_mid, w, mid, front, flag, acc, out):
-    """Push on, within the turn, the mass that stopped where the mover throws again (moved from ``w`` into
-    ``mid``), round after round as long as some arrives there, visiting only the states that got mass."""
-    k = 0
-    for s in mids:
-        x = w[s]
-        if x != 0.0:
-            mid[s] = x
-            w[s] = 0.0
-            front[k] = s
-            k += 1
-    while k > 0:
-        k2 = k
-        for i in range(k):
-            s = front[i]
-            m = mid[s]
-            mid[s] = 0.0
-            acc[s] += m
-            m *= inv_denom
-            for j in range(nxt.shape[1]):
-                t = nxt[s, j]
-                if t < 0:
-                    break
-                if t >= n_states:
-                    out[t - n_states] += m * pnum[s, j]
-                    continue
+def _mids_sweep(main, pnum, inv_denom, rows, back, w, pushed, acc):
+    """One part's mid-turn sweep: in row order, each of its ``rows`` (where the mover throws again) pushes on
+    the mass that stopped there (taken from ``w``), so a throw that stops again further on is pushed in the
+    same sweep; ``pushed`` gets what each row pushed (for its skipped branches, pushed after on one core).
+    The rows a part's branches reach here are its own (see :func:`forward_pass`). Returns the mass moved and
+    whether some went back to a row already swept (then another sweep)."""
+    moved = 0.0
+    again = False
+    for i in range(rows.size):
+        s = rows[i]
+        m = w[s]
+        if m == 0.0:
+            continue
+        w[s] = 0.0
+        acc[s] += m
+        pushed[s] += m
+        moved += m
+        again |= back[i]
+        m *= inv_denom
+        for j in range(main.shape[1]):
+            t = main[s, j]
+            if t == -1:
+                break
+            if t >= 0:
                 w[t] += m * pnum[s, j]
-                if is_mid[t] and not flag[t]:
-                    flag[t] = True
-                    front[k2] = t
-                    k2 += 1
-        n_new = 0
-        for i in range(k, k2):
-            t = front[i]
-            flag[t] = False
-            x = w[t]
-            if x != 0.0:
-                mid[t] = x
-                w[t] = 0.0
-                front[n_new] = t
-                n_new += 1
-        k = n_new
+    return moved, again
 
 
 @numba.njit(cache=True, nogil=True)
@@ -740,7 +743,23 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     # two parts from a million states (below that, a thread's start each turn costs more than it saves)
     n_parts = max(1, (min(THREADS, 2) if ns >= PARALLEL_PASS else 1) if parts is None else parts)
     src_part, tgt_part = _parts(rc, n_parts)
-    main, e_src, e_j = _split_parts(c.next, ns, n_parts, src_part, tgt_part)
+    # A branch into a turn's start is pushed by the part that owns the target's l_0 (every branch from the
+    # rows sharing l_1 ends in rows with that l_0); a branch into a row where the mover throws again by the
+    # part that owns the target's l_1 (such a branch stays among the rows sharing (l_1, l_2, ...), so with
+    # its source). Any such ownership keeps the parts' writes apart; this one skips the fewest branches.
+    is_mid = np.zeros(n, np.bool_)
+    is_mid[:ns] = st.transient[:ns] & ~c.turn_start[:ns]
+    owner = np.where(is_mid[:ns], src_part, tgt_part).astype(np.int8)
+    main, e_src, e_j = _split_parts(c.next, ns, n_parts, src_part, owner)
+    # the skipped branches by the part owning their target (pushed by it, before the parts' own branches),
+    # those from rows that throw again apart (pushed after each mid-turn sweep)
+    e_own = owner[c.next[e_src, e_j]] if e_src.size else np.zeros(0, np.int8)
+    e_mid = is_mid[e_src]
+    skipped = [(e_src[e_own == q], e_j[e_own == q]) for q in range(n_parts)]
+    skipped_mid = [(e_src[e_mid & (e_own == q)], e_j[e_mid & (e_own == q)]) for q in range(n_parts)]
+    mid_src = np.unique(e_src[e_mid]).astype(np.int64)  # rows whose ``pushed`` the skipped ones read
+    mid_rows = [np.flatnonzero(is_mid[:ns] & (src_part == q)) for q in range(n_parts)]
+    del e_src, e_j, e_own, e_mid, owner
     # segments: runs of rows owned by one part, grouped by part
     cut = np.flatnonzero(np.diff(src_part)) + 1
     lo = np.concatenate([[0], cut]).astype(np.int64)
@@ -754,28 +773,28 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     pn = c.pnum.astype(np.uint8) if int(c.pnum.max()) < 256 and int(c.pnum.min()) >= 0 else c.pnum
     pool = ThreadPoolExecutor(n_parts) if n_parts > 1 else None
 
-    def push(v: np.ndarray, w: np.ndarray, acc: np.ndarray) -> np.ndarray:
-        """One turn's push of ``v`` into ``w`` (``v`` left zero); the mass into each outcome."""
-        _push_skipped(c.next, c.pnum, e_src, e_j, inv, v, w)
-        jobs = [(main, pn, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), inv, v, w, acc)
-                for q in range(n_parts)]
-        if pool is None:
-            _push_part(*jobs[0])
-        else:
-            list(pool.map(lambda a: _push_part(*a), jobs))
+    def run(f, jobs) -> list:
+        return [f(*a) for a in jobs] if pool is None else list(pool.map(lambda a: f(*a), jobs))
+
+    def slots_out(w: np.ndarray) -> np.ndarray:
         slots = w[n:]
         out = slots.reshape(n_parts, N).sum(axis=0)
         slots[:] = 0.0
         return out
 
-    mids = np.flatnonzero(st.transient[:ns] & ~c.turn_start[:ns])
+    def push(v: np.ndarray, w: np.ndarray, acc: np.ndarray) -> np.ndarray:
+        """One turn's push of ``v`` into ``w`` (``v`` left zero); the mass into each outcome."""
+        run(_push_skipped, [(c.next, c.pnum, a, b, inv, v, w) for a, b in skipped])
+        run(_push_part, [(main, pn, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), inv, v, w, acc)
+                         for q in range(n_parts)])
+        return slots_out(w)
+
+    mids = np.flatnonzero(is_mid)
     deads = np.flatnonzero(st.deadlock[:ns])
     bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
     mid = np.zeros(n + n_parts * N)  # the mass pushed on within a turn, and a scratch for the deadlocked
-    is_mid = np.zeros(n, np.bool_)
-    is_mid[mids] = True
-    front = np.zeros(2 * mids.size + 1, np.int64)  # this round's states with mass, then the next round's
-    flag = np.zeros(n, np.bool_)
+    pushed = np.zeros(n if mids.size else 1)  # what each row that throws again pushed in this turn's sweeps
+    backs = [_mid_back(main, r, is_mid) for r in mid_rows]
     acc = np.zeros((N, n))
     last = np.zeros((N, n))
     bufs[0][c.init] = 1.0 if st.transient[c.init] else 0.0
@@ -783,11 +802,21 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     def play(into: np.ndarray) -> tuple[np.ndarray, float]:
         v, w = bufs
         out = push(v, w, into)
-        if mids.size:
-            # the first round (the most states) on both parts, the rest over the states that got mass
-            if _take(mids, w, mid) > 0.0:
-                out += push(mid, w, into)
-            _mids_on(c.next, c.pnum, inv, ns, mids, is_mid, w, mid, front, flag, into, out)
+        first = None
+        while mids.size:
+            # each part's sweeps, then the skipped branches of what they pushed (which may stop in a row
+            # that throws again: then another sweep). Throws again that can come back round (a cycle) would
+            # sweep until the mass underflows: what is left below 1e-17 of the first sweep's mass stays in
+            # play and is pushed with the next turn (in its seat's column: an error the residual counts).
+            res = run(_mids_sweep, [(main, pn, inv, mid_rows[q], backs[q], w, pushed, into) for q in range(n_parts)])
+            moved = sum(r[0] for r in res)
+            first = moved if first is None else first
+            if moved > 0.0 and mid_src.size:
+                run(_push_skipped, [(c.next, c.pnum, a, b, inv, pushed, w) for a, b in skipped_mid])
+                pushed[mid_src] = 0.0
+            out += slots_out(w)
+            if not (any(r[1] for r in res) or (moved > 0.0 and mid_src.size)) or moved <= 1e-17 * first:
+                break
         dead_now = _take(deads, w, mid) if deads.size else 0.0
         if deads.size:
             mid[deads] = 0.0
@@ -853,7 +882,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     dist = LengthDistribution(pmf[:t_len + 1].sum(axis=1), float(dead_len), float(left_len),
                               by_outcome=pmf[:t_len + 1].copy())
     v = bufs[0]
-    main = pn = bufs = mid = front = flag = is_mid = None  # let go before the visits' block
+    main = pn = bufs = mid = pushed = backs = is_mid = None  # let go before the visits' block
     method = f"forward pass of {t} turns"
     if f:
         acc += f * last
