@@ -110,3 +110,31 @@ def test_until_last_with_skipped_seats_keeps_the_shifted_solve():
     rot = solve_goose(rules, 3, landings=False, route="rotated")
     assert "BiCGSTAB" in rot.solver[0]["method"]
     assert turn_columns(build_rotated(goose_model(load_goose("oca-moderna"), 2)))
+
+
+
+def test_a_big_chain_lets_go_of_tiny_rows_and_counts_them(monkeypatch):
+    import markov_oca.goose.rotated as R
+    from markov_oca.solve import _shifted_adjoint_residual
+
+    rc = build_rotated(goose_model(load_goose("oca-moderna"), 3))
+    st = rotated_structure(rc)
+    _, ref, ref_rep = forward_pass(rc, st, 1e-6)  # small: the rest solved for, nothing let go
+    assert ref_rep.residual < 1e-14 and "let go" not in ref_rep.method
+    monkeypatch.setattr(R, "POLISH_STATES", 0)  # as a big chain: no solve for the rest, tiny rows let go
+    monkeypatch.setattr(R, "DROP_FACTOR", 1e-6)  # rows under 1e-16 (1e-22 by default)
+    dist, vis, rep = forward_pass(rc, st, 1e-6)
+    let_go = float(rep.method.split("let go: ")[1].split(" ")[0])
+    assert 1e-12 < let_go < 1e-10
+    # what is let go stays in the tail: pmf + tail + never = 1
+    assert dist.pmf.sum() + dist.tail + dist.never_ends == pytest.approx(1.0, abs=1e-13)
+    assert dist.tail >= 1e-7
+    # the residual reported is the visits system's own
+    c = rc.chain
+    b = np.zeros((c.n, rc.players))
+    b[c.init, 0] = 1.0
+    true = float(_shifted_adjoint_residual(c.next, c.pnum, rc.shift, 1.0 / c.denom, st.transient, b, vis))
+    assert rep.residual == pytest.approx(true, rel=1e-6)
+    # the visits lose at most what was let go (times the turns it would have gone on for), and only that
+    diff = ref - vis
+    assert diff.sum() > 0 and np.abs(diff).sum() < 1e3 * let_go
