@@ -110,7 +110,7 @@ def storm_run(m) -> dict:
 def measured(rules_name: str, players: int, build_only: bool, tail: float, storm: bool) -> dict:
     """One run in a child process of its own (Storm, when asked, in another one, so that the peaks stay apart)."""
     out = _child(rules_name, players, build_only, tail, [])
-    if storm and "error" not in out and not build_only and "wins" in out and 2 <= players and not out.get("rotated"):
+    if storm and "error" not in out and not build_only and "wins" in out and 2 <= players <= 3:
         st = _child(rules_name, players, False, tail, ["--storm-only"])
         if "storm" in st:
             out.update(storm=st["storm"], storm_seat1=st["storm_seat1"], storm_peak=st["peak"],

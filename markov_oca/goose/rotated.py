@@ -706,6 +706,7 @@ def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict
 
 
 
+JOINT_LANDINGS_UPTO = 3  # players up to which landings=True takes the joint chain (goose.solve), for the chances
 VISITS_L1 = 1e-10  # the forward pass goes on until the sum of its true residual is below this
 POLISH_STATES = 2_000_000  # states up to which what the pass leaves is solved for (cheap), not extrapolated
 DROP_FACTOR = 1e-12  # above POLISH_STATES, a row holding less than DROP_FACTOR * VISITS_L1 is let go
@@ -1056,11 +1057,14 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             f"{N * n_states:,} joint ones (transitions counted with their seat shift)")
     landings_note = ""
     if landing_list is not None:
-        cost = "a seat-shifted solve of tens of BiCGSTAB iterations" if fast else \
-            f"about as long as the visits' {report.iterations} iterations"
-        landings_note = (f"chance of ever landing not computed at {N} players (one {N}-column solve of "
-                         f"{n_states:,} states per square, each {cost}); the expected landings come from the "
-                         "visits")
+        cols = (model.board.goal + 1) * N
+        landings_note = (
+            "chance of ever landing not computed on the chain seen from the mover; ask for it with --landings "
+            "(the joint chain: one block solve, a column per square and seat)" if N <= JOINT_LANDINGS_UPTO else
+            f"chance of ever landing not computed at {N} players: it is one backward solve with a column per "
+            f"square and seat ({cols} columns of {n_states:,} states, {gib(8 * cols * n_states)} in float64 "
+            "for the unknowns alone, swept tens to hundreds of times), where the expected landings come from "
+            "the visits")
     return SolveResults(
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N,
         options=dict(rules.options), states=chain.n, transitions=transitions, exact=False,

@@ -15,13 +15,12 @@ from ..progress import progress_bar
 from ..results import SolveResults, analyse
 from .independent import MAX_PLAYERS, never_meet, single_race, solve_independent
 from .model import goose_model
-from .rotated import solve_rotated
+from .rotated import JOINT_LANDINGS_UPTO, solve_rotated
 from .rules import GooseRules
 
 ROTATED_FROM = 3  # players from which a floating-point solve takes the chain seen from the mover
-# Up to this many players, asking for the landings (landings=True) takes the joint chain instead: it gives
-# the chance of ever landing on each square as well (one block solve, a column per square and seat).
-JOINT_LANDINGS_UPTO = 3
+# Up to JOINT_LANDINGS_UPTO players, asking for the landings (landings=True) takes the joint chain instead: it
+# gives the chance of ever landing on each square as well (one block solve, a column per square and seat).
 
 
 def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landings: bool | None = None,
