@@ -971,6 +971,113 @@ def _spread_csr(start, cnt, ent, probs, cur, nxt, src, tgt, lo, hi):
                                 nxt[j] += q
 
 
+# Two or more threads in one pass (deterministic policies): thread i takes the sources whose opponent's pips
+# lie in [Q_i, Q_i+1), level by level of the mover's pips. A rosette keeps the opponent's pips and adds to
+# the mover's: it lands later in the same thread's sources, so each thread carries its own rosettes in
+# place. Every other move lands where the mover's pips are the source's opponent's pips, or fewer by a
+# captured piece's (at most 14): in thread i's own targets [Q_i, Q_i+1), except for captures that cross
+# below Q_i. Those go into a buffer of thread i's own (the places of mover's pips [Q_i - 14, Q_i)), added in
+# after the pass. Each target gets its terms in one thread's order, plus that buffer's sum: not the bits of
+# one thread, but the same bits for the same number of threads.
+
+
+@numba.njit(cache=True, parallel=True)
+def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, width, qs, lo, hi, eps, out):
+    nt = probs.shape[0]
+    parts = qs.shape[0] - 1
+    S = cur.shape[0]
+    for part in prange(parts):
+        q0 = qs[part]
+        q1 = qs[part + 1]
+        tlo = lvl[q0 * width]
+        slo = side_lo[part]
+        off = side_off[part]
+        won = 0.0
+        lost = 0.0
+        thr = 0.0
+        moved = 0.0
+        dropped = 0.0
+        nlo = S
+        nhi = 0
+        h = hi
+        for p in range(width):
+            s = max(lo, lvl[p * width + q0])
+            end = lvl[p * width + q1]
+            while s < end and s < h:
+                m = cur[s]
+                if m == 0.0:
+                    s += 1
+                    continue
+                cur[s] = 0.0
+                if m < eps:
+                    dropped += m
+                    s += 1
+                    continue
+                thr += m
+                for t in range(nt):
+                    c = table[s, t]
+                    if c >= 0:
+                        j = c >> 1
+                        v = m * probs[t]
+                        if c & 1:
+                            cur[j] += v
+                            if j >= h:
+                                h = j + 1
+                        else:
+                            moved += v
+                            if j < nlo:
+                                nlo = j
+                            if j >= nhi:
+                                nhi = j + 1
+                            if j >= tlo:
+                                nxt[j] += v
+                            else:
+                                side[off + j - slo] += v
+                    elif c == -1:
+                        won += m * probs[t]
+                    elif c == -2:
+                        lost += m * probs[t]
+                s += 1
+        out[part, 0] = won
+        out[part, 1] = lost
+        out[part, 2] = thr
+        out[part, 3] = moved
+        out[part, 4] = dropped
+        out[part, 5] = nlo
+        out[part, 6] = nhi
+        out[part, 7] = h
+
+
+@numba.njit(cache=True)
+def _merge_side(nxt, side, side_lo, side_off, qs, lvl, width):
+    """Add the threads' buffers of crossing captures into ``nxt`` (thread order) and clear them."""
+    for part in range(1, qs.shape[0] - 1):
+        slo = side_lo[part]
+        off = side_off[part]
+        for j in range(slo, lvl[qs[part] * width]):
+            v = side[off + j - slo]
+            if v != 0.0:
+                nxt[j] += v
+                side[off + j - slo] = 0.0
+
+
+def _split_bounds(level_start: np.ndarray, width: int, parts: int):
+    """(qs, side_lo, side_off, side size) for :func:`_turn_fixed_split`: the threads' ranges of the
+    opponent's pips (about equal numbers of places) and their buffers for crossing captures."""
+    S = int(level_start[-1])
+    by_mover = level_start[::width][:width + 1]
+    qs = [0] + [int(np.searchsorted(by_mover, i * S / parts)) for i in range(1, parts)] + [width]
+    qs = np.array(sorted(min(max(q, 0), width) for q in qs), np.int64)
+    side_lo = np.zeros(parts, np.int64)
+    side_off = np.zeros(parts, np.int64)
+    size = 0
+    for i in range(parts):
+        side_lo[i] = by_mover[max(int(qs[i]) - 14, 0)]
+        side_off[i] = size
+        size += int(by_mover[qs[i]] - side_lo[i])
+    return qs, side_lo, side_off, size
+
+
 def _thread_slices(level_start: np.ndarray, width: int, parts: int) -> tuple[np.ndarray, np.ndarray]:
     """For ``parts`` threads: each one's source ranges of places, one per mover's pips (parts, width, 2), and
     the bounds of the target places each owns (parts + 1,); see the comment above ``_turn_fixed``."""
@@ -1123,7 +1230,13 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         cur = np.zeros(S)
         nxt = np.zeros(S)
         cur[first_place] = 1.0
-        if parts > 1:
+        split = parts > 1 and all(kind == "fixed" for kind, _ in tables)
+        if split:
+            width = 15 * rules.pieces + 1
+            qs, side_lo, side_off, side_size = _split_bounds(levels, width, parts)
+            crossing = np.zeros(side_size)
+            outs = np.zeros((parts, 8))
+        elif parts > 1:
             src, tgt = _thread_slices(levels, 15 * rules.pieces + 1, parts)
         pmf = np.zeros((1024, 2))
         alive = [1.0]  # mass in play after each turn
@@ -1136,7 +1249,13 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             t_turn = time.perf_counter()
             side = (t - 1) % 2
             kind, tab = tables[side % len(tables)]
-            if kind == "fixed":
+            if split:
+                _turn_fixed_split(tab, probs, cur, nxt, crossing, side_lo, side_off, levels, width, qs, lo, hi, eps,
+                                  outs)
+                _merge_side(nxt, crossing, side_lo, side_off, qs, levels, width)
+                won, lost, thr, moved, drop = (float(outs[:, k].sum()) for k in range(5))
+                nlo, nhi, hi = int(outs[:, 5].min()), int(outs[:, 6].max()), int(outs[:, 7].max())
+            elif kind == "fixed":
                 won, lost, thr, moved, drop, nlo, nhi, hi = _turn_fixed(tab, probs, cur, nxt, lo, hi, eps, parts > 1)
                 if parts > 1:
                     _spread_fixed(tab, probs, cur, nxt, src, tgt, lo, hi)
@@ -1145,7 +1264,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
                                                                      hi, eps, parts > 1)
                 if parts > 1:
                     _spread_csr(tab[0], tab[1], tab[2], probs, cur, nxt, src, tgt, lo, hi)
-            if parts > 1:
+            if parts > 1 and not split:
                 cur[lo:hi] = 0.0
             if t >= pmf.shape[0]:
                 pmf = np.vstack([pmf, np.zeros_like(pmf)])
