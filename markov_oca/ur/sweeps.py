@@ -1132,7 +1132,11 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     for c in codes:
         tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
     build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
-    return int(tables + max(16 * S, build) + 150 * 2**20)
+    parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
+    # threads in one pass: each past the first buffers the places 14 mover's pips below its own (at most twice
+    # the average share of 14 levels of 15 * pieces + 1)
+    crossing = 0 if "random" in codes or parts <= 1 else (parts - 1) * 2 * S * 8 * 14 // (15 * rules.pieces + 1)
+    return int(tables + max(16 * S + crossing, build) + 150 * 2**20)
 
 
 def _drop_pages(a) -> None:
