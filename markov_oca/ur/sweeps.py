@@ -819,6 +819,17 @@ def _push_pack(code, succ, events, frm, n_moves, values, newpos, e_start, cnt, e
 # ``nxt`` written, the end of the span of ``cur`` visited).
 
 
+@numba.njit(cache=True, inline="always")
+def _kadd(s, c, x):
+    """Compensated (Neumaier) summation: ``s + c`` keeps the low bits a plain ``s += x`` over 10^8 terms loses."""
+    t = s + x
+    if abs(s) >= abs(x):
+        c += (s - t) + x
+    else:
+        c += (x - t) + s
+    return t, c
+
+
 @numba.njit(cache=True)
 def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
     """One pass; with ``rosettes_only`` only the mass pushed ahead within ``cur`` (``nxt`` and ``cur`` untouched
@@ -829,6 +840,11 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
     thr = 0.0
     moved = 0.0
     dropped = 0.0
+    k_won = 0.0
+    k_lost = 0.0
+    k_thr = 0.0
+    k_moved = 0.0
+    k_dropped = 0.0
     nlo = cur.shape[0]
     nhi = 0
     s = lo
@@ -838,11 +854,11 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
             s += 1
             continue
         if m < eps:
-            dropped += m
+            dropped, k_dropped = _kadd(dropped, k_dropped, m)
             cur[s] = 0.0
             s += 1
             continue
-        thr += m
+        thr, k_thr = _kadd(thr, k_thr, m)
         for t in range(nt):
             c = table[s, t]
             if c >= 0:
@@ -852,7 +868,7 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
                     if j >= hi:
                         hi = j + 1
                 else:
-                    moved += m * probs[t]
+                    moved, k_moved = _kadd(moved, k_moved, m * probs[t])
                     if j < nlo:
                         nlo = j
                     if j >= nhi:
@@ -860,13 +876,13 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
                     if not rosettes_only:
                         nxt[j] += m * probs[t]
             elif c == -1:
-                won += m * probs[t]
+                won, k_won = _kadd(won, k_won, m * probs[t])
             elif c == -2:
-                lost += m * probs[t]
+                lost, k_lost = _kadd(lost, k_lost, m * probs[t])
         if not rosettes_only:
             cur[s] = 0.0
         s += 1
-    return won, lost, thr, moved, dropped, nlo, nhi, hi
+    return won + k_won, lost + k_lost, thr + k_thr, moved + k_moved, dropped + k_dropped, nlo, nhi, hi
 
 
 @numba.njit(cache=True, parallel=True)
@@ -898,6 +914,11 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
     thr = 0.0
     moved = 0.0
     dropped = 0.0
+    k_won = 0.0
+    k_lost = 0.0
+    k_thr = 0.0
+    k_moved = 0.0
+    k_dropped = 0.0
     nlo = cur.shape[0]
     nhi = 0
     s = lo
@@ -907,11 +928,11 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
             s += 1
             continue
         if m < eps:
-            dropped += m
+            dropped, k_dropped = _kadd(dropped, k_dropped, m)
             cur[s] = 0.0
             s += 1
             continue
-        thr += m
+        thr, k_thr = _kadd(thr, k_thr, m)
         e = start[s]
         for t in range(nt):
             k = cnt[s, t]
@@ -928,7 +949,7 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
                         if j >= hi:
                             hi = j + 1
                     else:
-                        moved += q
+                        moved, k_moved = _kadd(moved, k_moved, q)
                         if j < nlo:
                             nlo = j
                         if j >= nhi:
@@ -936,13 +957,13 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
                         if not rosettes_only:
                             nxt[j] += q
                 elif c == -1:
-                    won += q
+                    won, k_won = _kadd(won, k_won, q)
                 else:
-                    lost += q
+                    lost, k_lost = _kadd(lost, k_lost, q)
         if not rosettes_only:
             cur[s] = 0.0
         s += 1
-    return won, lost, thr, moved, dropped, nlo, nhi, hi
+    return won + k_won, lost + k_lost, thr + k_thr, moved + k_moved, dropped + k_dropped, nlo, nhi, hi
 
 
 @numba.njit(cache=True, parallel=True)
@@ -997,6 +1018,11 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
         thr = 0.0
         moved = 0.0
         dropped = 0.0
+        k_won = 0.0
+        k_lost = 0.0
+        k_thr = 0.0
+        k_moved = 0.0
+        k_dropped = 0.0
         nlo = S
         nhi = 0
         h = hi
@@ -1010,10 +1036,10 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
                     continue
                 cur[s] = 0.0
                 if m < eps:
-                    dropped += m
+                    dropped, k_dropped = _kadd(dropped, k_dropped, m)
                     s += 1
                     continue
-                thr += m
+                thr, k_thr = _kadd(thr, k_thr, m)
                 for t in range(nt):
                     c = table[s, t]
                     if c >= 0:
@@ -1024,7 +1050,7 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
                             if j >= h:
                                 h = j + 1
                         else:
-                            moved += v
+                            moved, k_moved = _kadd(moved, k_moved, v)
                             if j < nlo:
                                 nlo = j
                             if j >= nhi:
@@ -1034,15 +1060,15 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
                             else:
                                 side[off + j - slo] += v
                     elif c == -1:
-                        won += m * probs[t]
+                        won, k_won = _kadd(won, k_won, m * probs[t])
                     elif c == -2:
-                        lost += m * probs[t]
+                        lost, k_lost = _kadd(lost, k_lost, m * probs[t])
                 s += 1
-        out[part, 0] = won
-        out[part, 1] = lost
-        out[part, 2] = thr
-        out[part, 3] = moved
-        out[part, 4] = dropped
+        out[part, 0] = won + k_won
+        out[part, 1] = lost + k_lost
+        out[part, 2] = thr + k_thr
+        out[part, 3] = moved + k_moved
+        out[part, 4] = dropped + k_dropped
         out[part, 5] = nlo
         out[part, 6] = nhi
         out[part, 7] = h
