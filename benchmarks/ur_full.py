@@ -168,7 +168,7 @@ def push(args) -> None:
           f"{p.push_seconds / max(1, p.dist.pmf.size - 1):.3f} s a turn); total {dt:.1f} s wall, "
           f"{time.process_time() - c0:.0f} s CPU")
     print(f"  in play {p.left:.3e}, dropped {p.dropped:.3e}, tail {p.dist.tail:.3e}")
-    print(f"  turns {p.turns:.9f} (tail extrapolated {p.tail_turns:.2e}), throws {p.throws:.9f}; "
+    print(f"  turns {p.turns:.12f} (tail extrapolated {p.tail_turns:.2e}), throws {p.throws:.12f}; "
           f"wins within the turns pushed {p.wins[0]:.12f}, {p.wins[1]:.12f}")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
