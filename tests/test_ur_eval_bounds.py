@@ -36,11 +36,11 @@ def test_evaluation_errors_within_their_bounds(two, light, dark):
     loose = evaluate_policies(rules, light, dark, v, tol=1e-5)
     tight = evaluate_policies(rules, light, dark, v, tol=1e-13)
     for ev in (loose, tight):
-        for got, want, bound in zip(ev.at(start), ref, ev.bounds(start)):
+        for got, want, bound in zip(ev.at(start), ref, ev.bounds(start), strict=True):
             assert abs(got - float(want)) <= bound * (1 + 1e-9) + 1e-13
     assert max(loose.bounds(start)) > 1e-6  # a loose solve is seen as loose (not a bound that cannot fail)
     assert max(tight.bounds(start)) < 1e-9
-    for got, want in zip(tight.at(start), ref):
+    for got, want in zip(tight.at(start), ref, strict=True):
         assert got == pytest.approx(float(want), abs=1e-11)
 
 
