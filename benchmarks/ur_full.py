@@ -6,6 +6,8 @@
     python benchmarks/ur_full.py 7 --checkpoint /tmp/ur7 --table /tmp/ur7.npy
     python benchmarks/ur_full.py 7 --pair optimal,optimal --table /tmp/ur7.npy --tail 1e-6
     python benchmarks/ur_full.py 7 --push optimal,optimal --table /tmp/ur7.npy --tail 1e-6 --parts 2
+    python benchmarks/ur_full.py 7 --bound optimal,optimal --table /tmp/ur7.npy --bound-tol 1e-4
+    python benchmarks/ur_full.py 5 --evaluate optimal,optimal --table /tmp/ur5.npy --tol 1e-11
     python benchmarks/ur_full.py 7 --rgu /tmp/ur7.rgu --table /tmp/ur7.npy --royalur ~/RoyalUr-Python
 
 Prints states, sweeps and seconds per layer, the total, the residual of a final full
@@ -18,6 +20,9 @@ of policies instead, as ``solve ur`` does from six pieces: each side's chance, t
 turns and throws and the length distribution, from the threaded forward push.
 ``--push LIGHT,DARK`` runs that push alone (``--parts`` threads, places under ``--drop`` let go) and
 prints every tenth turn: its seconds, the mass in play and the mass dropped so far.
+``--bound LIGHT,DARK`` times the loose layered evaluation that bounds the throws to come from every
+position (``--bound-tol``); ``--evaluate LIGHT,DARK`` the layered policy evaluation (``--tol``), layer by
+layer, with its residual and the error bounds at the start. Threads: ``NUMBA_NUM_THREADS``.
 
 ``--rgu FILE`` writes the table as a ``.rgu`` file (``--values``, percent16 by default),
 timed; with ``--royalur DIR`` (a checkout of RoyalUr-Python, not part of this project) it
@@ -57,6 +62,9 @@ def main() -> None:
     ap.add_argument("--push", default=None, help="LIGHT,DARK: time the forward push alone, turn by turn")
     ap.add_argument("--parts", type=int, default=1, help="with --push: threads")
     ap.add_argument("--drop", type=float, default=None, help="with --push: let go of places under this mass")
+    ap.add_argument("--bound", default=None, help="LIGHT,DARK: time the bound on the throws to come")
+    ap.add_argument("--bound-tol", type=float, default=1e-4, help="with --bound: the loose evaluation's change")
+    ap.add_argument("--evaluate", default=None, help="LIGHT,DARK: time the layered policy evaluation (--tol)")
     ap.add_argument("--rgu", default=None, help="write the saved --table as this .rgu file")
     ap.add_argument("--values", default="percent16", help="with --rgu: percent16, float32 or float64")
     ap.add_argument("--royalur", default=None, help="with --rgu: a RoyalUr-Python checkout to read the file with")
@@ -66,6 +74,10 @@ def main() -> None:
         return pair(args)
     if args.push:
         return push(args)
+    if args.bound:
+        return bound(args)
+    if args.evaluate:
+        return evaluate(args)
     if args.rgu:
         return rgu(args)
     solve_layered(load_ur(args.rules, {"pieces": 1}), residual=True)  # compile / load the numba cache
@@ -124,6 +136,10 @@ def pair(args) -> None:
     print(f"  length: {len(ln['pmf']) - 1} turns pushed, tail {ln['tail_mass']:.1e}; median {ln['median']}, "
           f"p90 {ln['p90']}, p99 {ln['p99']}")
     print(f"  solver: {res.solver}")
+    for entry in res.solver:
+        if "error_bounds" in entry:
+            print("  error bounds: " + ", ".join(f"{k} {v:.1e}" if v is not None else f"{k} -"
+                                                 for k, v in entry["error_bounds"].items()))
     print(f"  timings: {', '.join(f'{k} {v:.1f} s' for k, v in res.timings.items())}; total {dt:.1f} s")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
@@ -152,8 +168,55 @@ def push(args) -> None:
           f"{p.push_seconds / max(1, p.dist.pmf.size - 1):.3f} s a turn); total {dt:.1f} s wall, "
           f"{time.process_time() - c0:.0f} s CPU")
     print(f"  in play {p.left:.3e}, dropped {p.dropped:.3e}, tail {p.dist.tail:.3e}")
-    print(f"  turns {p.turns:.9f} (tail extrapolated {p.tail_turns:.2e}), throws {p.throws:.9f}; "
+    print(f"  turns {p.turns:.12f} (tail extrapolated {p.tail_turns:.2e}), throws {p.throws:.12f}; "
           f"wins within the turns pushed {p.wins[0]:.12f}, {p.wins[1]:.12f}")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def _values(args, rules, light, dark):
+    from markov_oca.ur.layered import load_table
+
+    if args.table:
+        return load_table(args.table, rules)
+    return solve_layered(rules).values if "optimal" in (light, dark) else None
+
+
+def bound(args) -> None:
+    from markov_oca.ur.sweeps import throws_bound
+
+    light, dark = args.bound.split(",")
+    rules = load_ur(args.rules, {"pieces": args.pieces})
+    values = _values(args, rules, light, dark)
+    small = load_ur(args.rules, {"pieces": 2})
+    throws_bound(small, light, dark, solve_layered(small).values)  # compile
+    t0, c0 = time.perf_counter(), time.process_time()
+    b = throws_bound(rules, light, dark, values, tol=args.bound_tol, progress=True)
+    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: throws to come at most "
+          f"{b.bound:.6f} from any position (largest computed {b.largest:.6f}, residual {b.residual:.2e}, "
+          f"{b.sweeps} sweeps); {time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.0f} s CPU")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def evaluate(args) -> None:
+    from markov_oca.ur.sweeps import evaluate_policies
+
+    light, dark = args.evaluate.split(",")
+    rules = load_ur(args.rules, {"pieces": args.pieces})
+    values = _values(args, rules, light, dark)
+    small = load_ur(args.rules, {"pieces": 2})
+    evaluate_policies(small, light, dark, solve_layered(small).values)  # compile
+    t0, c0 = time.perf_counter(), time.process_time()
+
+    def row(pair, n, k, change, res):
+        print(f"  {pair!s:>8s} {n:12,d} positions, {k:4d} sweeps, change {change:.1e}, residual (win, throws, turns) "
+              f"{res[0]:.1e} {res[1]:.1e} {res[2]:.1e}; {time.perf_counter() - t0:.0f} s", flush=True)
+
+    ev = evaluate_policies(rules, light, dark, values, tol=args.tol, on_layer=row)
+    start = UrSpace(args.pieces).rank(0, 0, args.pieces, 0, 0, args.pieces, 0)
+    (w, y, z), (bw, by, bz) = ev.at(start), ev.bounds(start)
+    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: light wins {w:.12f} (+-{bw:.1e}), "
+          f"throws {y:.9f} (+-{by:.1e}), turns {z:.9f} (+-{bz:.1e}); {ev.sweeps} sweeps, "
+          f"{time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.0f} s CPU")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

@@ -10,7 +10,7 @@ from markov_oca.ur.chain import ur_chain
 from markov_oca.ur.layered import solve_layered
 from markov_oca.ur.rules import load_ur
 from markov_oca.ur.state import UrSpace
-from markov_oca.ur.sweeps import _thread_slices, push_lengths, push_placement
+from markov_oca.ur.sweeps import _split_bounds, _thread_slices, push_lengths, push_placement
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +61,44 @@ def test_dropped_mass_bounds_what_the_pmf_misses(two):
 
 @pytest.mark.parametrize("parts", [2, 3])
 def test_threads_split_by_opponent_pips_give_the_same_bits(two, parts):
+    # a random side: a pass over the rosettes, then the threads spread, each target's terms in one thread's order
     rules, v = two
-    for light, dark in (("greedy", "optimal"), ("random", "random")):
-        a = push_lengths(rules, light, dark, v, tail=1e-9, drop=1e-15, parts=1)
-        b = push_lengths(rules, light, dark, v, tail=1e-9, drop=1e-15, parts=parts)
-        assert np.array_equal(a.dist.by_outcome, b.dist.by_outcome)
-        assert a.throws == b.throws and a.dropped == b.dropped and a.left == b.left
+    a = push_lengths(rules, "random", "random", v, tail=1e-9, drop=1e-15, parts=1)
+    b = push_lengths(rules, "random", "random", v, tail=1e-9, drop=1e-15, parts=parts)
+    assert np.array_equal(a.dist.by_outcome, b.dist.by_outcome)
+    assert a.throws == b.throws and a.dropped == b.dropped and a.left == b.left
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_one_pass_threads_agree_with_one_thread(two, parts):
+    # deterministic policies: one pass, each thread carrying its own rosettes; the captures that cross below a
+    # thread's targets are summed apart and added after, so the bits differ from one thread's, not the values
+    rules, v = two
+    a = push_lengths(rules, "greedy", "optimal", v, tail=1e-12, drop=1e-15, parts=1)
+    b = push_lengths(rules, "greedy", "optimal", v, tail=1e-12, drop=1e-15, parts=parts)
+    c = push_lengths(rules, "greedy", "optimal", v, tail=1e-12, drop=1e-15, parts=parts)
+    assert a.dist.pmf.size == b.dist.pmf.size > 100
+    assert np.abs(a.dist.by_outcome - b.dist.by_outcome).max() < 1e-16
+    assert b.throws == pytest.approx(a.throws, rel=1e-13) and b.turns == pytest.approx(a.turns, rel=1e-13)
+    assert b.dropped == pytest.approx(a.dropped, rel=1e-12) and b.left == pytest.approx(a.left, rel=1e-12)
+    assert np.array_equal(b.dist.by_outcome, c.dist.by_outcome) and b.throws == c.throws  # the same bits again
+    ref = ur_chain(rules, "greedy", "optimal", v).length_distribution(tail=1e-13)
+    d = push_lengths(rules, "greedy", "optimal", v, tail=1e-13, drop=0.0, parts=parts).dist
+    n = min(ref.by_outcome.shape[0], d.by_outcome.shape[0])
+    assert n > 100 and np.abs(ref.by_outcome[:n] - d.by_outcome[:n]).max() < 1e-14
+
+
+def test_one_pass_threads_split_where_captures_cross():
+    space = UrSpace(3)
+    _newpos, level_start = push_placement(space, 3)
+    width = 46
+    qs, side_lo, side_off, size = _split_bounds(level_start, width, 2)
+    by_mover = level_start[::width][:width + 1]
+    assert qs[0] == 0 and qs[-1] == width and 14 < qs[1] < width
+    assert 0.3 < by_mover[qs[1]] / space.size < 0.7  # about half the places each
+    # thread 1's crossing captures land where the mover's pips are 14 below its first or fewer: its buffer
+    assert side_lo[1] == by_mover[qs[1] - 14] and size == by_mover[qs[1]] - by_mover[qs[1] - 14]
+    assert side_off[1] == 0 and side_lo[0] == by_mover[0] == 0
 
 
 def test_thread_slices_cover_every_source_a_target_needs():

@@ -41,8 +41,8 @@ from .layered import CHUNK, _largest_layer, layer_members, layers
 from .rules import UrRules
 from .state import UrSpace, _unrank_core
 
-__all__ = ["POLICY_CODES", "PolicyEvaluation", "PushResult", "evaluate_policies", "length_distribution", "push_bytes",
-           "push_lengths", "sweeps_bytes"]
+__all__ = ["POLICY_CODES", "PolicyEvaluation", "PushResult", "ThrowsBound", "evaluate_policies", "length_distribution",
+           "push_bytes", "push_lengths", "sweeps_bytes", "throws_bound"]
 
 #: Policies the sweeps know, by code.
 POLICY_CODES = {"random": 0, "greedy": 1, "optimal": 2}
@@ -207,6 +207,105 @@ def _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts):
     return worst.max()
 
 
+# ----------------------------------------------------------------------------- deterministic pairs, fixed width
+
+
+@numba.njit(cache=True, parallel=True)
+def _pack_fixed(codes, succ, events, frm, n_moves, values, loc, gw, gy, gz, c_start, ent, cw, cy, cz, row0):
+    """:func:`_pack` for deterministic policies: one move a throw, ``ent[row, t]`` (no starts, no counts)."""
+    k, nt = n_moves.shape
+    ns = codes.shape[0]
+    for i in prange(k):
+        for side in range(ns):
+            r = i * ns + side
+            c = c_start[r]
+            for t in range(nt):
+                m = _choice(codes[side], succ, events, frm, n_moves, values, i, t)
+                ev = events[i, t, m]
+                s = succ[i, t, m]
+                again = 1 if ev & AGAIN else 0
+                nside = side if (again or ns == 1) else 1 - side
+                if ev & GAME_OVER:
+                    cw[c] = 1.0 if ev & MOVER_WINS else 0.0
+                    cy[c] = 0.0
+                    cz[c] = 0.0
+                elif loc[s] >= 0:
+                    ent[row0 * ns + r, t] = 2 * (loc[s] * ns + nside) + again
+                    continue
+                else:
+                    g = s * ns + nside
+                    cw[c] = gw[g] if again else 1.0 - gw[g]
+                    cy[c] = gy[g]
+                    cz[c] = gz[g] - again
+                ent[row0 * ns + r, t] = -(c + 1)
+                c += 1
+
+
+@numba.njit(cache=True, inline="always")
+def _update_fixed(i, ent, cw, cy, cz, probs, x):
+    nw = 0.0
+    ny = 1.0
+    nz = 1.0
+    for t in range(probs.shape[0]):
+        code = ent[i, t]
+        q = probs[t]
+        if code >= 0:
+            j = 3 * (code >> 1)
+            if code & 1:
+                nw += q * x[j]
+                nz += q * (x[j + 2] - 1.0)
+            else:
+                nw += q * (1.0 - x[j])
+                nz += q * x[j + 2]
+            ny += q * x[j + 1]
+        else:
+            c = -code - 1
+            nw += q * cw[c]
+            ny += q * cy[c]
+            nz += q * cz[c]
+    return nw, ny, nz
+
+
+@numba.njit(cache=True, parallel=True)
+def _sweep_fixed(ent, cw, cy, cz, probs, x, parts):
+    """One Gauss-Seidel sweep (``parts`` slices side by side); the largest change, relative for the
+    throws and turns."""
+    n = ent.shape[0]
+    worst = np.zeros(parts)
+    for part in prange(parts):
+        w = 0.0
+        for i in range(part * n // parts, (part + 1) * n // parts):
+            nw, ny, nz = _update_fixed(i, ent, cw, cy, cz, probs, x)
+            b = 3 * i
+            d = max(abs(nw - x[b]), abs(ny - x[b + 1]) / max(1.0, ny), abs(nz - x[b + 2]) / max(1.0, nz))
+            if d > w:
+                w = d
+            x[b] = nw
+            x[b + 1] = ny
+            x[b + 2] = nz
+        worst[part] = w
+    return worst.max()
+
+
+@numba.njit(cache=True, parallel=True)
+def _residual_fixed(ent, cw, cy, cz, probs, x, parts):
+    """The largest ``|x - F(x)|`` of (win, throws, turns), absolute, nothing written."""
+    n = ent.shape[0]
+    worst = np.zeros((parts, 3))
+    for part in prange(parts):
+        for i in range(part * n // parts, (part + 1) * n // parts):
+            nw, ny, nz = _update_fixed(i, ent, cw, cy, cz, probs, x)
+            b = 3 * i
+            worst[part, 0] = max(worst[part, 0], abs(nw - x[b]))
+            worst[part, 1] = max(worst[part, 1], abs(ny - x[b + 1]))
+            worst[part, 2] = max(worst[part, 2], abs(nz - x[b + 2]))
+    out = np.zeros(3)
+    for part in range(parts):
+        for v in range(3):
+            out[v] = max(out[v], worst[part, v])
+    return out
+
+
 @numba.njit(cache=True, parallel=True)
 def _terminal(tables, total, lo, hi, ns, gw, gy, gz):
     f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
@@ -222,6 +321,118 @@ def _terminal(tables, total, lo, hi, ns, gw, gy, gz):
                 gz[s * ns + side] = 0.0
 
 
+@numba.njit(cache=True, parallel=True)
+def _residual_csr(start, cnt, ent, cw, cy, cz, probs, x, parts):
+    """:func:`_residual_fixed` for the packed moves of :func:`_sweep`."""
+    n = x.shape[0] // 3
+    worst = np.zeros((parts, 3))
+    for part in prange(parts):
+        for i in range(part * n // parts, (part + 1) * n // parts):
+            e = start[i]
+            nw = 0.0
+            ny = 1.0
+            nz = 1.0
+            for t in range(probs.shape[0]):
+                k = cnt[i, t]
+                sw = 0.0
+                sy = 0.0
+                sz = 0.0
+                for _ in range(k):
+                    code = ent[e]
+                    e += 1
+                    if code >= 0:
+                        j = 3 * (code >> 1)
+                        if code & 1:
+                            sw += x[j]
+                            sz += x[j + 2] - 1.0
+                        else:
+                            sw += 1.0 - x[j]
+                            sz += x[j + 2]
+                        sy += x[j + 1]
+                    else:
+                        c = -code - 1
+                        sw += cw[c]
+                        sy += cy[c]
+                        sz += cz[c]
+                q = probs[t] / k
+                nw += q * sw
+                ny += q * sy
+                nz += q * sz
+            b = 3 * i
+            worst[part, 0] = max(worst[part, 0], abs(nw - x[b]))
+            worst[part, 1] = max(worst[part, 1], abs(ny - x[b + 1]))
+            worst[part, 2] = max(worst[part, 2], abs(nz - x[b + 2]))
+    out = np.zeros(3)
+    for part in range(parts):
+        for v in range(3):
+            out[v] = max(out[v], worst[part, v])
+    return out
+
+
+def _layer_fixed(space, codes, members, vals, loc, gw, gy, gz, throws, ros, total):
+    """A layer's moves for deterministic policies: ``ent`` (positions x sides, throws) and the constants."""
+    ns = codes.size
+    n = members.size
+    ent = np.empty((n * ns, throws.size), np.int32)
+    consts, c_used = [], 0
+    for lo in range(0, n, CHUNK):
+        chunk = members[lo:lo + CHUNK]
+        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, chunk, throws, ros, total)
+        _ne, nc = _count(codes, succ, events, frm, n_moves, vals, loc)
+        c_start = np.zeros(nc.size, np.int64)
+        np.cumsum(nc[:-1], out=c_start[1:])
+        cw = np.empty(int(nc.sum()))
+        cy = np.empty_like(cw)
+        cz = np.empty_like(cw)
+        _pack_fixed(codes, succ, events, frm, n_moves, vals, loc, gw, gy, gz, c_start, ent, cw, cy, cz, lo)
+        rows = ent[lo * ns:(lo + chunk.size) * ns]
+        rows[rows < 0] -= c_used  # the chunk's constants numbered from 0: shift them after the earlier ones
+        consts.append((cw, cy, cz))
+        c_used += cw.size
+        del succ, frm, events, n_moves
+    cat = [np.concatenate([c[v] for c in consts]) if consts else np.empty(0) for v in range(3)]
+    return ent, cat[0], cat[1], cat[2]
+
+
+def _layer_csr(space, codes, members, vals, loc, gw, gy, gz, throws, ros, total, nt):
+    """A layer's moves, every legal one for ``random``: starts, counts per throw, entries and constants."""
+    ns = codes.size
+    n = members.size
+    cnt = np.zeros((n * ns, nt), np.uint8)
+    start = np.zeros(n * ns + 1, np.int64)
+    parts_e, parts_c = [], []
+    e_used = c_used = 0
+    for lo in range(0, n, CHUNK):
+        chunk = members[lo:lo + CHUNK]
+        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, chunk, throws, ros, total)
+        ne, nc = _count(codes, succ, events, frm, n_moves, vals, loc)
+        e_start = np.empty(ne.size + 1, np.int64)
+        e_start[0] = e_used
+        np.cumsum(ne, out=e_start[1:])
+        e_start[1:] += e_used
+        c_start = np.empty(nc.size, np.int64)
+        c_start[0] = c_used
+        np.cumsum(nc[:-1], out=c_start[1:])
+        c_start[1:] += c_used
+        ent = np.empty(int(ne.sum()), np.int32)
+        cw = np.empty(int(nc.sum()))
+        cy = np.empty_like(cw)
+        cz = np.empty_like(cw)
+        # the chunk's own arrays take entries from 0: shift the starts for the fill
+        _pack(codes, succ, events, frm, n_moves, vals, loc, gw, gy, gz, e_start - e_used, c_start - c_used,
+              cnt, ent, cw, cy, cz, lo)
+        ent = np.where(ent < 0, ent - c_used, ent).astype(np.int32)
+        start[lo * ns:(lo + chunk.size) * ns] = e_start[:-1]
+        parts_e.append(ent)
+        parts_c.append((cw, cy, cz))
+        e_used, c_used = int(e_start[-1]), c_used + cw.size
+        del succ, frm, events, n_moves
+    start[n * ns] = e_used
+    ent = np.concatenate(parts_e) if parts_e else np.empty(0, np.int32)
+    cat = [np.concatenate([c[v] for c in parts_c]) if parts_c else np.empty(0) for v in range(3)]
+    return start, cnt, ent, cat[0], cat[1], cat[2]
+
+
 @dataclass
 class PolicyEvaluation:
     """Per position and real side to move: the mover's chance to win, throws and turns to come."""
@@ -235,10 +446,26 @@ class PolicyEvaluation:
     change: float
     entries: int
     seconds: float
+    #: the largest |x - F(x)| of (win, throws, turns) over every state, each layer's after its last sweep (the
+    #: later layers' values as they were written: the residual of the whole system)
+    residual: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def at(self, index: int, side: int = 0) -> tuple[float, float, float]:
         g = index * self.sides + (side if self.sides == 2 else 0)
         return float(self.win[g]), float(self.throws[g]), float(self.turns[g])
+
+    def bounds(self, index: int, side: int = 0) -> tuple[float, float, float]:
+        """Bounds on the errors of :meth:`at`'s (win, throws, turns).
+
+        Each is solved from ``x = c + A x``, ``|A|`` the chain of throws (a sub-stochastic matrix, the
+        win's with some signs flipped), so the error is at most ``(I - |A|)^-1 r``, ``r`` the residual:
+        at most the residual times the exact throws to come from the state, which are at most the
+        computed throws over ``1 - r_throws``.
+        """
+        rw, ry, rz = self.residual
+        y = self.at(index, side)[1]
+        ymax = y / (1.0 - ry) if ry < 1.0 else float("inf")
+        return rw * ymax, ry * ymax, rz * ymax
 
 
 def evaluate_bytes(rules: UrRules, sides: int) -> int:
@@ -266,7 +493,8 @@ def check_sweeps_memory(rules: UrRules, sides: int, light: str = "random", dark:
 
 def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optimal",
                       values: np.ndarray | None = None, *, tol: float = 1e-11, progress: bool = False,
-                      max_sweeps: int = 100_000) -> PolicyEvaluation:
+                      max_sweeps: int = 100_000, parts: int | None = None,
+                      on_layer: Callable | None = None) -> PolicyEvaluation:
     """Each position's chance to win, throws and turns to come, ``light`` against ``dark``.
 
     ``values``: the optimal values (needed when a side plays ``optimal``).
@@ -297,7 +525,9 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
         _terminal(space.tables, np.int64(rules.end_total), lo, min(lo + step, S), ns, gw, gy, gz)
     loc = np.full(S, -1, np.int32)
     sweeps_total, worst, entries = 0, 0.0, 0
-    parts = numba.get_num_threads()
+    residual = np.zeros(3)
+    parts = int(parts or numba.get_num_threads())
+    fixed = _deterministic(codes)
     todo = layers(rules)
     with progress_bar(progress) as bar:
         overall = bar.add_task(f"{light} against {dark}: layers", total=len(todo))
@@ -305,51 +535,31 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
             members, _ = layer_members(space, pair, "progress")
             n = members.size
             loc[members] = np.arange(n, dtype=np.int32)
-            cnt = np.zeros((n * ns, nt), np.uint8)
-            start = np.zeros(n * ns + 1, np.int64)
-            parts_e, parts_c = [], []
-            e_used = c_used = 0
-            for lo in range(0, n, CHUNK):
-                chunk = members[lo:lo + CHUNK]
-                succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, chunk, throws, ros,
-                                                                  total)
-                ne, nc = _count(codes, succ, events, frm, n_moves, vals, loc)
-                e_start = np.empty(ne.size + 1, np.int64)
-                e_start[0] = e_used
-                np.cumsum(ne, out=e_start[1:])
-                e_start[1:] += e_used
-                c_start = np.empty(nc.size, np.int64)
-                c_start[0] = c_used
-                np.cumsum(nc[:-1], out=c_start[1:])
-                c_start[1:] += c_used
-                ent = np.empty(int(ne.sum()), np.int32)
-                cw = np.empty(int(nc.sum()))
-                cy = np.empty_like(cw)
-                cz = np.empty_like(cw)
-                # the chunk's own arrays take entries from 0: shift the starts for the fill
-                _pack(codes, succ, events, frm, n_moves, vals, loc, gw, gy, gz, e_start - e_used, c_start - c_used,
-                      cnt, ent, cw, cy, cz, lo)
-                ent = np.where(ent < 0, ent - c_used, ent).astype(np.int32)
-                start[lo * ns:(lo + chunk.size) * ns] = e_start[:-1]
-                parts_e.append(ent)
-                parts_c.append((cw, cy, cz))
-                e_used, c_used = int(e_start[-1]), c_used + cw.size
-                del succ, frm, events, n_moves
-            start[n * ns] = e_used
-            ent = np.concatenate(parts_e) if parts_e else np.empty(0, np.int32)
-            cw = np.concatenate([c[0] for c in parts_c]) if parts_c else np.empty(0)
-            cy = np.concatenate([c[1] for c in parts_c]) if parts_c else np.empty(0)
-            cz = np.concatenate([c[2] for c in parts_c]) if parts_c else np.empty(0)
-            del parts_e, parts_c
+            if fixed:
+                ent, cw, cy, cz = _layer_fixed(space, codes, members, vals, loc, gw, gy, gz, throws, ros, total)
+                cnt = start = None
+            else:
+                start, cnt, ent, cw, cy, cz = _layer_csr(space, codes, members, vals, loc, gw, gy, gz, throws, ros,
+                                                         total, nt)
+            if values is not None:
+                _drop_pages(values)  # the layer's moves are chosen: let the pages read go
             loc[members] = -1
             x = np.zeros(3 * n * ns)
             x[0::3] = 0.5
             change, k = np.inf, 0
             while change > tol:
-                change = _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts)
+                if fixed:
+                    change = _sweep_fixed(ent, cw, cy, cz, probs, x, parts)
+                else:
+                    change = _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts)
                 k += 1
                 if k >= max_sweeps:
                     raise RuntimeError(f"policy evaluation: layer {pair} did not reach {tol} in {max_sweeps} sweeps")
+            if fixed:
+                res = _residual_fixed(ent, cw, cy, cz, probs, x, parts)
+            else:
+                res = _residual_csr(start, cnt, ent, cw, cy, cz, probs, x, parts)
+            residual = np.maximum(residual, res)
             sweeps_total += k
             worst = max(worst, float(change))
             entries += ent.size
@@ -357,9 +567,120 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
             gw[g] = x[0::3]
             gy[g] = x[1::3]
             gz[g] = x[2::3]
-            del ent, cw, cy, cz, cnt, start
+            del ent, cw, cy, cz, cnt, start, x, g, members
             bar.update(overall, advance=1)
-    return PolicyEvaluation(rules, ns, gw, gy, gz, sweeps_total, worst, entries, time.perf_counter() - t_all)
+            if on_layer is not None:
+                on_layer(pair, n, k, float(change), res)
+    return PolicyEvaluation(rules, ns, gw, gy, gz, sweeps_total, worst, entries, time.perf_counter() - t_all,
+                            tuple(float(v) for v in residual))
+
+
+# ----------------------------------------------------------------------------- a bound on the throws to come
+
+
+@numba.njit(cache=True, parallel=True)
+def _sweep_throws(ent, cy, probs, y, parts):
+    """One Gauss-Seidel sweep of the throws to come alone (fixed-width moves); the largest relative change."""
+    n = ent.shape[0]
+    worst = np.zeros(parts)
+    for part in prange(parts):
+        w = 0.0
+        for i in range(part * n // parts, (part + 1) * n // parts):
+            ny = 1.0
+            for t in range(probs.shape[0]):
+                code = ent[i, t]
+                ny += probs[t] * (y[code >> 1] if code >= 0 else cy[-code - 1])
+            d = abs(ny - y[i]) / ny
+            if d > w:
+                w = d
+            y[i] = ny
+        worst[part] = w
+    return worst.max()
+
+
+@numba.njit(cache=True, parallel=True)
+def _residual_throws(ent, cy, probs, y, parts):
+    n = ent.shape[0]
+    worst = np.zeros(parts)
+    for part in prange(parts):
+        w = 0.0
+        for i in range(part * n // parts, (part + 1) * n // parts):
+            ny = 1.0
+            for t in range(probs.shape[0]):
+                code = ent[i, t]
+                ny += probs[t] * (y[code >> 1] if code >= 0 else cy[-code - 1])
+            w = max(w, abs(ny - y[i]))
+        worst[part] = w
+    return worst.max()
+
+
+@dataclass
+class ThrowsBound:
+    """An upper bound on the throws still to come from any position, under a pair of policies."""
+
+    bound: float  # every position's expected throws to come are at most this
+    largest: float  # the largest computed
+    residual: float  # the largest |y - (1 + P y)|, absolute, over every state
+    sweeps: int
+    seconds: float
+
+
+def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", values: np.ndarray | None = None,
+                 *, tol: float = 1e-4, parts: int | None = None, progress: bool = False) -> ThrowsBound:
+    """The largest expected number of throws still to come over every position, bounded from above.
+
+    The throws to come solve ``y = 1 + P y`` (``P`` the chain of throws, sub-stochastic). Any ``ŷ`` with
+    ``|ŷ - (1 + P ŷ)| <= r`` has ``y - ŷ = (I - P)^-1 (1 + P ŷ - ŷ) <= r y``, so ``y <= ŷ / (1 - r)``
+    everywhere: a loose evaluation (layer by layer, to a relative change of ``tol``) is enough. The turns to
+    come are at most the throws. This bounds what the forward push leaves out when it stops with mass
+    still in play or lets mass go: each unit of it has at most this many turns and throws ahead.
+    Deterministic policies are swept on the throws alone (one value a state, one move a throw); with
+    ``random`` the three values of :func:`evaluate_policies` are.
+    """
+    t0 = time.perf_counter()
+    codes = np.array([_code(light)] if light == dark else [_code(light), _code(dark)], np.int64)
+    if not _deterministic(codes):
+        ev = evaluate_policies(rules, light, dark, values, tol=tol, progress=progress, parts=parts)
+        r = ev.residual[1]
+        top = float(ev.throws.max())
+        return ThrowsBound(top / (1.0 - r) if r < 1.0 else float("inf"), top, r, ev.sweeps, time.perf_counter() - t0)
+    if 2 in codes and values is None:
+        raise ValueError("the optimal policy needs the optimal values")
+    vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
+    ns = codes.size
+    space = UrSpace(rules.pieces)
+    S = space.size
+    throws, ros, total = kernel_args(rules)
+    probs = np.asarray(rules.throw_probabilities, np.float64)
+    gy = np.zeros(S * ns)  # a position over (not in any layer) has no throws to come
+    loc = np.full(S, -1, np.int32)
+    parts = int(parts or numba.get_num_threads())
+    residual, top, sweeps = 0.0, 0.0, 0
+    todo = layers(rules)
+    with progress_bar(progress) as bar:
+        task = bar.add_task(f"{light} against {dark}: a bound on the throws to come, layers", total=len(todo))
+        for pair in todo:
+            members, _ = layer_members(space, pair, "progress")
+            n = members.size
+            loc[members] = np.arange(n, dtype=np.int32)
+            ent, _cw, cy, _cz = _layer_fixed(space, codes, members, vals, loc, gy, gy, gy, throws, ros, total)
+            del _cw, _cz
+            if values is not None:
+                _drop_pages(values)
+            loc[members] = -1
+            y = np.zeros(n * ns)
+            change, k = np.inf, 0
+            while change > tol:
+                change = _sweep_throws(ent, cy, probs, y, parts)
+                k += 1
+            residual = max(residual, float(_residual_throws(ent, cy, probs, y, parts)))
+            top = max(top, float(y.max(initial=0.0)))
+            sweeps += k
+            gy[(members[:, None] * ns + np.arange(ns)[None, :]).ravel()] = y
+            del ent, cy, y, members
+            bar.update(task, advance=1)
+    bound = top / (1.0 - residual) if residual < 1.0 else float("inf")
+    return ThrowsBound(bound, top, residual, sweeps, time.perf_counter() - t0)
 
 
 # ----------------------------------------------------------------------------- the length distribution
@@ -498,6 +819,17 @@ def _push_pack(code, succ, events, frm, n_moves, values, newpos, e_start, cnt, e
 # ``nxt`` written, the end of the span of ``cur`` visited).
 
 
+@numba.njit(cache=True, inline="always")
+def _kadd(s, c, x):
+    """Compensated (Neumaier) summation: ``s + c`` keeps the low bits a plain ``s += x`` over 10^8 terms loses."""
+    t = s + x
+    if abs(s) >= abs(x):
+        c += (s - t) + x
+    else:
+        c += (x - t) + s
+    return t, c
+
+
 @numba.njit(cache=True)
 def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
     """One pass; with ``rosettes_only`` only the mass pushed ahead within ``cur`` (``nxt`` and ``cur`` untouched
@@ -508,6 +840,11 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
     thr = 0.0
     moved = 0.0
     dropped = 0.0
+    k_won = 0.0
+    k_lost = 0.0
+    k_thr = 0.0
+    k_moved = 0.0
+    k_dropped = 0.0
     nlo = cur.shape[0]
     nhi = 0
     s = lo
@@ -517,11 +854,11 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
             s += 1
             continue
         if m < eps:
-            dropped += m
+            dropped, k_dropped = _kadd(dropped, k_dropped, m)
             cur[s] = 0.0
             s += 1
             continue
-        thr += m
+        thr, k_thr = _kadd(thr, k_thr, m)
         for t in range(nt):
             c = table[s, t]
             if c >= 0:
@@ -531,7 +868,7 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
                     if j >= hi:
                         hi = j + 1
                 else:
-                    moved += m * probs[t]
+                    moved, k_moved = _kadd(moved, k_moved, m * probs[t])
                     if j < nlo:
                         nlo = j
                     if j >= nhi:
@@ -539,13 +876,13 @@ def _turn_fixed(table, probs, cur, nxt, lo, hi, eps, rosettes_only):
                     if not rosettes_only:
                         nxt[j] += m * probs[t]
             elif c == -1:
-                won += m * probs[t]
+                won, k_won = _kadd(won, k_won, m * probs[t])
             elif c == -2:
-                lost += m * probs[t]
+                lost, k_lost = _kadd(lost, k_lost, m * probs[t])
         if not rosettes_only:
             cur[s] = 0.0
         s += 1
-    return won, lost, thr, moved, dropped, nlo, nhi, hi
+    return won + k_won, lost + k_lost, thr + k_thr, moved + k_moved, dropped + k_dropped, nlo, nhi, hi
 
 
 @numba.njit(cache=True, parallel=True)
@@ -577,6 +914,11 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
     thr = 0.0
     moved = 0.0
     dropped = 0.0
+    k_won = 0.0
+    k_lost = 0.0
+    k_thr = 0.0
+    k_moved = 0.0
+    k_dropped = 0.0
     nlo = cur.shape[0]
     nhi = 0
     s = lo
@@ -586,11 +928,11 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
             s += 1
             continue
         if m < eps:
-            dropped += m
+            dropped, k_dropped = _kadd(dropped, k_dropped, m)
             cur[s] = 0.0
             s += 1
             continue
-        thr += m
+        thr, k_thr = _kadd(thr, k_thr, m)
         e = start[s]
         for t in range(nt):
             k = cnt[s, t]
@@ -607,7 +949,7 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
                         if j >= hi:
                             hi = j + 1
                     else:
-                        moved += q
+                        moved, k_moved = _kadd(moved, k_moved, q)
                         if j < nlo:
                             nlo = j
                         if j >= nhi:
@@ -615,13 +957,13 @@ def _turn_csr(start, cnt, ent, probs, cur, nxt, lo, hi, eps, rosettes_only):
                         if not rosettes_only:
                             nxt[j] += q
                 elif c == -1:
-                    won += q
+                    won, k_won = _kadd(won, k_won, q)
                 else:
-                    lost += q
+                    lost, k_lost = _kadd(lost, k_lost, q)
         if not rosettes_only:
             cur[s] = 0.0
         s += 1
-    return won, lost, thr, moved, dropped, nlo, nhi, hi
+    return won + k_won, lost + k_lost, thr + k_thr, moved + k_moved, dropped + k_dropped, nlo, nhi, hi
 
 
 @numba.njit(cache=True, parallel=True)
@@ -648,6 +990,118 @@ def _spread_csr(start, cnt, ent, probs, cur, nxt, src, tgt, lo, hi):
                             j = c >> 1
                             if j >= tlo and j < thi:
                                 nxt[j] += q
+
+
+# Two or more threads in one pass (deterministic policies): thread i takes the sources whose opponent's pips
+# lie in [Q_i, Q_i+1), level by level of the mover's pips. A rosette keeps the opponent's pips and adds to
+# the mover's: it lands later in the same thread's sources, so each thread carries its own rosettes in
+# place. Every other move lands where the mover's pips are the source's opponent's pips, or fewer by a
+# captured piece's (at most 14): in thread i's own targets [Q_i, Q_i+1), except for captures that cross
+# below Q_i. Those go into a buffer of thread i's own (the places of mover's pips [Q_i - 14, Q_i)), added in
+# after the pass. Each target gets its terms in one thread's order, plus that buffer's sum: not the bits of
+# one thread, but the same bits for the same number of threads.
+
+
+@numba.njit(cache=True, parallel=True)
+def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, width, qs, lo, hi, eps, out):
+    nt = probs.shape[0]
+    parts = qs.shape[0] - 1
+    S = cur.shape[0]
+    for part in prange(parts):
+        q0 = qs[part]
+        q1 = qs[part + 1]
+        tlo = lvl[q0 * width]
+        slo = side_lo[part]
+        off = side_off[part]
+        won = 0.0
+        lost = 0.0
+        thr = 0.0
+        moved = 0.0
+        dropped = 0.0
+        k_won = 0.0
+        k_lost = 0.0
+        k_thr = 0.0
+        k_moved = 0.0
+        k_dropped = 0.0
+        nlo = S
+        nhi = 0
+        h = hi
+        for p in range(width):
+            s = max(lo, lvl[p * width + q0])
+            end = lvl[p * width + q1]
+            while s < end and s < h:
+                m = cur[s]
+                if m == 0.0:
+                    s += 1
+                    continue
+                cur[s] = 0.0
+                if m < eps:
+                    dropped, k_dropped = _kadd(dropped, k_dropped, m)
+                    s += 1
+                    continue
+                thr, k_thr = _kadd(thr, k_thr, m)
+                for t in range(nt):
+                    c = table[s, t]
+                    if c >= 0:
+                        j = c >> 1
+                        v = m * probs[t]
+                        if c & 1:
+                            cur[j] += v
+                            if j >= h:
+                                h = j + 1
+                        else:
+                            moved, k_moved = _kadd(moved, k_moved, v)
+                            if j < nlo:
+                                nlo = j
+                            if j >= nhi:
+                                nhi = j + 1
+                            if j >= tlo:
+                                nxt[j] += v
+                            else:
+                                side[off + j - slo] += v
+                    elif c == -1:
+                        won, k_won = _kadd(won, k_won, m * probs[t])
+                    elif c == -2:
+                        lost, k_lost = _kadd(lost, k_lost, m * probs[t])
+                s += 1
+        out[part, 0] = won + k_won
+        out[part, 1] = lost + k_lost
+        out[part, 2] = thr + k_thr
+        out[part, 3] = moved + k_moved
+        out[part, 4] = dropped + k_dropped
+        out[part, 5] = nlo
+        out[part, 6] = nhi
+        out[part, 7] = h
+
+
+@numba.njit(cache=True)
+def _merge_side(nxt, side, side_lo, side_off, qs, lvl, width):
+    """Add the threads' buffers of crossing captures into ``nxt`` (thread order) and clear them."""
+    for part in range(1, qs.shape[0] - 1):
+        slo = side_lo[part]
+        off = side_off[part]
+        for j in range(slo, lvl[qs[part] * width]):
+            v = side[off + j - slo]
+            if v != 0.0:
+                nxt[j] += v
+                side[off + j - slo] = 0.0
+
+
+def _split_bounds(level_start: np.ndarray, width: int, parts: int):
+    """(qs, side_lo, side_off, side size) for :func:`_turn_fixed_split`: the threads' ranges of the
+    opponent's pips (about equal numbers of places) and their buffers for crossing captures."""
+    S = int(level_start[-1])
+    by_mover = level_start[::width][:width + 1]
+    qs = [0] + [int(np.searchsorted(by_mover, i * S / parts)) for i in range(1, parts)] + [width]
+    qs = np.array(sorted(min(max(q, 0), width) for q in qs), np.int64)
+    side_lo = np.zeros(parts, np.int64)
+    side_off = np.zeros(parts, np.int64)
+    size = 0
+    for i in range(parts):
+        side_lo[i] = by_mover[max(int(qs[i]) - 14, 0)]
+        side_off[i] = size
+        size += int(by_mover[qs[i]] - side_lo[i])
+    return qs, side_lo, side_off, size
 
 
 def _thread_slices(level_start: np.ndarray, width: int, parts: int) -> tuple[np.ndarray, np.ndarray]:
@@ -704,7 +1158,11 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     for c in codes:
         tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
     build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
-    return int(tables + max(16 * S, build) + 150 * 2**20)
+    parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
+    # threads in one pass: each past the first buffers the places 14 mover's pips below its own (at most twice
+    # the average share of 14 levels of 15 * pieces + 1)
+    crossing = 0 if "random" in codes or parts <= 1 else (parts - 1) * 2 * S * 8 * 14 // (15 * rules.pieces + 1)
+    return int(tables + max(16 * S + crossing, build) + 150 * 2**20)
 
 
 def _drop_pages(a) -> None:
@@ -802,7 +1260,13 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         cur = np.zeros(S)
         nxt = np.zeros(S)
         cur[first_place] = 1.0
-        if parts > 1:
+        split = parts > 1 and all(kind == "fixed" for kind, _ in tables)
+        if split:
+            width = 15 * rules.pieces + 1
+            qs, side_lo, side_off, side_size = _split_bounds(levels, width, parts)
+            crossing = np.zeros(side_size)
+            outs = np.zeros((parts, 8))
+        elif parts > 1:
             src, tgt = _thread_slices(levels, 15 * rules.pieces + 1, parts)
         pmf = np.zeros((1024, 2))
         alive = [1.0]  # mass in play after each turn
@@ -815,7 +1279,13 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             t_turn = time.perf_counter()
             side = (t - 1) % 2
             kind, tab = tables[side % len(tables)]
-            if kind == "fixed":
+            if split:
+                _turn_fixed_split(tab, probs, cur, nxt, crossing, side_lo, side_off, levels, width, qs, lo, hi, eps,
+                                  outs)
+                _merge_side(nxt, crossing, side_lo, side_off, qs, levels, width)
+                won, lost, thr, moved, drop = (float(outs[:, k].sum()) for k in range(5))
+                nlo, nhi, hi = int(outs[:, 5].min()), int(outs[:, 6].max()), int(outs[:, 7].max())
+            elif kind == "fixed":
                 won, lost, thr, moved, drop, nlo, nhi, hi = _turn_fixed(tab, probs, cur, nxt, lo, hi, eps, parts > 1)
                 if parts > 1:
                     _spread_fixed(tab, probs, cur, nxt, src, tgt, lo, hi)
@@ -824,7 +1294,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
                                                                      hi, eps, parts > 1)
                 if parts > 1:
                     _spread_csr(tab[0], tab[1], tab[2], probs, cur, nxt, src, tgt, lo, hi)
-            if parts > 1:
+            if parts > 1 and not split:
                 cur[lo:hi] = 0.0
             if t >= pmf.shape[0]:
                 pmf = np.vstack([pmf, np.zeros_like(pmf)])

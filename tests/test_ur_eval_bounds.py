@@ -1,0 +1,76 @@
+"""Ur policy pairs by sweeps with a stated accuracy: the policy evaluation's residual and error bounds, the
+bound on the throws to come, and the push route's error bounds, against the chain (two pieces)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from markov_oca.ur import solve as ur_solve
+from markov_oca.ur.chain import ur_chain
+from markov_oca.ur.layered import solve_layered
+from markov_oca.ur.rules import load_ur
+from markov_oca.ur.state import UrSpace
+from markov_oca.ur.sweeps import evaluate_policies, throws_bound
+
+
+@pytest.fixture(scope="module")
+def two():
+    rules = load_ur("ur", {"pieces": 2})
+    return rules, solve_layered(rules).values
+
+
+def _chain_start(rules, light, dark, v):
+    chain = ur_chain(rules, light, dark, v)
+    exp = chain.expected({"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]})
+    return chain.outcome_probabilities()["light wins"], exp["throws"][0], exp["turns"][0]
+
+
+@pytest.mark.parametrize("light,dark", [("optimal", "greedy"), ("random", "optimal")])
+def test_evaluation_errors_within_their_bounds(two, light, dark):
+    # deterministic pairs take the fixed-width moves, a random side the packed ones: both report the
+    # residual of the whole system, and the values at the start are within residual * throws of the chain's
+    rules, v = two
+    ref = _chain_start(rules, light, dark, v)
+    start = UrSpace(2).rank(0, 0, 2, 0, 0, 2, 0)
+    loose = evaluate_policies(rules, light, dark, v, tol=1e-5)
+    tight = evaluate_policies(rules, light, dark, v, tol=1e-13)
+    for ev in (loose, tight):
+        for got, want, bound in zip(ev.at(start), ref, ev.bounds(start), strict=True):
+            assert abs(got - float(want)) <= bound * (1 + 1e-9) + 1e-13
+    assert max(loose.bounds(start)) > 1e-6  # a loose solve is seen as loose (not a bound that cannot fail)
+    assert max(tight.bounds(start)) < 1e-9
+    for got, want in zip(tight.at(start), ref, strict=True):
+        assert got == pytest.approx(float(want), abs=1e-11)
+
+
+@pytest.mark.parametrize("light,dark", [("optimal", "optimal"), ("greedy", "random")])
+def test_throws_bound_is_above_every_position_and_close(two, light, dark):
+    rules, v = two
+    exact = evaluate_policies(rules, light, dark, v, tol=1e-13).throws.max()
+    b = throws_bound(rules, light, dark, v, tol=1e-4)
+    assert b.largest <= exact * (1 + 1e-12) <= b.bound <= exact * 1.01
+    assert 0 < b.residual < 0.01 and b.bound == pytest.approx(b.largest / (1 - b.residual))
+
+
+def test_push_route_states_bounds_that_hold(two, monkeypatch):
+    # stopped at a tail of 1e-5, the push's sums with their extrapolated tail are within the stated bounds of
+    # the chain's values, and the bounds are not vacuous
+    rules, v = two
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    monkeypatch.setattr(ur_solve, "THROWS_BOUND_PIECES", 1)
+    monkeypatch.setattr(ur_solve, "PUSH_SUMS_TAIL", 1e-5)
+    for light, dark in (("optimal", "optimal"), ("random", "greedy")):
+        win, throws, turns = _chain_start(rules, light, dark, v)
+        res = ur_solve.solve_ur(rules, light, dark, values=v, method="sweeps", tail=1e-5)
+        assert "throws to come" in res.solver[0]["method"] and res.solver[0]["bound"] > float(throws)
+        err = res.solver[1]["error_bounds"]
+        for k, want in (("turns", turns), ("throws", throws)):
+            got = float(res.expected[k].total)
+            assert abs(got - float(want)) <= err[k]
+            assert 1e-12 < err[k] < 1e-2
+        if light == dark == "optimal":
+            assert float(res.wins["light"]) == float(v[UrSpace(2).rank(0, 0, 2, 0, 0, 2, 0)])
+        else:
+            assert abs(float(res.wins["light"]) - float(win)) <= err["wins"] < 1e-5
+    assert np.isfinite(res.timings["throws_bound"])
