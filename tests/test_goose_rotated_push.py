@@ -119,8 +119,8 @@ def test_a_big_chain_lets_go_of_tiny_rows_and_counts_them(monkeypatch):
 
     rc = build_rotated(goose_model(load_goose("oca-moderna"), 3))
     st = rotated_structure(rc)
-    _, ref, ref_rep = forward_pass(rc, st, 1e-6)  # small: the rest solved for, nothing let go
-    assert ref_rep.residual < 1e-14 and "let go" not in ref_rep.method
+    _, ref, ref_rep = forward_pass(rc, st, 1e-6)  # small: nothing let go
+    assert ref_rep.residual < 1e-12 and "let go" not in ref_rep.method
     monkeypatch.setattr(R, "POLISH_STATES", 0)  # as a big chain: no solve for the rest, tiny rows let go
     monkeypatch.setattr(R, "DROP_FACTOR", 1e-6)  # rows under 1e-16 (1e-22 by default)
     dist, vis, rep = forward_pass(rc, st, 1e-6)

@@ -223,7 +223,8 @@ def test_report_interrupted_while_solving(tmp_path):
 
 
 def test_solve_interrupted_while_solving(tmp_path):
-    s = interrupt(cli("solve", "oca-moderna", "-n", "3"), tmp_path / "none", after=6.0)
+    # a tail of 1e-30 keeps the length's pass going for about 15 s after the first 3 s of loading and building
+    s = interrupt(cli("solve", "oca-moderna", "-n", "3", "--tail", "1e-30"), tmp_path / "none", after=6.0)
     assert_clean_stop(s)
 
 

@@ -37,11 +37,15 @@ def test_push_sums_turns_and_throws_as_the_evaluation_gives(two, light, dark):
 
 @pytest.mark.parametrize("light,dark", [("optimal", "optimal"), ("random", "greedy")])
 def test_push_threads_give_the_same_bits(two, light, dark):
-    # each target's mass is added by one thread, in the same order as one thread alone adds it
+    # a random side: each target's mass is added by one thread, in the same order as one thread alone adds it
     rules, v = two
     a = push_lengths(rules, light, dark, v, tail=1e-9, parts=1)
     b = push_lengths(rules, light, dark, v, tail=1e-9, parts=2)
-    assert np.array_equal(a.dist.by_outcome, b.dist.by_outcome) and a.throws == b.throws
+    if light == "random":
+        assert np.array_equal(a.dist.by_outcome, b.dist.by_outcome) and a.throws == b.throws
+    else:  # one-pass threads (tests/test_ur_push_order.py): one thread's values, not its bits
+        assert np.abs(a.dist.by_outcome - b.dist.by_outcome).max() < 1e-16
+        assert b.throws == pytest.approx(a.throws, rel=1e-13)
 
 
 def test_push_only_route_agrees_with_the_chain(monkeypatch):

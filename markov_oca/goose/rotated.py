@@ -708,7 +708,7 @@ def _length_in_thread(chain: Chain, tail: float) -> tuple[threading.Thread, dict
 
 JOINT_LANDINGS_UPTO = 3  # players up to which landings=True takes the joint chain (goose.solve), for the chances
 VISITS_L1 = 1e-10  # the forward pass goes on until the sum of its true residual is below this
-POLISH_STATES = 2_000_000  # states up to which what the pass leaves is solved for (cheap), not extrapolated
+POLISH_STATES = 2_000_000  # states up to which a rest that the pass leaves above VISITS_L1 is solved for (cheap)
 DROP_FACTOR = 1e-12  # above POLISH_STATES, a row holding less than DROP_FACTOR * VISITS_L1 is let go
 PARALLEL_PASS = 1_000_000  # states from which the forward pass runs in two parts
 
@@ -780,10 +780,10 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     # the parts read 1-byte numerators when they fit (a tenth of a turn's memory traffic)
     pn = c.pnum.astype(np.uint8) if int(c.pnum.max()) < 256 and int(c.pnum.min()) >= 0 else c.pnum
     pool = ThreadPoolExecutor(n_parts) if n_parts > 1 else None
-    # A small chain solves for what the pass leaves (to about 1e-15); a big one goes on to VISITS_L1, letting
-    # go of the rows that hold less than DROP_FACTOR * VISITS_L1 (late in a long game most rows hold less than
-    # 1e-22: at turn 600 of four-player oca-moderna 81% of them, 9e-17 together). What is let go is counted in
-    # the length's tail and, being visits never pushed on, in the true residual (which the check computes).
+    # A big chain lets go of the rows that hold less than DROP_FACTOR * VISITS_L1 (late in a long game most rows
+    # hold less than 1e-22: at turn 600 of four-player oca-moderna 81% of them, 9e-17 together). What is let go
+    # is counted in the length's tail and, being visits never pushed on, in the true residual (which the check
+    # computes). A small one lets nothing go, and solves for what the pass leaves when the series fails.
     small = ns <= POLISH_STATES
     eps = 0.0 if small else DROP_FACTOR * VISITS_L1
     dropped = [0.0]
@@ -884,14 +884,14 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
         # Without the series, the residual is the mass still in play (in column t mod N) and the mass let go.
         r_max = max(float(np.abs(bufs[0][:ns]).max(initial=0.0)), eps if dropped[0] else 0.0)
         r_sum, f = left + dropped[0], 0.0
-        if not small and k == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
+        if k == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
             q = lefts[-1] / lefts[-1 - N]
             if 0.0 < q < 1.0:
                 g_max, g_sum = _pass_residual(c.next, c.pnum, rc.shift, inv, st.transient, c.init, acc, last,
                                               q / (1.0 - q))
                 if g_sum < r_sum:
                     r_max, r_sum, f = g_max, g_sum, q / (1.0 - q)
-        if small or r_sum <= VISITS_L1 or t >= max_turns or left == 0:
+        if r_sum <= VISITS_L1 or t >= max_turns or left == 0:
             break
         stop = min(stop, left) * 1e-2
     if pool is not None:
@@ -910,8 +910,10 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: floa
     del acc
     vis[~st.transient] = 0.0
     residual = r_max
-    if small and left > 0:
-        # a small chain: what is still in play is solved for (a few iterations of the shifted solve)
+    if r_sum > VISITS_L1 and small:
+        # a small chain: what is still in play is solved for instead (a few iterations of the shifted solve)
+        if f:
+            raise AssertionError("unreachable: the series is kept only under VISITS_L1")
         rest = np.zeros((n, N))
         rest[:ns, t % N] = v[:ns]
         more, rep = shifted_adjoint_solve(c.next, c.pnum, rc.shift, c.denom, st.transient, c.order(), rest,
