@@ -155,6 +155,42 @@ def _pack(codes, succ, events, frm, n_moves, values, loc, gw, gy, gz, e_start, c
                 cnt[row0 * ns + r, t] = used
 
 
+@numba.njit(cache=True, inline="always")
+def _update_csr(i, start, cnt, ent, cw, cy, cz, probs, x):
+    """State ``i``'s (win, throws, turns) from its packed moves: each throw's legal moves equally likely."""
+    e = start[i]
+    nw = 0.0
+    ny = 1.0
+    nz = 1.0
+    for t in range(probs.shape[0]):
+        k = cnt[i, t]
+        sw = 0.0
+        sy = 0.0
+        sz = 0.0
+        for _ in range(k):
+            code = ent[e]
+            e += 1
+            if code >= 0:
+                j = 3 * (code >> 1)
+                if code & 1:
+                    sw += x[j]
+                    sz += x[j + 2] - 1.0
+                else:
+                    sw += 1.0 - x[j]
+                    sz += x[j + 2]
+                sy += x[j + 1]
+            else:
+                c = -code - 1
+                sw += cw[c]
+                sy += cy[c]
+                sz += cz[c]
+        q = probs[t] / k
+        nw += q * sw
+        ny += q * sy
+        nz += q * sz
+    return nw, ny, nz
+
+
 @numba.njit(cache=True, parallel=True)
 def _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts):
     """One Gauss-Seidel sweep; ``x`` holds (win, throws, turns) of each state side by side (one cache
@@ -166,36 +202,7 @@ def _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts):
         hi = (part + 1) * n // parts
         w = 0.0
         for i in range(lo, hi):
-            e = start[i]
-            nw = 0.0
-            ny = 1.0
-            nz = 1.0
-            for t in range(probs.shape[0]):
-                k = cnt[i, t]
-                sw = 0.0
-                sy = 0.0
-                sz = 0.0
-                for _ in range(k):
-                    code = ent[e]
-                    e += 1
-                    if code >= 0:
-                        j = 3 * (code >> 1)
-                        if code & 1:
-                            sw += x[j]
-                            sz += x[j + 2] - 1.0
-                        else:
-                            sw += 1.0 - x[j]
-                            sz += x[j + 2]
-                        sy += x[j + 1]
-                    else:
-                        c = -code - 1
-                        sw += cw[c]
-                        sy += cy[c]
-                        sz += cz[c]
-                q = probs[t] / k
-                nw += q * sw
-                ny += q * sy
-                nz += q * sz
+            nw, ny, nz = _update_csr(i, start, cnt, ent, cw, cy, cz, probs, x)
             b = 3 * i
             d = max(abs(nw - x[b]), abs(ny - x[b + 1]) / max(1.0, ny), abs(nz - x[b + 2]) / max(1.0, nz))
             if d > w:
@@ -328,36 +335,7 @@ def _residual_csr(start, cnt, ent, cw, cy, cz, probs, x, parts):
     worst = np.zeros((parts, 3))
     for part in prange(parts):
         for i in range(part * n // parts, (part + 1) * n // parts):
-            e = start[i]
-            nw = 0.0
-            ny = 1.0
-            nz = 1.0
-            for t in range(probs.shape[0]):
-                k = cnt[i, t]
-                sw = 0.0
-                sy = 0.0
-                sz = 0.0
-                for _ in range(k):
-                    code = ent[e]
-                    e += 1
-                    if code >= 0:
-                        j = 3 * (code >> 1)
-                        if code & 1:
-                            sw += x[j]
-                            sz += x[j + 2] - 1.0
-                        else:
-                            sw += 1.0 - x[j]
-                            sz += x[j + 2]
-                        sy += x[j + 1]
-                    else:
-                        c = -code - 1
-                        sw += cw[c]
-                        sy += cy[c]
-                        sz += cz[c]
-                q = probs[t] / k
-                nw += q * sw
-                ny += q * sy
-                nz += q * sz
+            nw, ny, nz = _update_csr(i, start, cnt, ent, cw, cy, cz, probs, x)
             b = 3 * i
             worst[part, 0] = max(worst[part, 0], abs(nw - x[b]))
             worst[part, 1] = max(worst[part, 1], abs(ny - x[b + 1]))
