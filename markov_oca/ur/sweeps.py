@@ -156,6 +156,35 @@ def _pack(codes, succ, events, frm, n_moves, values, loc, gw, gy, gz, e_start, c
 
 
 @numba.njit(cache=True, inline="always")
+def _store(x, i, nw, ny, nz):
+    """Write state ``i``'s new (win, throws, turns) into ``x``; the change, relative for the throws and turns."""
+    b = 3 * i
+    d = max(abs(nw - x[b]), abs(ny - x[b + 1]) / max(1.0, ny), abs(nz - x[b + 2]) / max(1.0, nz))
+    x[b] = nw
+    x[b + 1] = ny
+    x[b + 2] = nz
+    return d
+
+
+@numba.njit(cache=True, inline="always")
+def _note_residual(worst, part, x, i, nw, ny, nz):
+    """Raise ``worst[part]`` to state ``i``'s ``|x - F(x)|`` of (win, throws, turns), absolute."""
+    b = 3 * i
+    worst[part, 0] = max(worst[part, 0], abs(nw - x[b]))
+    worst[part, 1] = max(worst[part, 1], abs(ny - x[b + 1]))
+    worst[part, 2] = max(worst[part, 2], abs(nz - x[b + 2]))
+
+
+@numba.njit(cache=True)
+def _column_max(worst):
+    out = np.zeros(worst.shape[1])
+    for part in range(worst.shape[0]):
+        for v in range(worst.shape[1]):
+            out[v] = max(out[v], worst[part, v])
+    return out
+
+
+@numba.njit(cache=True, inline="always")
 def _update_csr(i, start, cnt, ent, cw, cy, cz, probs, x):
     """State ``i``'s (win, throws, turns) from its packed moves: each throw's legal moves equally likely."""
     e = start[i]
@@ -203,13 +232,9 @@ def _sweep(start, cnt, ent, cw, cy, cz, probs, x, parts):
         w = 0.0
         for i in range(lo, hi):
             nw, ny, nz = _update_csr(i, start, cnt, ent, cw, cy, cz, probs, x)
-            b = 3 * i
-            d = max(abs(nw - x[b]), abs(ny - x[b + 1]) / max(1.0, ny), abs(nz - x[b + 2]) / max(1.0, nz))
+            d = _store(x, i, nw, ny, nz)
             if d > w:
                 w = d
-            x[b] = nw
-            x[b + 1] = ny
-            x[b + 2] = nz
         worst[part] = w
     return worst.max()
 
@@ -283,13 +308,9 @@ def _sweep_fixed(ent, cw, cy, cz, probs, x, parts):
         w = 0.0
         for i in range(part * n // parts, (part + 1) * n // parts):
             nw, ny, nz = _update_fixed(i, ent, cw, cy, cz, probs, x)
-            b = 3 * i
-            d = max(abs(nw - x[b]), abs(ny - x[b + 1]) / max(1.0, ny), abs(nz - x[b + 2]) / max(1.0, nz))
+            d = _store(x, i, nw, ny, nz)
             if d > w:
                 w = d
-            x[b] = nw
-            x[b + 1] = ny
-            x[b + 2] = nz
         worst[part] = w
     return worst.max()
 
@@ -302,15 +323,8 @@ def _residual_fixed(ent, cw, cy, cz, probs, x, parts):
     for part in prange(parts):
         for i in range(part * n // parts, (part + 1) * n // parts):
             nw, ny, nz = _update_fixed(i, ent, cw, cy, cz, probs, x)
-            b = 3 * i
-            worst[part, 0] = max(worst[part, 0], abs(nw - x[b]))
-            worst[part, 1] = max(worst[part, 1], abs(ny - x[b + 1]))
-            worst[part, 2] = max(worst[part, 2], abs(nz - x[b + 2]))
-    out = np.zeros(3)
-    for part in range(parts):
-        for v in range(3):
-            out[v] = max(out[v], worst[part, v])
-    return out
+            _note_residual(worst, part, x, i, nw, ny, nz)
+    return _column_max(worst)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -336,15 +350,8 @@ def _residual_csr(start, cnt, ent, cw, cy, cz, probs, x, parts):
     for part in prange(parts):
         for i in range(part * n // parts, (part + 1) * n // parts):
             nw, ny, nz = _update_csr(i, start, cnt, ent, cw, cy, cz, probs, x)
-            b = 3 * i
-            worst[part, 0] = max(worst[part, 0], abs(nw - x[b]))
-            worst[part, 1] = max(worst[part, 1], abs(ny - x[b + 1]))
-            worst[part, 2] = max(worst[part, 2], abs(nz - x[b + 2]))
-    out = np.zeros(3)
-    for part in range(parts):
-        for v in range(3):
-            out[v] = max(out[v], worst[part, v])
-    return out
+            _note_residual(worst, part, x, i, nw, ny, nz)
+    return _column_max(worst)
 
 
 def _layer_fixed(space, codes, members, vals, loc, gw, gy, gz, throws, ros, total):
