@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..chain import VISITS_TAIL, Chain, LengthDistribution, Structure, _count_distinct
+from ..chain import Chain, LengthDistribution, Structure, _count_distinct
 from ..errors import SolverError, TooLargeError
 from ..memory import available_memory, gib
 from ..progress import progress_bar
@@ -733,15 +733,15 @@ def _parts(rc: RotatedChain, n_parts: int) -> tuple[np.ndarray, np.ndarray]:
     return part_of[d1].astype(np.int8), part_of[ids % L].astype(np.int8)
 
 
-def forward_pass(rc: RotatedChain, st: Structure, tail: float, visits_tail: float = VISITS_TAIL,
-                 max_turns: int = 1_000_000, parts: int | None = None,
-                 progress=None) -> tuple[LengthDistribution, np.ndarray, SolveReport]:
+def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 1_000_000,
+                 parts: int | None = None, progress=None) -> tuple[LengthDistribution, np.ndarray, SolveReport]:
     """The length distribution to ``tail`` and the visits block, from one push a turn (see above).
 
-    The push goes on to ``visits_tail`` of the mass in play when that is smaller; one more turn is then
-    played into the visits, and the turns after it are added as a geometric series of that turn's
-    visits (the mass in play shrinks by a steady factor a turn by then), kept only when it lowers the
-    true residual of the visits' system, which the report gives.
+    After the length's tail, N more turns are played, each into its own column; the turns after them are
+    added as a geometric series of those N (the mass in play shrinks by a steady factor by then), kept
+    when the true residual of the visits' system, summed, is then under VISITS_L1. Otherwise the push goes
+    on (a hundredth of the mass at a time) and tries again; a small chain solves for the rest instead.
+    The report gives the largest true residual.
     """
     from ..interrupt import check
 
