@@ -10,13 +10,20 @@ a state that cannot end give 0, as the joint chain's event solve does
 moves first). Squares are independent systems of ``N`` columns; all of them are solved
 together, a block of ``N`` columns per square, contiguous per state.
 
-The method: Gauss-Seidel sweeps over the states in race order (decreasing progress: the
-successors of a state are mostly updated before it), alternating with sweeps in the
-reverse order (symmetric Gauss-Seidel: the back-and-forth of bounces and pieces sent back
-is then carried both ways), the squares split over the cores (each core's squares are
-their own systems, so no writes are shared). The largest change of a sweep bounds the
-true residual of a forward sweep from above; the true residual ``|b + Q_E h - h|`` is
-computed at the end, and the value of each column at the start is stated with it.
+The method: Gauss-Seidel sweeps over the solved states renumbered in race order (decreasing
+sum of the players' squares, then, among equal sums, a state after those it leads to: see
+:func:`race_order`), so a state's successors are mostly updated before it, with the squares
+split over the cores (each core's squares are their own systems: no shared writes). The
+changes then shrink by a steady factor per column (the long games: a player waiting in the
+prison while another bounces about the end, dies and comes round again), and every
+``period`` sweeps the rest of that geometric series is added where the last two factors
+agree. The columns are solved in batches that fit :data:`MAX_BYTES`. A sweep's largest
+change bounds its residual; the true residual ``|b + Q_E h - h|`` is computed at the end.
+
+Measured (load average about 10, so slow): 2-player oca-moderna, 2,963 states, 30 columns:
+77 sweeps, 0.8 s of CPU, within 1.8e-12 of the joint chain; 3 players, 156,631 states, 45
+columns: 414 sweeps, 503 s of CPU, residual 8.2e-13. The sweeps grow with the players (the
+long games get longer), and so does the cost of a sweep: at 4 players this is hours.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from ..progress import progress_bar
 
 THREADS_MAX = 2  # squares are split over this many cores
 BYTES_PER_ENTRY = 12  # a float64 value and a float32 change per state and column
-MAX_BYTES = 6 * 2**30  # the columns solved at once hold at most this much (more squares: batches)
+MAX_BYTES = 4 * 2**30  # the columns solved at once hold at most this much (more squares: batches)
 
 # ----------------------------------------------------------------------------- kernels
 
