@@ -293,7 +293,7 @@ def race_order(rc, most: int = 16) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- what solve states
 
-NS_PER_ENTRY = 1.7e-8  # CPU seconds a sweep spends per branch and column (3-player oca-moderna, load average 10)
+NS_PER_ENTRY = 3.6e-8  # CPU seconds a sweep spends per branch and column (4-player oca-moderna, load average 7-10)
 SWEEPS_GUESS = 400  # sweeps to a residual of 1e-12 (77 at 2 players of oca-moderna, 414 at 3 players)
 
 
