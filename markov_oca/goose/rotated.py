@@ -1025,6 +1025,12 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
                 counts = np.where((dead_keys.astype(np.int64) @ table.astype(np.int64)) > 0, np.inf, counts)
             landing_list = [Landing(a + 1, q, float("nan"), float(counts[a, q])) for a in range(N)
                             for q in range(goal + 1)]
+            ever_note = ""
+            if N > JOINT_LANDINGS_UPTO:  # the chances of ever landing (rotated_landings), when asked for
+                from .rotated_landings import ever_landing
+                landing_list, ever_note, ever_rep = ever_landing(rc, st, landing_list, compute=landings is True,
+                                                                 progress=progress)
+                reports += [ever_rep] if ever_rep is not None else []
             timer["landings"] = time.perf_counter() - t2
         if th is not None:
             th.join()
@@ -1059,14 +1065,10 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             f"{N * n_states:,} joint ones (transitions counted with their seat shift)")
     landings_note = ""
     if landing_list is not None:
-        cols = (model.board.goal + 1) * N
         landings_note = (
             "chance of ever landing not computed on the chain seen from the mover; ask for it with --landings "
             "(the joint chain: one block solve, a column per square and seat)" if N <= JOINT_LANDINGS_UPTO else
-            f"chance of ever landing not computed at {N} players: it is one backward solve with a column per "
-            f"square and seat ({cols} columns of {n_states:,} states, {gib(8 * cols * n_states)} in float64 "
-            "for the unknowns alone, swept tens to hundreds of times), where the expected landings come from "
-            "the visits")
+            ever_note)
     return SolveResults(
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N,
         options=dict(rules.options), states=chain.n, transitions=transitions, exact=False,

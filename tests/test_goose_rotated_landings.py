@@ -1,0 +1,99 @@
+"""The chance of ever landing on a square, on the chain seen from the mover, against the joint chain."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import board
+
+from markov_oca.goose.model import goose_model
+from markov_oca.goose.rotated import build_rotated, rotated_structure
+from markov_oca.goose.rotated_landings import landing_chances, landings_cost, special_squares
+from markov_oca.goose.rules import load_goose
+from markov_oca.goose.solve import solve_goose
+
+BOARDS = {
+    # occupancy sends pieces back, a waiting square makes deadlock, a jump back makes cycles
+    "occupant, waiting": board(9, {2: {"jump": 5}, 4: {"miss": 1}, 6: {"wait": True}, 7: {"jump": 1}}, faces=3,
+                               occupancy="occupant-returns"),
+    # finished seats skipped (shifts above 1), places
+    "mover returns, last": board(8, {3: {"miss": 2}, 5: {"wait": True}, 6: {"jump": 2}}, faces=3,
+                                 occupancy="mover-returns", until="last"),
+    # another throw in the same turn (shift 0 between rows)
+    "another throw": board(10, {2: {"goose": "repeat"}, 4: {"stake": 1}, 7: {"miss": 1, "stake": 2},
+                                8: {"jump": 0}}, faces=3, occupancy="occupant-returns"),
+}
+
+
+def _joint_chances(rules, players, squares):
+    joint = solve_goose(rules, players, landings=True, route="joint")
+    got = {(x.seat, x.square): x.chance for x in joint.landings}
+    return np.array([[got[(a + 1, q)] for q in squares] for a in range(players)])
+
+
+def _rotated_chances(rules, players, squares, **kw):
+    rc = build_rotated(goose_model(rules, players))
+    return landing_chances(rc, rotated_structure(rc), squares, **kw)
+
+
+@pytest.mark.parametrize("case", list(BOARDS))
+@pytest.mark.parametrize("players", [2, 3])
+def test_tiny_boards_match_the_joint_chain(case, players):
+    rules = BOARDS[case]
+    squares = list(range(1, rules.goal + 1))
+    want = _joint_chances(rules, players, squares)
+    got, rep = _rotated_chances(rules, players, squares)
+    assert np.abs(got - want).max() < 1e-9
+    assert rep["residual"] <= 1e-12 and rep["sweeps"] >= 1
+    assert ((got >= 0) & (got <= 1 + 1e-12)).all()
+    # batches of one square each give the same chances
+    one, rep1 = _rotated_chances(rules, players, squares, max_bytes=1)
+    assert rep1["batches"] == len(squares)
+    assert np.abs(one - got).max() < 1e-10
+
+
+@pytest.mark.parametrize("name", ["oca-moderna", "oca-tradicional"])
+def test_two_players_shipped_boards_match_the_joint_chain(name):
+    rules = load_goose(name)
+    squares = special_squares(rules)
+    want = _joint_chances(rules, 2, squares)
+    got, rep = _rotated_chances(rules, 2, squares)
+    assert np.abs(got - want).max() < 1e-9
+    assert rep["residual"] <= 1e-12
+    # the goal: no seat lands on it more often than it wins or, here, finishes
+    r = solve_goose(rules, 2, landings=False, route="rotated")
+    g = squares.index(rules.goal)
+    for a in range(2):
+        assert got[a, g] == pytest.approx(r.seats[a].win, abs=1e-9)
+
+
+def test_four_players_hook_computes_the_special_squares_when_asked():
+    rules = BOARDS["occupant, waiting"]
+    joint = solve_goose(rules, 4, landings=True, route="joint")
+    rot = solve_goose(rules, 4, landings=True)
+    assert "seen from the player to move" in rot.note
+    special = set(rot.special_squares)
+    want = {(x.seat, x.square): x.chance for x in joint.landings}
+    for x in rot.landings:
+        if x.square in special:
+            assert x.chance == pytest.approx(want[(x.seat, x.square)], abs=1e-9)
+        else:
+            assert math.isnan(x.chance)
+        assert x.expected == pytest.approx(next(y.expected for y in joint.landings
+                                                if (y.seat, y.square) == (x.seat, x.square)), abs=1e-9)
+    assert "sweeps" in rot.landings_note and "residual" in rot.landings_note
+    assert any("landing columns" in s["method"] and s["residual"] <= 1e-12 for s in rot.solver)
+    # not asked for: not computed, and the note says how to ask and what it costs
+    auto = solve_goose(rules, 4, landings=None)
+    assert all(math.isnan(x.chance) for x in auto.landings)
+    assert "--landings" in auto.landings_note and "estimated" in auto.landings_note
+
+
+def test_cost_grows_with_the_squares():
+    rules = load_goose("oca-moderna")
+    rc = build_rotated(goose_model(rules, 2))
+    b1, s1 = landings_cost(rc, [6])
+    b15, s15 = landings_cost(rc, special_squares(rules))
+    assert b15 > b1 > rc.n_states * 2 * 8 and s15 == pytest.approx(15 * s1)
