@@ -97,3 +97,21 @@ def test_cost_grows_with_the_squares():
     b1, s1 = landings_cost(rc, [6])
     b15, s15 = landings_cost(rc, special_squares(rules))
     assert b15 > b1 > rc.n_states * 2 * 8 and s15 == pytest.approx(15 * s1)
+
+
+def test_hours_of_landings_are_refused_up_front_with_the_estimate(monkeypatch):
+    import markov_oca.goose.rotated as rotated
+    import markov_oca.goose.rotated_landings as rl
+    from markov_oca.errors import TooLargeError
+
+    rules = BOARDS["occupant, waiting"]
+    monkeypatch.setattr(rl, "MAX_SECONDS", 0.0)
+    passes = []
+    monkeypatch.setattr(rotated, "forward_pass", lambda *a, **k: passes.append(1))
+    with pytest.raises(TooLargeError, match=r"--landings at 4 players: .* columns over .* estimated at .* h"):
+        solve_goose(rules, 4, landings=True)
+    assert not passes  # refused before the pass
+    # not asked for: the same chain solves, with the estimate in the note
+    monkeypatch.undo()
+    monkeypatch.setattr(rl, "MAX_SECONDS", 0.0)
+    assert "estimated" in solve_goose(rules, 4, landings=None).landings_note

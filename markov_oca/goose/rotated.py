@@ -944,6 +944,10 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
     rules, N = model.rules, model.players
     t0 = time.perf_counter()
     rc = build_rotated(model, progress=progress, max_memory=max_memory)
+    if landings is True and N > JOINT_LANDINGS_UPTO:
+        from .rotated_landings import check_landings_time
+
+        check_landings_time(rc, True)  # hours of work are refused before the pass, with their estimate
     chain = rc.chain
     n_states = rc.n_states
     timer["build"] = time.perf_counter() - t0

@@ -312,6 +312,28 @@ def landings_cost(rc, squares) -> tuple[int, float]:
     return per_square * size + rows_bytes(J, n), seconds
 
 
+# Asked for explicitly, the chances of ever landing are refused up front (right after the build, before the
+# pass) when their estimated time is above this: four-player oca-moderna would take about ten hours.
+MAX_SECONDS = 3600.0
+
+
+def check_landings_time(rc, compute: bool) -> None:
+    """Refuse ``--landings`` in one line, with the estimate, when :func:`landings_cost` exceeds MAX_SECONDS."""
+    from ..errors import TooLargeError
+    from ..memory import gib
+
+    if not compute:
+        return
+    squares = special_squares(rc.model.rules)
+    need, secs = landings_cost(rc, squares)
+    if secs > MAX_SECONDS:
+        raise TooLargeError(
+            f"--landings at {rc.players} players: the chance of ever landing is a backward solve of "
+            f"{rc.players * len(squares)} columns over {rc.n_states:,} states, estimated at {secs / 3600:.1f} h and "
+            f"{gib(need)} here (limit {MAX_SECONDS / 3600:.0f} h); drop --landings for every other figure, or "
+            "estimate the chances with `markov-oca simulate`")
+
+
 def ever_landing(rc, st, landing_list, *, compute: bool, progress: bool = False):
     """The hook of :func:`~markov_oca.goose.rotated.solve_rotated`: ``landing_list`` with the chance of
     ever landing on every special square when ``compute`` (other squares keep ``nan``), the note that says
