@@ -184,34 +184,51 @@ def _can_end(nxt, absorbing, order):
     return ok
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _per_seat(nxt, pnum, inv_denom, v, n_states, turn_start, lead, throw, stake, place, wins, turns, rounds,
               throws, stakes, places):
-    """Every per-seat total from the visits block ``v`` (column a: seat a moves)."""
+    """Every per-seat total from the visits block ``v`` (column a: seat a moves), added to the given arrays
+    (on every core, a chunk of rows at a time, the chunks' sums added after)."""
     P = v.shape[1]
-    for s in range(n_states):
-        ts = turn_start[s]
-        for a in range(P):
-            x = v[s, a]
-            if x == 0.0:
-                continue
-            if ts:
-                turns[a] += x
-                if a <= lead[s]:
-                    rounds[0] += x
-            for j in range(nxt.shape[1]):
-                t = nxt[s, j]
-                if t < 0:
-                    break
-                w = x * pnum[s, j] * inv_denom
-                if t >= n_states:
-                    wins[(a + t - n_states) % P] += w
-                if throw[s, j]:
-                    throws[a] += w
-                if stake.shape[0] > 1:
-                    stakes[a] += w * stake[s, j]
-                if place.shape[0] > 1 and place[s, j] > 0:
-                    places[a, place[s, j] - 1] += w
+    Q = places.shape[1]
+    chunk = 65536
+    n_chunks = (n_states + chunk - 1) // chunk
+    # per chunk: wins, turns, throws, stakes (P each), rounds (1), places (P Q)
+    sums = np.zeros((n_chunks, 4 * P + 1 + P * Q))
+    for c in numba.prange(n_chunks):
+        out = sums[c]
+        for s in range(c * chunk, min(n_states, (c + 1) * chunk)):
+            ts = turn_start[s]
+            for a in range(P):
+                x = v[s, a]
+                if x == 0.0:
+                    continue
+                if ts:
+                    out[P + a] += x
+                    if a <= lead[s]:
+                        out[4 * P] += x
+                for j in range(nxt.shape[1]):
+                    t = nxt[s, j]
+                    if t < 0:
+                        break
+                    w = x * pnum[s, j] * inv_denom
+                    if t >= n_states:
+                        out[(a + t - n_states) % P] += w
+                    if throw[s, j]:
+                        out[2 * P + a] += w
+                    if stake.shape[0] > 1:
+                        out[3 * P + a] += w * stake[s, j]
+                    if place.shape[0] > 1 and place[s, j] > 0:
+                        out[4 * P + 1 + a * Q + place[s, j] - 1] += w
+    total = sums.sum(axis=0)
+    for a in range(P):
+        wins[a] += total[a]
+        turns[a] += total[P + a]
+        throws[a] += total[2 * P + a]
+        stakes[a] += total[3 * P + a]
+        for k in range(Q):
+            places[a, k] += total[4 * P + 1 + a * Q + k]
+    rounds[0] += total[4 * P]
 
 
 @numba.njit(cache=True)
@@ -513,36 +530,66 @@ def _take(rows, w, into):
     return total
 
 
-@numba.njit(cache=True)
-def _pass_residual(nxt, pnum, shift, inv_denom, active, init, acc, last, f):
-    """The largest and the summed ``|v - b - Q_shift^T v|`` of ``v[s, a] = acc[a, s] + f last[a, s]``
-    (``b``: the start, seat 0), over the active states."""
-    m, n = acc.shape
-    into = np.zeros((m, n))
-    for s in range(n):
-        if not active[s]:
-            continue
-        for j in range(nxt.shape[1]):
-            t = nxt[s, j]
-            if t < 0:
-                break
-            if not active[t]:
+@numba.njit(cache=True, nogil=True)
+def _residual_part(code, end, mask, bits, seg_lo, seg_hi, g0, g1, nxt, pnum, e_src, e_j, shift, inv_denom, active,
+                   turn_start, acc, last, f, into):
+    """One part's share of ``Q_shift^T v`` into ``into[t, seat]`` for ``v[s, a] = acc[a, s] + f last[a, s]`` over
+    the active states: its rows' codes (the seat shift 1 into a turn's start, 0 into a row that throws again,
+    see :func:`turn_columns`), then the skipped branches ``e_src, e_j`` into its rows (with their own shift)."""
+    m = acc.shape[0]
+    n = active.size
+    x = np.empty(m)
+    for g in range(g0, g1):
+        for s in range(seg_lo[g], seg_hi[g]):
+            if not active[s]:
                 continue
-            p = pnum[s, j] * inv_denom
-            d = shift[s, j]
             for a in range(m):
-                into[(a + d) % m, t] += p * (acc[a, s] + f * last[a, s])
-    worst = 0.0
-    total = 0.0
-    for s in range(n):
-        if not active[s]:
+                x[a] = acc[a, s] + f * last[a, s]
+            for i in range(code.shape[1]):
+                y = code[s, i]
+                if y == end:
+                    break
+                t = y & mask
+                if t >= n or not active[t]:
+                    continue
+                p = (y >> bits) * inv_denom
+                d = 1 if turn_start[t] else 0
+                for a in range(m):
+                    into[t, (a + d) % m] += p * x[a]
+    for e in range(e_src.size):
+        s = e_src[e]
+        t = nxt[s, e_j[e]]
+        if not (active[s] and active[t]):
             continue
+        p = pnum[s, e_j[e]] * inv_denom
+        d = shift[s, e_j[e]]
         for a in range(m):
-            r = abs(acc[a, s] + f * last[a, s] - (1.0 if (s == init and a == 0) else 0.0) - into[a, s])
-            total += r
-            if not r <= worst:
-                worst = r
-    return worst, total
+            into[t, (a + d) % m] += p * (acc[a, s] + f * last[a, s])
+
+
+@numba.njit(cache=True, parallel=True)
+def _residual_sums(into, acc, last, f, active, init):
+    """The largest and the summed ``|v - b - Q_shift^T v|`` (``b``: the start, seat 0) over the active states,
+    ``Q_shift^T v`` in ``into`` (:func:`_residual_part`)."""
+    m, n = acc.shape
+    chunk = 65536
+    n_chunks = (n + chunk - 1) // chunk
+    worst = np.zeros(n_chunks)
+    total = np.zeros(n_chunks)
+    for c in numba.prange(n_chunks):
+        wc = 0.0
+        tc = 0.0
+        for s in range(c * chunk, min(n, (c + 1) * chunk)):
+            if not active[s]:
+                continue
+            for a in range(m):
+                r = abs(acc[a, s] + f * last[a, s] - (1.0 if (s == init and a == 0) else 0.0) - into[s, a])
+                tc += r
+                if not r <= wc:
+                    wc = r
+        worst[c] = wc
+        total[c] = tc
+    return worst.max(), total.sum()
 
 
 def _total(w: np.ndarray, n_states: int) -> float:
@@ -860,6 +907,14 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
                                             int(seg_ptr[q + 1]), inv, v, w, acc, eps) for q in range(n_parts)]))
         return slots_out(w)
 
+    def residual(f: float) -> tuple[float, float]:
+        """The true residual of the visits ``acc + f last``, largest and summed, from the branches (both parts)."""
+        into = np.zeros((n, N))
+        run(_residual_part, [(code, end, mask, bits, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), c.next,
+                              c.pnum, a, b, rc.shift, inv, st.transient, c.turn_start, acc, last, f, into)
+                             for q, (a, b) in enumerate(skipped)])
+        return _residual_sums(into, acc, last, f, st.transient, c.init)
+
     mids = np.flatnonzero(is_mid)
     deads = np.flatnonzero(st.deadlock[:ns])
     bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
@@ -944,8 +999,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
         if k == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
             q = lefts[-1] / lefts[-1 - N]
             if 0.0 < q < 1.0:
-                g_max, g_sum = _pass_residual(c.next, c.pnum, rc.shift, inv, st.transient, c.init, acc, last,
-                                              q / (1.0 - q))
+                g_max, g_sum = residual(q / (1.0 - q))
                 if g_sum < r_sum:
                     r_max, r_sum, f = g_max, g_sum, q / (1.0 - q)
         if r_sum <= VISITS_L1 or t >= max_turns or left == 0:
