@@ -144,10 +144,11 @@ def test_a_big_chain_lets_go_of_tiny_rows_and_counts_them(monkeypatch):
 def test_the_parts_codes_are_the_branches_merged_by_slot(scale):
     """Each part's row of codes holds, per slot (a state of its own, or its outcome slot), the summed numerators
     of the branches into it; the branches into the other part's rows are the pairs left out. Numerators summing
-    past 8 bits (``scale`` 10) take the 8-byte codes."""
+    past 8 bits (``scale`` 10, 360 a row) take the 8-byte codes. Two dice merge branches (6+3 and 5+4 from the
+    start, bounces off the goal); occupancy sends pieces back into the other part's rows."""
     from markov_oca.goose.rotated import _parts, _split_parts
 
-    rc = build_rotated(goose_model(BOARDS["occupant, waiting"], 3))
+    rc = build_rotated(goose_model(load_goose("oca-moderna"), 2))
     c, ns = rc.chain, rc.n_states
     src, tgt = _parts(rc, 2)
     pnum = c.pnum.astype(np.int32) * scale
