@@ -184,51 +184,34 @@ def _can_end(nxt, absorbing, order):
     return ok
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _per_seat(nxt, pnum, inv_denom, v, n_states, turn_start, lead, throw, stake, place, wins, turns, rounds,
               throws, stakes, places):
-    """Every per-seat total from the visits block ``v`` (column a: seat a moves), added to the given arrays
-    (on every core, a chunk of rows at a time, the chunks' sums added after)."""
+    """Every per-seat total from the visits block ``v`` (column a: seat a moves)."""
     P = v.shape[1]
-    Q = places.shape[1]
-    chunk = 65536
-    n_chunks = (n_states + chunk - 1) // chunk
-    # per chunk: wins, turns, throws, stakes (P each), rounds (1), places (P Q)
-    sums = np.zeros((n_chunks, 4 * P + 1 + P * Q))
-    for c in numba.prange(n_chunks):
-        out = sums[c]
-        for s in range(c * chunk, min(n_states, (c + 1) * chunk)):
-            ts = turn_start[s]
-            for a in range(P):
-                x = v[s, a]
-                if x == 0.0:
-                    continue
-                if ts:
-                    out[P + a] += x
-                    if a <= lead[s]:
-                        out[4 * P] += x
-                for j in range(nxt.shape[1]):
-                    t = nxt[s, j]
-                    if t < 0:
-                        break
-                    w = x * pnum[s, j] * inv_denom
-                    if t >= n_states:
-                        out[(a + t - n_states) % P] += w
-                    if throw[s, j]:
-                        out[2 * P + a] += w
-                    if stake.shape[0] > 1:
-                        out[3 * P + a] += w * stake[s, j]
-                    if place.shape[0] > 1 and place[s, j] > 0:
-                        out[4 * P + 1 + a * Q + place[s, j] - 1] += w
-    total = sums.sum(axis=0)
-    for a in range(P):
-        wins[a] += total[a]
-        turns[a] += total[P + a]
-        throws[a] += total[2 * P + a]
-        stakes[a] += total[3 * P + a]
-        for k in range(Q):
-            places[a, k] += total[4 * P + 1 + a * Q + k]
-    rounds[0] += total[4 * P]
+    for s in range(n_states):
+        ts = turn_start[s]
+        for a in range(P):
+            x = v[s, a]
+            if x == 0.0:
+                continue
+            if ts:
+                turns[a] += x
+                if a <= lead[s]:
+                    rounds[0] += x
+            for j in range(nxt.shape[1]):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                w = x * pnum[s, j] * inv_denom
+                if t >= n_states:
+                    wins[(a + t - n_states) % P] += w
+                if throw[s, j]:
+                    throws[a] += w
+                if stake.shape[0] > 1:
+                    stakes[a] += w * stake[s, j]
+                if place.shape[0] > 1 and place[s, j] > 0:
+                    places[a, place[s, j] - 1] += w
 
 
 @numba.njit(cache=True)
@@ -907,14 +890,6 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
                                             int(seg_ptr[q + 1]), inv, v, w, acc, eps) for q in range(n_parts)]))
         return slots_out(w)
 
-    def residual(f: float) -> tuple[float, float]:
-        """The true residual of the visits ``acc + f last``, largest and summed, from the branches (both parts)."""
-        into = np.zeros((n, N))
-        run(_residual_part, [(code, end, mask, bits, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), c.next,
-                              c.pnum, a, b, rc.shift, inv, st.transient, c.turn_start, acc, last, f, into)
-                             for q, (a, b) in enumerate(skipped)])
-        return _residual_sums(into, acc, last, f, st.transient, c.init)
-
     mids = np.flatnonzero(is_mid)
     deads = np.flatnonzero(st.deadlock[:ns])
     bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
@@ -924,6 +899,14 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     acc = np.zeros((N, n))
     last = np.zeros((N, n))
     bufs[0][c.init] = 1.0 if st.transient[c.init] else 0.0
+
+    def residual(acc: np.ndarray, last: np.ndarray, f: float) -> tuple[float, float]:
+        """The true residual of the visits ``acc + f last``, largest and summed, from the branches (both parts)."""
+        into = np.zeros((n, N))
+        run(_residual_part, [(code, end, mask, bits, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), c.next,
+                              c.pnum, a, b, rc.shift, inv, st.transient, c.turn_start, acc, last, f, into)
+                             for q, (a, b) in enumerate(skipped)])
+        return _residual_sums(into, acc, last, f, st.transient, c.init)
 
     def play(into: np.ndarray) -> tuple[np.ndarray, float]:
         v, w = bufs
@@ -999,7 +982,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
         if k == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
             q = lefts[-1] / lefts[-1 - N]
             if 0.0 < q < 1.0:
-                g_max, g_sum = residual(q / (1.0 - q))
+                g_max, g_sum = residual(acc, last, q / (1.0 - q))
                 if g_sum < r_sum:
                     r_max, r_sum, f = g_max, g_sum, q / (1.0 - q)
         if r_sum <= VISITS_L1 or t >= max_turns or left == 0:
