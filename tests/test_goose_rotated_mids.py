@@ -26,7 +26,7 @@ def _mid_cases(rc) -> tuple[int, int]:
     is_mid = st.transient[:ns] & ~c.turn_start[:ns]
     src, tgt = _parts(rc, 2)
     owner = np.where(is_mid, src, tgt).astype(np.int8)
-    _, e_src, _ = _split_parts(c.next, ns, 2, src, owner)
+    *_, e_src, _ = _split_parts(c.next, c.pnum, ns, 2, src, owner)
     back = 0
     for s in np.flatnonzero(is_mid):
         t = c.next[s][(c.next[s] >= 0) & (c.next[s] < ns)]

@@ -138,3 +138,38 @@ def test_a_big_chain_lets_go_of_tiny_rows_and_counts_them(monkeypatch):
     # the visits lose at most what was let go (times the turns it would have gone on for), and only that
     diff = ref - vis
     assert diff.sum() > 0 and np.abs(diff).sum() < 1e3 * let_go
+
+
+@pytest.mark.parametrize("scale", [1, 10])
+def test_the_parts_codes_are_the_branches_merged_by_slot(scale):
+    """Each part's row of codes holds, per slot (a state of its own, or its outcome slot), the summed numerators
+    of the branches into it; the branches into the other part's rows are the pairs left out. Numerators summing
+    past 8 bits (``scale`` 10, 360 a row) take the 8-byte codes. Two dice merge branches (6+3 and 5+4 from the
+    start, bounces off the goal); occupancy sends pieces back into the other part's rows."""
+    from markov_oca.goose.rotated import _parts, _split_parts
+
+    rc = build_rotated(goose_model(load_goose("oca-moderna"), 2))
+    c, ns = rc.chain, rc.n_states
+    src, tgt = _parts(rc, 2)
+    pnum = c.pnum.astype(np.int32) * scale
+    code, end, mask, bits, e_src, e_j = _split_parts(c.next, pnum, ns, 2, src, tgt)
+    assert code.dtype == (np.uint32 if scale == 1 else np.uint64)
+    left_out = set(zip(e_src.tolist(), e_j.tolist(), strict=True))
+    n, P = c.n, rc.players
+    merged = 0
+    for s in range(ns):
+        want: dict[int, int] = {}
+        for j in range(c.next.shape[1]):
+            t = int(c.next[s, j])
+            if t < 0:
+                break
+            if t >= ns:
+                t = n + int(src[s]) * P + (t - ns)
+            elif tgt[t] != src[s]:
+                assert (s, j) in left_out
+                continue
+            merged += t in want
+            want[t] = want.get(t, 0) + int(pnum[s, j])
+        got = {int(x & mask): int(x >> bits) for x in code[s] if x != end}
+        assert got == want and len(got) == int((code[s] != end).sum())
+    assert merged > 0 and len(left_out) > 0  # both cases occur on this board

@@ -327,44 +327,103 @@ def _turn_shifts(nxt, shift, turn_start, n_states):
     return True
 
 
-@numba.njit(cache=True)
-def _split_parts(nxt, n_states, n_parts, src_part, tgt_part):
-    """The branches each part pushes (``main``: ``nxt`` with an outcome ``k`` sent to the part's own slot
-    ``n + part N + k``, and a branch into another part's rows to ``-2``, skipped) and those skipped ones
-    as (row, slot) pairs, pushed after the parts on one core."""
-    n, J = nxt.shape
+@numba.njit(cache=True, inline="always")
+def _row_slots(nxt, pnum, s, n_states, q, tgt_part, tt, tp):
+    """Row ``s``'s branches as part ``q`` pushes them: distinct slots (a state, or the outcome ``k``'s slot
+    ``n + q N + k`` of the part) with their numerators summed, in ``tt``/``tp``; a branch into another part's
+    rows is left out (pushed apart). Returns the number of slots and of branches left out."""
+    n = nxt.shape[0]
     P = n - n_states
-    main = nxt.copy()
-    n_exc = 0
-    for s in range(n_states):
-        q = src_part[s]
-        for j in range(J):
-            t = nxt[s, j]
-            if t < 0:
-                break
-            if t >= n_states:
-                main[s, j] = n + q * P + (t - n_states)
-            elif tgt_part[t] != q:
-                main[s, j] = -2
-                n_exc += 1
-    e_src = np.empty(n_exc, np.int32)
-    e_j = np.empty(n_exc, np.int8)
-    e = 0
-    for s in range(n_states):
-        for j in range(J):
-            if main[s, j] == -2:
-                e_src[e] = s
-                e_j[e] = j
-                e += 1
-    return main, e_src, e_j
+    k = 0
+    skipped = 0
+    for j in range(nxt.shape[1]):
+        t = nxt[s, j]
+        if t < 0:
+            break
+        if t >= n_states:
+            t = n + q * P + (t - n_states)
+        elif tgt_part[t] != q:
+            skipped += 1
+            continue
+        i = 0
+        while i < k and tt[i] != t:
+            i += 1
+        if i == k:
+            tt[k] = t
+            tp[k] = 0
+            k += 1
+        tp[i] += pnum[s, j]
+    return k, skipped
+
+
+@numba.njit(cache=True, parallel=True)
+def _count_slots(nxt, pnum, n_states, src_part, tgt_part, width, skips):
+    """Per row, its slots (:func:`_row_slots`) in ``width`` and its branches left out in ``skips``."""
+    chunk = 4096
+    for c in numba.prange((n_states + chunk - 1) // chunk):
+        tt = np.empty(nxt.shape[1], np.int64)
+        tp = np.empty(nxt.shape[1], np.int64)
+        for s in range(c * chunk, min(n_states, (c + 1) * chunk)):
+            width[s], skips[s] = _row_slots(nxt, pnum, s, n_states, src_part[s], tgt_part, tt, tp)
+
+
+@numba.njit(cache=True, parallel=True)
+def _fill_slots(nxt, pnum, n_states, src_part, tgt_part, bits, code, e_ptr, e_src, e_j):
+    """Each row's slots as codes ``target | numerator << bits`` (the rest of the row left at its end mark),
+    and the branches left out as (row, branch) pairs from ``e_ptr[row]``, in row order."""
+    chunk = 4096
+    for c in numba.prange((n_states + chunk - 1) // chunk):
+        tt = np.empty(nxt.shape[1], np.int64)
+        tp = np.empty(nxt.shape[1], np.int64)
+        for s in range(c * chunk, min(n_states, (c + 1) * chunk)):
+            q = src_part[s]
+            k, _ = _row_slots(nxt, pnum, s, n_states, q, tgt_part, tt, tp)
+            for i in range(k):
+                code[s, i] = tt[i] | (tp[i] << bits)
+            e = e_ptr[s]
+            for j in range(nxt.shape[1]):
+                t = nxt[s, j]
+                if t < 0:
+                    break
+                if t < n_states and tgt_part[t] != q:
+                    e_src[e] = s
+                    e_j[e] = j
+                    e += 1
+
+
+def _split_parts(nxt: np.ndarray, pnum: np.ndarray, n_states: int, n_parts: int, src_part: np.ndarray,
+                 tgt_part: np.ndarray):
+    """The branches each part pushes, as one row of codes a state (``code[s, i] = target | numerator << bits``:
+    a state, or the outcome ``k``'s slot ``n + part N + k`` of the part; the branches into one slot merged, their
+    numerators summed; ``end`` closes a row), and those into another part's rows as (row, branch) pairs, left out
+    of the codes and pushed apart by the part owning their target. The codes are 4 bytes when the slots fit in 24
+    bits and a row's numerators in 8 (one load a branch, a fifth of the memory the int32 target and the numerator
+    took apart, in rows a few slots narrower), else 8. Returns ``code, end, mask, bits, e_src, e_j``."""
+    n = nxt.shape[0]
+    slots = n + n_parts * (n - n_states)
+    small = slots < 2**24 and int(pnum[:n_states].sum(axis=1, dtype=np.int64).max(initial=0)) < 2**8
+    dtype, bits = (np.uint32, 24) if small else (np.uint64, 32)
+    width = np.zeros(n_states, np.int64)
+    skips = np.zeros(n_states, np.int64)
+    _count_slots(nxt, pnum, n_states, src_part, tgt_part, width, skips)
+    end = np.iinfo(dtype).max
+    code = np.full((n_states, max(1, int(width.max(initial=0)))), end, dtype)
+    del width
+    e_ptr = np.zeros(n_states + 1, np.int64)
+    np.cumsum(skips, out=e_ptr[1:])
+    del skips
+    e_src = np.empty(int(e_ptr[-1]), np.int32)
+    e_j = np.empty(int(e_ptr[-1]), np.int8)
+    _fill_slots(nxt, pnum, n_states, src_part, tgt_part, bits, code, e_ptr, e_src, e_j)
+    return code, dtype(end), dtype((1 << bits) - 1), dtype(bits), e_src, e_j
 
 
 @numba.njit(cache=True, nogil=True)
-def _push_part(main, pnum, seg_lo, seg_hi, g0, g1, inv_denom, v, w, acc, eps):
-    """One part's share of a turn's push: rows of segments ``g0:g1`` push ``v`` into ``w``, add ``v`` to
-    ``acc`` and are left zero in ``v``. A row holding less than ``eps`` is let go instead (zeroed, not
-    counted, not pushed); the mass let go is returned."""
-    J = main.shape[1]
+def _push_part(code, end, mask, bits, seg_lo, seg_hi, g0, g1, inv_denom, v, w, acc, eps):
+    """One part's share of a turn's push: rows of segments ``g0:g1`` push ``v`` into ``w`` through their codes
+    (:func:`_split_parts`), add ``v`` to ``acc`` and are left zero in ``v``. A row holding less than ``eps`` is
+    let go instead (zeroed, not counted, not pushed); the mass let go is returned."""
+    W = code.shape[1]
     dropped = 0.0
     for g in range(g0, g1):
         for s in range(seg_lo[g], seg_hi[g]):
@@ -377,12 +436,11 @@ def _push_part(main, pnum, seg_lo, seg_hi, g0, g1, inv_denom, v, w, acc, eps):
             acc[s] += m
             v[s] = 0.0
             m *= inv_denom
-            for j in range(J):
-                t = main[s, j]
-                if t == -1:
+            for i in range(W):
+                x = code[s, i]
+                if x == end:
                     break
-                if t >= 0:
-                    w[t] += m * pnum[s, j]
+                w[x & mask] += m * (x >> bits)
     return dropped
 
 
@@ -397,24 +455,25 @@ def _push_skipped(nxt, pnum, e_src, e_j, inv_denom, v, w, eps):
 
 
 @numba.njit(cache=True)
-def _mid_back(main, rows, is_mid):
+def _mid_back(code, end, mask, rows, is_mid):
     """Per row of ``rows`` (rows that throw again, in order): whether a branch goes back to one of them at or
     before it (then a sweep in row order leaves mass behind it for another sweep)."""
     out = np.zeros(rows.size, np.bool_)
     n = is_mid.size
     for i in range(rows.size):
         s = rows[i]
-        for j in range(main.shape[1]):
-            t = main[s, j]
-            if t == -1:
+        for j in range(code.shape[1]):
+            x = code[s, j]
+            if x == end:
                 break
-            if 0 <= t < n and t <= s and is_mid[t]:
+            t = x & mask
+            if t < n and t <= s and is_mid[t]:
                 out[i] = True
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _mids_sweep(main, pnum, inv_denom, rows, back, w, pushed, acc):
+def _mids_sweep(code, end, mask, bits, inv_denom, rows, back, w, pushed, acc):
     """One part's mid-turn sweep: in row order, each of its ``rows`` (where the mover throws again) pushes on
     the mass that stopped there (taken from ``w``), so a throw that stops again further on is pushed in the
     same sweep; ``pushed`` gets what each row pushed (for its skipped branches, pushed after on one core).
@@ -433,12 +492,11 @@ def _mids_sweep(main, pnum, inv_denom, rows, back, w, pushed, acc):
         moved += m
         again |= back[i]
         m *= inv_denom
-        for j in range(main.shape[1]):
-            t = main[s, j]
-            if t == -1:
+        for j in range(code.shape[1]):
+            x = code[s, j]
+            if x == end:
                 break
-            if t >= 0:
-                w[t] += m * pnum[s, j]
+            w[x & mask] += m * (x >> bits)
     return moved, again
 
 
@@ -455,36 +513,66 @@ def _take(rows, w, into):
     return total
 
 
-@numba.njit(cache=True)
-def _pass_residual(nxt, pnum, shift, inv_denom, active, init, acc, last, f):
-    """The largest and the summed ``|v - b - Q_shift^T v|`` of ``v[s, a] = acc[a, s] + f last[a, s]``
-    (``b``: the start, seat 0), over the active states."""
-    m, n = acc.shape
-    into = np.zeros((m, n))
-    for s in range(n):
-        if not active[s]:
-            continue
-        for j in range(nxt.shape[1]):
-            t = nxt[s, j]
-            if t < 0:
-                break
-            if not active[t]:
+@numba.njit(cache=True, nogil=True)
+def _residual_part(code, end, mask, bits, seg_lo, seg_hi, g0, g1, nxt, pnum, e_src, e_j, shift, inv_denom, active,
+                   turn_start, acc, last, f, into):
+    """One part's share of ``Q_shift^T v`` into ``into[t, seat]`` for ``v[s, a] = acc[a, s] + f last[a, s]`` over
+    the active states: its rows' codes (the seat shift 1 into a turn's start, 0 into a row that throws again,
+    see :func:`turn_columns`), then the skipped branches ``e_src, e_j`` into its rows (with their own shift)."""
+    m = acc.shape[0]
+    n = active.size
+    x = np.empty(m)
+    for g in range(g0, g1):
+        for s in range(seg_lo[g], seg_hi[g]):
+            if not active[s]:
                 continue
-            p = pnum[s, j] * inv_denom
-            d = shift[s, j]
             for a in range(m):
-                into[(a + d) % m, t] += p * (acc[a, s] + f * last[a, s])
-    worst = 0.0
-    total = 0.0
-    for s in range(n):
-        if not active[s]:
+                x[a] = acc[a, s] + f * last[a, s]
+            for i in range(code.shape[1]):
+                y = code[s, i]
+                if y == end:
+                    break
+                t = y & mask
+                if t >= n or not active[t]:
+                    continue
+                p = (y >> bits) * inv_denom
+                d = 1 if turn_start[t] else 0
+                for a in range(m):
+                    into[t, (a + d) % m] += p * x[a]
+    for e in range(e_src.size):
+        s = e_src[e]
+        t = nxt[s, e_j[e]]
+        if not (active[s] and active[t]):
             continue
+        p = pnum[s, e_j[e]] * inv_denom
+        d = shift[s, e_j[e]]
         for a in range(m):
-            r = abs(acc[a, s] + f * last[a, s] - (1.0 if (s == init and a == 0) else 0.0) - into[a, s])
-            total += r
-            if not r <= worst:
-                worst = r
-    return worst, total
+            into[t, (a + d) % m] += p * (acc[a, s] + f * last[a, s])
+
+
+@numba.njit(cache=True, parallel=True)
+def _residual_sums(into, acc, last, f, active, init):
+    """The largest and the summed ``|v - b - Q_shift^T v|`` (``b``: the start, seat 0) over the active states,
+    ``Q_shift^T v`` in ``into`` (:func:`_residual_part`)."""
+    m, n = acc.shape
+    chunk = 65536
+    n_chunks = (n + chunk - 1) // chunk
+    worst = np.zeros(n_chunks)
+    total = np.zeros(n_chunks)
+    for c in numba.prange(n_chunks):
+        wc = 0.0
+        tc = 0.0
+        for s in range(c * chunk, min(n, (c + 1) * chunk)):
+            if not active[s]:
+                continue
+            for a in range(m):
+                r = abs(acc[a, s] + f * last[a, s] - (1.0 if (s == init and a == 0) else 0.0) - into[s, a])
+                tc += r
+                if not r <= wc:
+                    wc = r
+        worst[c] = wc
+        total[c] = tc
+    return worst.max(), total.sum()
 
 
 def _total(w: np.ndarray, n_states: int) -> float:
@@ -758,7 +846,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     is_mid = np.zeros(n, np.bool_)
     is_mid[:ns] = st.transient[:ns] & ~c.turn_start[:ns]
     owner = np.where(is_mid[:ns], src_part, tgt_part).astype(np.int8)
-    main, e_src, e_j = _split_parts(c.next, ns, n_parts, src_part, owner)
+    code, end, mask, bits, e_src, e_j = _split_parts(c.next, c.pnum, ns, n_parts, src_part, owner)
     # the skipped branches by the part owning their target (pushed by it, before the parts' own branches),
     # those from rows that throw again apart (pushed after each mid-turn sweep)
     e_own = owner[c.next[e_src, e_j]] if e_src.size else np.zeros(0, np.int8)
@@ -777,8 +865,6 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     seg_lo, seg_hi = lo[by], hi[by]
     seg_ptr = np.searchsorted(owner[by], np.arange(n_parts + 1))
     del src_part, tgt_part, cut, lo, hi, owner, by
-    # the parts read 1-byte numerators when they fit (a tenth of a turn's memory traffic)
-    pn = c.pnum.astype(np.uint8) if int(c.pnum.max()) < 256 and int(c.pnum.min()) >= 0 else c.pnum
     pool = ThreadPoolExecutor(n_parts) if n_parts > 1 else None
     # A big chain lets go of the rows that hold less than DROP_FACTOR * VISITS_L1 (late in a long game most rows
     # hold less than 1e-22: at turn 600 of four-player oca-moderna 81% of them, 9e-17 together). What is let go
@@ -800,8 +886,8 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     def push(v: np.ndarray, w: np.ndarray, acc: np.ndarray) -> np.ndarray:
         """One turn's push of ``v`` into ``w`` (``v`` left zero); the mass into each outcome."""
         run(_push_skipped, [(c.next, c.pnum, a, b, inv, v, w, eps) for a, b in skipped])
-        dropped[0] += sum(run(_push_part, [(main, pn, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), inv,
-                                            v, w, acc, eps) for q in range(n_parts)]))
+        dropped[0] += sum(run(_push_part, [(code, end, mask, bits, seg_lo, seg_hi, int(seg_ptr[q]),
+                                            int(seg_ptr[q + 1]), inv, v, w, acc, eps) for q in range(n_parts)]))
         return slots_out(w)
 
     mids = np.flatnonzero(is_mid)
@@ -809,10 +895,18 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     bufs = [np.zeros(n + n_parts * N), np.zeros(n + n_parts * N)]  # the mass in play, and the next turn's
     mid = np.zeros(n + n_parts * N)  # the mass pushed on within a turn, and a scratch for the deadlocked
     pushed = np.zeros(n if mids.size else 1)  # what each row that throws again pushed in this turn's sweeps
-    backs = [_mid_back(main, r, is_mid) for r in mid_rows]
+    backs = [_mid_back(code, end, mask, r, is_mid) for r in mid_rows]
     acc = np.zeros((N, n))
     last = np.zeros((N, n))
     bufs[0][c.init] = 1.0 if st.transient[c.init] else 0.0
+
+    def residual(acc: np.ndarray, last: np.ndarray, f: float) -> tuple[float, float]:
+        """The true residual of the visits ``acc + f last``, largest and summed, from the branches (both parts)."""
+        into = np.zeros((n, N))
+        run(_residual_part, [(code, end, mask, bits, seg_lo, seg_hi, int(seg_ptr[q]), int(seg_ptr[q + 1]), c.next,
+                              c.pnum, a, b, rc.shift, inv, st.transient, c.turn_start, acc, last, f, into)
+                             for q, (a, b) in enumerate(skipped)])
+        return _residual_sums(into, acc, last, f, st.transient, c.init)
 
     def play(into: np.ndarray) -> tuple[np.ndarray, float]:
         v, w = bufs
@@ -823,7 +917,8 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
             # that throws again: then another sweep). Throws again that can come back round (a cycle) would
             # sweep until the mass underflows: what is left below 1e-17 of the first sweep's mass stays in
             # play and is pushed with the next turn (in its seat's column: an error the residual counts).
-            res = run(_mids_sweep, [(main, pn, inv, mid_rows[q], backs[q], w, pushed, into) for q in range(n_parts)])
+            res = run(_mids_sweep, [(code, end, mask, bits, inv, mid_rows[q], backs[q], w, pushed, into)
+                                     for q in range(n_parts)])
             moved = sum(r[0] for r in res)
             first = moved if first is None else first
             if moved > 0.0 and mid_src.size:
@@ -887,8 +982,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
         if k == N and len(lefts) > 2 * N and lefts[-1 - N] > 0:
             q = lefts[-1] / lefts[-1 - N]
             if 0.0 < q < 1.0:
-                g_max, g_sum = _pass_residual(c.next, c.pnum, rc.shift, inv, st.transient, c.init, acc, last,
-                                              q / (1.0 - q))
+                g_max, g_sum = residual(acc, last, q / (1.0 - q))
                 if g_sum < r_sum:
                     r_max, r_sum, f = g_max, g_sum, q / (1.0 - q)
         if r_sum <= VISITS_L1 or t >= max_turns or left == 0:
@@ -899,7 +993,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     dist = LengthDistribution(pmf[:t_len + 1].sum(axis=1), float(dead_len), float(left_len),
                               by_outcome=pmf[:t_len + 1].copy())
     v = bufs[0]
-    main = pn = bufs = mid = pushed = backs = is_mid = None  # let go before the visits' block
+    code = bufs = mid = pushed = backs = is_mid = None  # let go before the visits' block
     method = f"forward pass of {t} turns" + (f" (rows under {eps:.0e} let go: {dropped[0]:.1e} in all)"
                                              if dropped[0] else "")
     if f:
