@@ -1030,8 +1030,9 @@ def _merge_side(nxt, side, side_lo, side_off, qs, lvl, width):
 # with p + q = T. Every move but a capture (and a pass, along the diagonal) walks on, so it reads a value
 # already swept this sweep (Gauss-Seidel in the progress order, as the layers are), and the diagonal's
 # levels are contiguous runs of places whose successors lie in the next few diagonals: the reads stay in a
-# cache-sized window. The threads share each diagonal (split by places); a pass read by one thread while
-# the other writes it is read old or new, either way a value from below (the iteration is monotone from 0).
+# cache-sized window. The threads share each diagonal (split by places), each taking a level (p, q) with its
+# mirror (q, p), where a pass leads: no value is read by one thread while another writes it (the same bits
+# from run to run).
 
 
 @numba.njit(cache=True, inline="always")
@@ -1060,18 +1061,19 @@ def _sweep_throws_diagonal(tab0, tab1, probs, y, lvl, width, psplit):
         for part in prange(parts):
             w = worst[part]
             for p in range(psplit[T, part], psplit[T, part + 1]):
-                b = p * width + T - p
-                for side in range(ns):
-                    tab = tab0 if side == 0 else tab1
-                    ys = y[side]
-                    yo = y[ns - 1 - side]
-                    for s in range(lvl[b], lvl[b + 1]):
-                        ny = _throws_at(tab, probs, ys, yo, s)
-                        if ny > 0.0:
-                            d = abs(ny - ys[s]) / ny
-                            if d > w:
-                                w = d
-                        ys[s] = ny
+                for mirror in range(2 if 2 * p < T else 1):  # (p, q) then (q, p): a pass leads from one to the other
+                    b = (T - p) * width + p if mirror else p * width + T - p
+                    for side in range(ns):
+                        tab = tab0 if side == 0 else tab1
+                        ys = y[side]
+                        yo = y[ns - 1 - side]
+                        for s in range(lvl[b], lvl[b + 1]):
+                            ny = _throws_at(tab, probs, ys, yo, s)
+                            if ny > 0.0:
+                                d = abs(ny - ys[s]) / ny
+                                if d > w:
+                                    w = d
+                            ys[s] = ny
             worst[part] = w
     return worst.max()
 
@@ -1092,13 +1094,15 @@ def _residual_throws_places(tab0, tab1, probs, y, parts):
 
 
 def _diagonal_split(level_start: np.ndarray, width: int, parts: int) -> np.ndarray:
-    """(2 width - 1, parts + 1): for each diagonal p + q = T, the mover's pips p where each thread's share of
-    its places begins (about equal numbers of places)."""
+    """(2 width - 1, parts + 1): for each diagonal p + q = T, the mover's pips p <= q where each thread's share
+    of its places begins (about equal numbers of places; the thread that takes (p, q) takes (q, p) too)."""
     sizes = np.diff(level_start).reshape(width, width)  # [p, q]
     out = np.zeros((2 * width - 1, parts + 1), np.int64)
     for T in range(2 * width - 1):
-        p0, p1 = max(0, T - width + 1), min(T, width - 1) + 1
-        cum = np.concatenate([[0], np.cumsum(sizes[np.arange(p0, p1), T - np.arange(p0, p1)])])
+        p0, p1 = max(0, T - width + 1), T // 2 + 1
+        ps = np.arange(p0, p1)
+        both = sizes[ps, T - ps] + np.where(2 * ps < T, sizes[T - ps, ps], 0)
+        cum = np.concatenate([[0], np.cumsum(both)])
         out[T, 0], out[T, parts] = p0, p1
         for i in range(1, parts):
             out[T, i] = p0 + int(np.searchsorted(cum, cum[-1] * i / parts))
@@ -1187,6 +1191,13 @@ def _deterministic(codes) -> bool:
     return all(c != POLICY_CODES["random"] for c in codes)
 
 
+def _default_parts(codes) -> int:
+    """The push's threads when none are named: two for deterministic pairs (one pass, each thread its own
+    sources; seven pieces on quiet cores 2.6 s a turn against 3.3 s on one), else one (the rosettes' pass
+    and the spread read the moves twice)."""
+    return min(2, numba.get_num_threads()) if _deterministic(codes) else 1
+
+
 def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     """Peak memory of :func:`push_lengths`: the policies' moves, two mass arrays, the build's maps."""
     S = UrSpace(rules.pieces).size
@@ -1196,7 +1207,7 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     for c in codes:
         tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
     build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
-    parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
+    parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts([_code(light), _code(dark)]))
     # threads in one pass: each past the first buffers the places 14 mover's pips below its own (at most twice
     # the average share of 14 levels of 15 * pieces + 1)
     crossing = 0 if "random" in codes or parts <= 1 else (parts - 1) * 2 * S * 8 * 14 // (15 * rules.pieces + 1)
@@ -1281,10 +1292,11 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     seconds of that turn)`` is called after each turn.
 
     A deterministic policy (``greedy``, ``optimal``) keeps one move per throw (4 bytes a position and
-    throw, no index); ``random`` keeps every legal move. With ``parts`` > 1 the mass of a turn is
-    spread by that many threads (after one pass over the rosettes); the default
-    (``$MARKOV_OCA_PUSH_THREADS``, else 1) is one pass by one thread, which was the faster on the
-    shared 2-core machine (docs/ur.md).
+    throw, no index); ``random`` keeps every legal move. With deterministic policies ``parts`` threads make
+    one pass, each over the sources of its own range of the opponent's pips; with a random side, ``parts``
+    > 1 spreads the mass of a turn after one pass over the rosettes. The default
+    (``$MARKOV_OCA_PUSH_THREADS``, else :func:`_default_parts`) is two threads for deterministic pairs,
+    one otherwise (docs/ur.md).
 
     With ``bound_tol`` and deterministic policies, :func:`throws_bound` is computed first on the same moves
     (``PushResult.bound``), so they are built once.
@@ -1293,7 +1305,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
-    parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
+    parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts(codes))
     eps = float(tail) * 1e-12 if drop is None else float(drop)
     t0 = time.perf_counter()
     space = UrSpace(rules.pieces)
