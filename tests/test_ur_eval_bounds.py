@@ -11,7 +11,7 @@ from markov_oca.ur.chain import ur_chain
 from markov_oca.ur.layered import solve_layered
 from markov_oca.ur.rules import load_ur
 from markov_oca.ur.state import UrSpace
-from markov_oca.ur.sweeps import evaluate_policies, throws_bound
+from markov_oca.ur.sweeps import evaluate_policies, push_lengths, throws_bound
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +44,19 @@ def test_evaluation_errors_within_their_bounds(two, light, dark):
         assert got == pytest.approx(float(want), abs=1e-11)
 
 
-@pytest.mark.parametrize("light,dark", [("optimal", "optimal"), ("greedy", "random")])
+@pytest.mark.parametrize("light,dark", [("optimal", "optimal"), ("optimal", "greedy"), ("greedy", "random")])
 def test_throws_bound_is_above_every_position_and_close(two, light, dark):
+    # deterministic pairs: swept on the push's moves, one value a place and side; a random side: the evaluation
     rules, v = two
     exact = evaluate_policies(rules, light, dark, v, tol=1e-13).throws.max()
     b = throws_bound(rules, light, dark, v, tol=1e-4)
     assert b.largest <= exact * (1 + 1e-12) <= b.bound <= exact * 1.01
     assert 0 < b.residual < 0.01 and b.bound == pytest.approx(b.largest / (1 - b.residual))
+    tight = throws_bound(rules, light, dark, v, tol=1e-12)
+    assert tight.largest == pytest.approx(exact, rel=1e-9) and tight.residual < 1e-8
+    if "random" not in (light, dark):  # the push computes the same bound on the moves it builds
+        p = push_lengths(rules, light, dark, v, tail=1e-3, bound_tol=1e-4)
+        assert p.bound.bound == pytest.approx(b.bound, rel=1e-12) and p.bound.sweeps == b.sweeps
 
 
 def test_push_route_states_bounds_that_hold(two, monkeypatch):

@@ -171,18 +171,25 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
         del ev
     optimal_value = float(values[start]) if values is not None else None
     bound = None
-    if push_only and r.pieces >= THROWS_BOUND_PIECES:
+    want_bound = push_only and r.pieces >= THROWS_BOUND_PIECES
+    shared = want_bound and "random" not in (light, dark)  # the bound swept on the push's own moves
+    if want_bound and not shared:
         t0 = time.perf_counter()
         bound = throws_bound(r, light, dark, values, tol=THROWS_BOUND_TOL, progress=progress)
         timer["throws_bound"] = time.perf_counter() - t0
-        solver.append({"method": "layered Gauss-Seidel evaluation of the throws to come, loose: an upper bound "
-                                 "on them from every position", "residual": bound.residual,
-                       "iterations": bound.sweeps, "bound": bound.bound})
     t1 = time.perf_counter()
     push = push_lengths(r, light, dark, values, tail=min(tail, PUSH_SUMS_TAIL) if push_only else tail,
-                        progress=progress)
+                        progress=progress, bound_tol=THROWS_BOUND_TOL if shared else None)
     timer["length"] = time.perf_counter() - t1
     timer["length_build"] = push.build_seconds  # of which: the policies' moves built for the push
+    if shared:
+        bound = push.bound
+        timer["throws_bound"] = bound.seconds  # of "length": swept on the moves built for the push
+        timer["length"] -= bound.seconds
+    if bound is not None:
+        solver.append({"method": "Gauss-Seidel evaluation of the throws to come, loose: an upper bound on them "
+                                 "from every position", "residual": bound.residual,
+                       "iterations": bound.sweeps, "bound": bound.bound})
     dist = push.dist
     if push_only:
         turns, throws = push.turns, push.throws

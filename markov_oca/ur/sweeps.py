@@ -563,42 +563,6 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
 # ----------------------------------------------------------------------------- a bound on the throws to come
 
 
-@numba.njit(cache=True, parallel=True)
-def _sweep_throws(ent, cy, probs, y, parts):
-    """One Gauss-Seidel sweep of the throws to come alone (fixed-width moves); the largest relative change."""
-    n = ent.shape[0]
-    worst = np.zeros(parts)
-    for part in prange(parts):
-        w = 0.0
-        for i in range(part * n // parts, (part + 1) * n // parts):
-            ny = 1.0
-            for t in range(probs.shape[0]):
-                code = ent[i, t]
-                ny += probs[t] * (y[code >> 1] if code >= 0 else cy[-code - 1])
-            d = abs(ny - y[i]) / ny
-            if d > w:
-                w = d
-            y[i] = ny
-        worst[part] = w
-    return worst.max()
-
-
-@numba.njit(cache=True, parallel=True)
-def _residual_throws(ent, cy, probs, y, parts):
-    n = ent.shape[0]
-    worst = np.zeros(parts)
-    for part in prange(parts):
-        w = 0.0
-        for i in range(part * n // parts, (part + 1) * n // parts):
-            ny = 1.0
-            for t in range(probs.shape[0]):
-                code = ent[i, t]
-                ny += probs[t] * (y[code >> 1] if code >= 0 else cy[-code - 1])
-            w = max(w, abs(ny - y[i]))
-        worst[part] = w
-    return worst.max()
-
-
 @dataclass
 class ThrowsBound:
     """An upper bound on the throws still to come from any position, under a pair of policies."""
@@ -616,11 +580,12 @@ def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
 
     The throws to come solve ``y = 1 + P y`` (``P`` the chain of throws, sub-stochastic). Any ``ŷ`` with
     ``|ŷ - (1 + P ŷ)| <= r`` has ``y - ŷ = (I - P)^-1 (1 + P ŷ - ŷ) <= r y``, so ``y <= ŷ / (1 - r)``
-    everywhere: a loose evaluation (layer by layer, to a relative change of ``tol``) is enough. The turns to
-    come are at most the throws. This bounds what the forward push leaves out when it stops with mass
+    everywhere: a loose evaluation (to a relative change of ``tol``) is enough. The turns to come are at
+    most the throws. This bounds what the forward push leaves out when it stops with mass
     still in play or lets mass go: each unit of it has at most this many turns and throws ahead.
-    Deterministic policies are swept on the throws alone (one value a state, one move a throw); with
-    ``random`` the three values of :func:`evaluate_policies` are.
+    Deterministic policies are swept on the throws alone over the push's own moves (:func:`_push_tables`;
+    one value a place and side, one move a throw, Gauss-Seidel in decreasing pips walked); with ``random``
+    the three values of :func:`evaluate_policies` are, layer by layer.
     """
     t0 = time.perf_counter()
     codes = np.array([_code(light)] if light == dark else [_code(light), _code(dark)], np.int64)
@@ -632,40 +597,18 @@ def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
-    ns = codes.size
     space = UrSpace(rules.pieces)
-    S = space.size
-    throws, ros, total = kernel_args(rules)
-    probs = np.asarray(rules.throw_probabilities, np.float64)
-    gy = np.zeros(S * ns)  # a position over (not in any layer) has no throws to come
-    loc = np.full(S, -1, np.int32)
-    parts = int(parts or numba.get_num_threads())
-    residual, top, sweeps = 0.0, 0.0, 0
-    todo = layers(rules)
+    newpos, levels = push_placement(space, rules.pieces)
     with progress_bar(progress) as bar:
-        task = bar.add_task(f"{light} against {dark}: a bound on the throws to come, layers", total=len(todo))
-        for pair in todo:
-            members, _ = layer_members(space, pair, "progress")
-            n = members.size
-            loc[members] = np.arange(n, dtype=np.int32)
-            ent, _cw, cy, _cz = _layer_fixed(space, codes, members, vals, loc, gy, gy, gy, throws, ros, total)
-            del _cw, _cz
-            if values is not None:
-                _drop_pages(values)
-            loc[members] = -1
-            y = np.zeros(n * ns)
-            change, k = np.inf, 0
-            while change > tol:
-                change = _sweep_throws(ent, cy, probs, y, parts)
-                k += 1
-            residual = max(residual, float(_residual_throws(ent, cy, probs, y, parts)))
-            top = max(top, float(y.max(initial=0.0)))
-            sweeps += k
-            gy[(members[:, None] * ns + np.arange(ns)[None, :]).ravel()] = y
-            del ent, cy, y, members
-            bar.update(task, advance=1)
-    bound = top / (1.0 - residual) if residual < 1.0 else float("inf")
-    return ThrowsBound(bound, top, residual, sweeps, time.perf_counter() - t0)
+        tables, _entries = _push_tables(space, rules, list(codes), vals, newpos, bar)
+        del newpos
+        if values is not None:
+            _drop_pages(values)
+        bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
+        out = _bound_on_tables(tables, np.asarray(rules.throw_probabilities, np.float64), levels,
+                               15 * rules.pieces + 1, tol, int(parts or numba.get_num_threads()))
+    out.seconds = time.perf_counter() - t0
+    return out
 
 
 # ----------------------------------------------------------------------------- the length distribution
@@ -1011,44 +954,54 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
         nlo = S
         nhi = 0
         h = hi
-        for p in range(width):
-            s = max(lo, lvl[p * width + q0])
-            end = lvl[p * width + q1]
-            while s < end and s < h:
-                m = cur[s]
-                if m == 0.0:
-                    s += 1
-                    continue
-                cur[s] = 0.0
-                if m < eps:
-                    dropped, k_dropped = _kadd(dropped, k_dropped, m)
-                    s += 1
-                    continue
-                thr, k_thr = _kadd(thr, k_thr, m)
-                for t in range(nt):
-                    c = table[s, t]
-                    if c >= 0:
-                        j = c >> 1
+        # the opponent's pips q outer, the mover's p inner: the moves of (p, q) that are not rosettes land on
+        # (q, p..p + 4) (or a captured piece's fewer than q), so the targets of one q are written as a run
+        for q in range(q0, q1):
+            for p in range(width):
+                b = p * width + q
+                s = lvl[b]
+                if s >= h:
+                    break  # this and every later level of this q lie past the mass (rosettes only raise h)
+                end = min(lvl[b + 1], h)
+                if s < lo:
+                    s = lo
+                while s < end:
+                    m = cur[s]
+                    if m == 0.0:
+                        s += 1
+                        continue
+                    cur[s] = 0.0
+                    if m < eps:
+                        dropped, k_dropped = _kadd(dropped, k_dropped, m)
+                        s += 1
+                        continue
+                    thr, k_thr = _kadd(thr, k_thr, m)
+                    mv = 0.0
+                    for t in range(nt):
+                        c = table[s, t]
                         v = m * probs[t]
-                        if c & 1:
-                            cur[j] += v
-                            if j >= h:
-                                h = j + 1
-                        else:
-                            moved, k_moved = _kadd(moved, k_moved, v)
-                            if j < nlo:
-                                nlo = j
-                            if j >= nhi:
-                                nhi = j + 1
-                            if j >= tlo:
-                                nxt[j] += v
+                        if c >= 0:
+                            j = c >> 1
+                            if c & 1:
+                                cur[j] += v
+                                if j >= h:
+                                    h = j + 1
                             else:
-                                side[off + j - slo] += v
-                    elif c == -1:
-                        won, k_won = _kadd(won, k_won, m * probs[t])
-                    elif c == -2:
-                        lost, k_lost = _kadd(lost, k_lost, m * probs[t])
-                s += 1
+                                mv += v
+                                if j < nlo:
+                                    nlo = j
+                                if j >= nhi:
+                                    nhi = j + 1
+                                if j >= tlo:
+                                    nxt[j] += v
+                                else:
+                                    side[off + j - slo] += v
+                        elif c == -1:
+                            won, k_won = _kadd(won, k_won, v)
+                        elif c == -2:
+                            lost, k_lost = _kadd(lost, k_lost, v)
+                    moved, k_moved = _kadd(moved, k_moved, mv)
+                    s += 1
         out[part, 0] = won + k_won
         out[part, 1] = lost + k_lost
         out[part, 2] = thr + k_thr
@@ -1071,6 +1024,109 @@ def _merge_side(nxt, side, side_lo, side_off, qs, lvl, width):
                 nxt[j] += v
                 side[off + j - slo] = 0.0
 
+
+# The bound on the throws to come swept over the push's own moves (deterministic policies): the places in
+# decreasing order of the pips walked by both sides, diagonal by diagonal of (mover's pips p, opponent's q)
+# with p + q = T. Every move but a capture (and a pass, along the diagonal) walks on, so it reads a value
+# already swept this sweep (Gauss-Seidel in the progress order, as the layers are), and the diagonal's
+# levels are contiguous runs of places whose successors lie in the next few diagonals: the reads stay in a
+# cache-sized window. The threads share each diagonal (split by places), each taking a level (p, q) with its
+# mirror (q, p), where a pass leads: no value is read by one thread while another writes it (the same bits
+# from run to run).
+
+
+@numba.njit(cache=True, inline="always")
+def _throws_at(tab, probs, y, yo, s):
+    """``1 + sum_t probs[t] * y'(successor)``: ``y`` the mover's throws to come (a rosette's successor),
+    ``yo`` the opponent's; 0 where the game is over."""
+    ny = 1.0
+    over = 0
+    for t in range(probs.shape[0]):
+        c = tab[s, t]
+        if c >= 0:
+            ny += probs[t] * (y[c >> 1] if c & 1 else yo[c >> 1])
+        elif c == -3:
+            over += 1
+    return 0.0 if over == probs.shape[0] else ny
+
+
+@numba.njit(cache=True, parallel=True)
+def _sweep_throws_diagonal(tab0, tab1, probs, y, lvl, width, psplit):
+    """One Gauss-Seidel sweep of the throws to come, ``y[side, place]``, diagonal by diagonal from the last;
+    the largest relative change."""
+    ns = y.shape[0]
+    parts = psplit.shape[1] - 1
+    worst = np.zeros(parts)
+    for T in range(2 * width - 2, -1, -1):
+        for part in prange(parts):
+            w = worst[part]
+            for p in range(psplit[T, part], psplit[T, part + 1]):
+                for mirror in range(2 if 2 * p < T else 1):  # (p, q) then (q, p): a pass leads from one to the other
+                    b = (T - p) * width + p if mirror else p * width + T - p
+                    for side in range(ns):
+                        tab = tab0 if side == 0 else tab1
+                        ys = y[side]
+                        yo = y[ns - 1 - side]
+                        for s in range(lvl[b], lvl[b + 1]):
+                            ny = _throws_at(tab, probs, ys, yo, s)
+                            if ny > 0.0:
+                                d = abs(ny - ys[s]) / ny
+                                if d > w:
+                                    w = d
+                            ys[s] = ny
+            worst[part] = w
+    return worst.max()
+
+
+@numba.njit(cache=True, parallel=True)
+def _residual_throws_places(tab0, tab1, probs, y, parts):
+    """The largest ``|y - (1 + P y)|`` over every place and side, nothing written."""
+    ns, S = y.shape
+    worst = np.zeros(parts)
+    for part in prange(parts):
+        w = 0.0
+        for side in range(ns):
+            tab = tab0 if side == 0 else tab1
+            for s in range(part * S // parts, (part + 1) * S // parts):
+                w = max(w, abs(_throws_at(tab, probs, y[side], y[ns - 1 - side], s) - y[side, s]))
+        worst[part] = w
+    return worst.max()
+
+
+def _diagonal_split(level_start: np.ndarray, width: int, parts: int) -> np.ndarray:
+    """(2 width - 1, parts + 1): for each diagonal p + q = T, the mover's pips p <= q where each thread's share
+    of its places begins (about equal numbers of places; the thread that takes (p, q) takes (q, p) too)."""
+    sizes = np.diff(level_start).reshape(width, width)  # [p, q]
+    out = np.zeros((2 * width - 1, parts + 1), np.int64)
+    for T in range(2 * width - 1):
+        p0, p1 = max(0, T - width + 1), T // 2 + 1
+        ps = np.arange(p0, p1)
+        both = sizes[ps, T - ps] + np.where(2 * ps < T, sizes[T - ps, ps], 0)
+        cum = np.concatenate([[0], np.cumsum(both)])
+        out[T, 0], out[T, parts] = p0, p1
+        for i in range(1, parts):
+            out[T, i] = p0 + int(np.searchsorted(cum, cum[-1] * i / parts))
+    return out
+
+
+def _bound_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: int, tol: float,
+                     parts: int) -> ThrowsBound:
+    """:class:`ThrowsBound` from the push's deterministic moves (:func:`_push_tables`), swept to a relative
+    change of ``tol``."""
+    t0 = time.perf_counter()
+    tab0 = tables[0][1]
+    tab1 = tables[-1][1]
+    y = np.zeros((len(tables), tab0.shape[0]))
+    psplit = _diagonal_split(level_start, width, parts)
+    change, sweeps = np.inf, 0
+    while change > tol:
+        change = _sweep_throws_diagonal(tab0, tab1, probs, y, level_start, width, psplit)
+        sweeps += 1
+    residual = float(_residual_throws_places(tab0, tab1, probs, y, parts))
+    top = float(y.max(initial=0.0))
+    del y
+    bound = top / (1.0 - residual) if residual < 1.0 else float("inf")
+    return ThrowsBound(bound, top, residual, sweeps, time.perf_counter() - t0)
 
 def _split_bounds(level_start: np.ndarray, width: int, parts: int):
     """(qs, side_lo, side_off, side size) for :func:`_turn_fixed_split`: the threads' ranges of the
@@ -1128,10 +1184,18 @@ class PushResult:
     push_seconds: float
     dropped: float = 0.0
     left: float = 0.0  # the mass still in play after the last turn
+    bound: ThrowsBound | None = None  # with ``bound_tol``: the bound on the throws to come, from the same moves
 
 
 def _deterministic(codes) -> bool:
     return all(c != POLICY_CODES["random"] for c in codes)
+
+
+def _default_parts(codes) -> int:
+    """The push's threads when none are named: two for deterministic pairs (one pass, each thread its own
+    sources; seven pieces on quiet cores 2.6 s a turn against 3.3 s on one), else one (the rosettes' pass
+    and the spread read the moves twice)."""
+    return min(2, numba.get_num_threads()) if _deterministic(codes) else 1
 
 
 def push_bytes(rules: UrRules, light: str, dark: str) -> int:
@@ -1143,7 +1207,7 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     for c in codes:
         tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
     build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
-    parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
+    parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts([_code(light), _code(dark)]))
     # threads in one pass: each past the first buffers the places 14 mover's pips below its own (at most twice
     # the average share of 14 levels of 15 * pieces + 1)
     crossing = 0 if "random" in codes or parts <= 1 else (parts - 1) * 2 * S * 8 * 14 // (15 * rules.pieces + 1)
@@ -1162,10 +1226,61 @@ def _drop_pages(a) -> None:
             pass
 
 
+def _push_tables(space: UrSpace, rules: UrRules, codes, vals: np.ndarray, newpos: np.ndarray, bar):
+    """Each policy's moves in the push's places: ``("fixed", (S, throws) int32)`` for a deterministic policy
+    (``2 * place + again``, -1 the mover wins, -2 loses, -3 no move), ``("csr", (starts, counts, entries))`` for
+    ``random``; and the number of entries."""
+    S = space.size
+    throws, ros, total = kernel_args(rules)
+    nt = len(throws)
+    tables = []
+    entries = 0
+    task = bar.add_task("policy moves for the length distribution", total=S * len(codes))
+    for code in codes:
+        if code != POLICY_CODES["random"]:
+            table = np.empty((S, nt), np.int32)
+            for lo in range(0, S, CHUNK):
+                rows = np.arange(lo, min(lo + CHUNK, S), dtype=np.int64)
+                succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, rows, throws, ros,
+                                                                  total)
+                _fill_fixed(code, succ, events, frm, n_moves, vals, newpos, lo, table)
+                bar.update(task, advance=rows.size)
+            tables.append(("fixed", table))
+            entries += table.size
+            continue
+        order = np.empty(S, np.int32)
+        order[newpos] = np.arange(S, dtype=np.int32)
+        cnt = np.zeros((S, nt), np.uint8)
+        start_e = np.zeros(S + 1, np.int64)
+        ents = []
+        e_used = 0
+        for lo in range(0, S, CHUNK):
+            rows = order[lo:lo + CHUNK].astype(np.int64)  # ranks, placed at lo..: fill in the push order
+            succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, rows, throws, ros,
+                                                              total)
+            ne = _push_count(code, succ, events, frm, n_moves, vals)
+            e_start = np.zeros(ne.size + 1, np.int64)
+            np.cumsum(ne, out=e_start[1:])
+            ent = np.empty(int(e_start[-1]), np.int32)
+            _push_pack(code, succ, events, frm, n_moves, vals, newpos, e_start, cnt, ent,
+                       np.arange(lo, lo + rows.size, dtype=np.int64))
+            start_e[lo:lo + rows.size] = e_start[:-1] + e_used
+            e_used += ent.size
+            ents.append(ent)
+            bar.update(task, advance=rows.size)
+        start_e[S] = e_used
+        del order
+        tables.append(("csr", (start_e, cnt, np.concatenate(ents))))
+        entries += e_used
+        del ents
+    return tables, entries
+
+
 def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", values: np.ndarray | None = None,
                  *, tail: float = 1e-10, start: int | None = None, max_turns: int = 1_000_000,
                  progress: bool = False, parts: int | None = None, drop: float | None = None,
-                 on_turn: Callable[[int, float, float, float], None] | None = None) -> PushResult:
+                 on_turn: Callable[[int, float, float, float], None] | None = None,
+                 bound_tol: float | None = None) -> PushResult:
     """Push the probability mass forward turn by turn, light moving first from ``start`` (all pieces in
     hand), until less than ``tail`` is still in play.
 
@@ -1177,75 +1292,43 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     seconds of that turn)`` is called after each turn.
 
     A deterministic policy (``greedy``, ``optimal``) keeps one move per throw (4 bytes a position and
-    throw, no index); ``random`` keeps every legal move. With ``parts`` > 1 the mass of a turn is
-    spread by that many threads (after one pass over the rosettes); the default
-    (``$MARKOV_OCA_PUSH_THREADS``, else 1) is one pass by one thread, which was the faster on the
-    shared 2-core machine (docs/ur.md).
+    throw, no index); ``random`` keeps every legal move. With deterministic policies ``parts`` threads make
+    one pass, each over the sources of its own range of the opponent's pips; with a random side, ``parts``
+    > 1 spreads the mass of a turn after one pass over the rosettes. The default
+    (``$MARKOV_OCA_PUSH_THREADS``, else :func:`_default_parts`) is two threads for deterministic pairs,
+    one otherwise (docs/ur.md).
+
+    With ``bound_tol`` and deterministic policies, :func:`throws_bound` is computed first on the same moves
+    (``PushResult.bound``), so they are built once.
     """
     codes = [_code(light)] if light == dark else [_code(light), _code(dark)]
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
-    parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or 1)
+    parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts(codes))
     eps = float(tail) * 1e-12 if drop is None else float(drop)
     t0 = time.perf_counter()
     space = UrSpace(rules.pieces)
     S = space.size
-    throws, ros, total = kernel_args(rules)
     probs = np.asarray(rules.throw_probabilities, np.float64)
-    nt = len(throws)
     newpos, levels = push_placement(space, rules.pieces)
     first = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0) if start is None else int(start)
     first_place = int(newpos[first])
-    tables = []
-    entries = 0
     with progress_bar(progress) as bar:
-        task = bar.add_task("policy moves for the length distribution", total=S * len(codes))
-        for code in codes:
-            if code != POLICY_CODES["random"]:
-                table = np.empty((S, nt), np.int32)
-                for lo in range(0, S, CHUNK):
-                    rows = np.arange(lo, min(lo + CHUNK, S), dtype=np.int64)
-                    succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, rows, throws, ros,
-                                                                      total)
-                    _fill_fixed(code, succ, events, frm, n_moves, vals, newpos, lo, table)
-                    bar.update(task, advance=rows.size)
-                tables.append(("fixed", table))
-                entries += table.size
-                continue
-            order = np.empty(S, np.int32)
-            order[newpos] = np.arange(S, dtype=np.int32)
-            cnt = np.zeros((S, nt), np.uint8)
-            start_e = np.zeros(S + 1, np.int64)
-            ents = []
-            e_used = 0
-            for lo in range(0, S, CHUNK):
-                rows = order[lo:lo + CHUNK].astype(np.int64)  # ranks, placed at lo..: fill in the push order
-                succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, rows, throws, ros,
-                                                                  total)
-                ne = _push_count(code, succ, events, frm, n_moves, vals)
-                e_start = np.zeros(ne.size + 1, np.int64)
-                np.cumsum(ne, out=e_start[1:])
-                ent = np.empty(int(e_start[-1]), np.int32)
-                _push_pack(code, succ, events, frm, n_moves, vals, newpos, e_start, cnt, ent,
-                           np.arange(lo, lo + rows.size, dtype=np.int64))
-                start_e[lo:lo + rows.size] = e_start[:-1] + e_used
-                e_used += ent.size
-                ents.append(ent)
-                bar.update(task, advance=rows.size)
-            start_e[S] = e_used
-            del order
-            tables.append(("csr", (start_e, cnt, np.concatenate(ents))))
-            entries += e_used
-            del ents
+        tables, entries = _push_tables(space, rules, codes, vals, newpos, bar)
         del newpos
         if values is not None:
             _drop_pages(values)  # the policies are built: the table is not read again
+        bound = None
+        if bound_tol is not None and all(kind == "fixed" for kind, _ in tables):
+            bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
+            bound = _bound_on_tables(tables, probs, levels, 15 * rules.pieces + 1, float(bound_tol),
+                                     numba.get_num_threads())
         t1 = time.perf_counter()
         cur = np.zeros(S)
         nxt = np.zeros(S)
         cur[first_place] = 1.0
-        split = parts > 1 and all(kind == "fixed" for kind, _ in tables)
+        split = all(kind == "fixed" for kind, _ in tables)  # deterministic: one pass, any number of threads
         if split:
             width = 15 * rules.pieces + 1
             qs, side_lo, side_off, side_size = _split_bounds(levels, width, parts)
@@ -1310,7 +1393,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     dist = LengthDistribution(pmf.sum(axis=1), 0.0, left + dropped, by_outcome=pmf)
     wins = (float(pmf[:, 0].sum()), float(pmf[:, 1].sum()))
     return PushResult(dist, turns + tail_turns, throws_sum + tail_throws, tail_turns, tail_throws, wins, entries,
-                      t1 - t0, t2 - t1, dropped, left)
+                      t1 - t0 - (bound.seconds if bound is not None else 0.0), t2 - t1, dropped, left, bound)
 
 
 def length_distribution(rules: UrRules, light: str = "optimal", dark: str = "optimal",
