@@ -57,8 +57,11 @@ def _forget(temp: Path) -> None:
 
 
 def _temp_beside(path: Path) -> Path:
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    _LIVE.add(name)
+    # A Ctrl-C between the file's creation and its registration would leave it behind (the command line's
+    # handler exits at once, deleting only what _LIVE names): SIGINT waits until both are done.
+    with _sigint_held():
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        _LIVE.add(name)
     try:
         try:
             mode = os.stat(path).st_mode & 0o7777
