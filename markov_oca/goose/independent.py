@@ -38,7 +38,7 @@ import numpy as np
 from ..chain import LengthDistribution
 from ..results import Expectation, Landing, SeatResult, SolveResults, summarise_length
 from .model import goose_model
-from .rules import GooseRules
+from .rules import GooseRules, special_squares
 
 MAX_PLAYERS = 50
 #: Single-player mass still racing at which the turn-by-turn pass stops; far below the
@@ -382,7 +382,7 @@ def solve_independent(rules: GooseRules, players: int, *, landings: bool | None 
         expected={"turns": Expectation(turns_total, turns_total), "rounds": Expectation(rounds, rounds),
                   "throws": Expectation(total_throws, total_throws)},
         length=length, landings=landing_list, landings_note="",
-        special_squares=sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal}),
+        special_squares=special_squares(rules),
         solver=[{"method": note, "residual": float(race.alive[-1]), "iterations": race.turns}],
         timings=timer,
     )

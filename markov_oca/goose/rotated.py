@@ -36,6 +36,7 @@ from ..memory import available_memory, gib
 from ..progress import progress_bar
 from ..solve import THREADS, SolveReport, _shifted_adjoint_residual, shifted_adjoint_solve
 from .model import BASE_BYTES, GooseModel, _encode, _expand
+from .rules import special_squares
 
 # ----------------------------------------------------------------------------- kernel
 
@@ -1172,7 +1173,7 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
         options=dict(rules.options), states=chain.n, transitions=transitions, exact=False,
         outcomes={names[a]: float(wins[a]) for a in range(N)}, deadlock=deadlock, seats=seats, expected=expected,
         length=length, landings=landing_list, landings_note=landings_note,
-        special_squares=sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal}),
+        special_squares=special_squares(rules),
         solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in reports],
         timings=timer, note=note,
     )

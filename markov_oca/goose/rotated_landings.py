@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import SolverError
 from ..progress import progress_bar
+from .rules import special_squares
 
 THREADS_MAX = 2  # squares are split over this many cores
 BYTES_PER_ENTRY = 12  # a float64 value and a float32 change per state and column
@@ -295,11 +296,6 @@ def race_order(rc, most: int = 16) -> np.ndarray:
 
 NS_PER_ENTRY = 3.6e-8  # CPU seconds a sweep spends per branch and column (4-player oca-moderna, load average 7-10)
 SWEEPS_GUESS = 400  # sweeps to a residual of 1e-12 (77 at 2 players of oca-moderna, 414 at 3 players)
-
-
-def special_squares(rules) -> list[int]:
-    """The squares whose landing chances are computed: the results' ``special_squares``."""
-    return sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal})
 
 
 def landings_cost(rc, squares) -> tuple[int, float]:

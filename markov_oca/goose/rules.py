@@ -397,3 +397,8 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
 
     compile_board(rules)
     return rules
+
+
+def special_squares(rules) -> list[int]:
+    """The squares a result reports as special: every square with an effect, the first throw's targets, the goal."""
+    return sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal})
