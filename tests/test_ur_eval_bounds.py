@@ -3,6 +3,9 @@ bound on the throws to come, and the push route's error bounds, against the chai
 
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 import pytest
 
@@ -80,3 +83,39 @@ def test_push_route_states_bounds_that_hold(two, monkeypatch):
         else:
             assert abs(float(res.wins["light"]) - float(win)) <= err["wins"] < 1e-5
     assert np.isfinite(res.timings["throws_bound"])
+
+
+def test_bound_kept_beside_the_table_and_read_back(two, monkeypatch, tmp_path):
+    # the first run sweeps the bound and keeps it beside the saved table; the next reads it back (no sweeps,
+    # the same figures); a table written again makes it stale, and it is swept again
+    from markov_oca.ur.table import saved_bound, write_table
+
+    rules, v = two
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    monkeypatch.setattr(ur_solve, "THROWS_BOUND_PIECES", 1)
+    monkeypatch.setattr(ur_solve, "PUSH_SUMS_TAIL", 1e-5)
+    write_table(rules, v)
+    tol = ur_solve.THROWS_BOUND_TOL
+    for light, dark in (("optimal", "optimal"), ("greedy", "random")):
+        assert saved_bound(rules, light, dark, tol) is None
+        first = ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-5)
+        assert first.timings["throws_bound"] > 0.0
+        kept = saved_bound(rules, light, dark, tol)
+        assert kept is not None and kept["bound"] == first.solver[0]["bound"] > 1.0
+        again = ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-5)
+        assert again.timings["throws_bound"] == 0.0 and "kept beside the table" in again.solver[0]["method"]
+        assert again.solver[0]["bound"] == first.solver[0]["bound"]
+        assert again.solver[1]["error_bounds"] == first.solver[1]["error_bounds"]
+        assert float(again.expected["turns"].total) == float(first.expected["turns"].total)
+    # values handed in are not the saved table's: nothing is read or kept for them
+    handed = ur_solve.solve_ur(rules, "optimal", "optimal", values=v, method="sweeps", tail=1e-5)
+    assert handed.timings["throws_bound"] > 0.0
+    time.sleep(0.01)
+    write_table(rules, v)  # a new table (its time of writing changed): the optimal pair's bound is stale
+    os.utime(tmp_path / next(p.name for p in tmp_path.glob("*.npy")))
+    assert saved_bound(rules, "optimal", "optimal", tol) is None
+    assert saved_bound(rules, "greedy", "random", tol) is not None  # no table in it
+    (tmp_path / next(p.name for p in tmp_path.glob("*.bounds.json"))).write_text("{not json")
+    assert saved_bound(rules, "greedy", "random", tol) is None  # unreadable: swept again, not an error
+    assert ur_solve.solve_ur(rules, "greedy", "random", method="sweeps", tail=1e-5).timings["throws_bound"] > 0.0

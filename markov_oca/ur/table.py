@@ -46,7 +46,8 @@ from .layered import load_table, rules_identity, save_table
 from .rules import UrRules
 from .state import LANE_CONFIGS, UrSpace
 
-__all__ = ["RguTable", "find_table", "read_rgu", "rgu_keys", "table_dir", "table_path", "write_rgu", "write_table"]
+__all__ = ["RguTable", "find_table", "read_rgu", "rgu_keys", "save_bound", "saved_bound", "table_dir", "table_path",
+           "write_rgu", "write_table"]
 
 VALUE_TYPES = {"percent16": ">u2", "float32": ">f4", "float64": ">f8"}
 _PERCENT16_MAX = (1 << 16) - 1
@@ -87,6 +88,70 @@ def find_table(rules: UrRules, path: str | Path | None = None) -> tuple[np.ndarr
     if meta.get("game") != rules_identity(rules):
         raise ValueError(f"{path}: the table of other rules ({meta.get('game')})")
     return load_table(path, rules), meta.get("residual")
+
+
+def _bound_key(rules: UrRules, light: str, dark: str, tol: float) -> str | None:
+    """What a saved bound on the throws to come depends on: the pair, the sweeps' tolerance and, when a side
+    plays optimally, the saved table it was computed on (its size and time of writing); None without one."""
+    key = f"{light},{dark},{tol!r}"
+    if "optimal" in (light, dark):
+        path = table_path(rules)
+        if not path.exists():
+            return None
+        st = path.stat()
+        key += f",{st.st_size},{st.st_mtime_ns}"
+    return key
+
+
+def _bounds_file(rules: UrRules) -> Path:
+    return table_path(rules).with_suffix(".bounds.json")
+
+
+def saved_bound(rules: UrRules, light: str, dark: str, tol: float) -> dict | None:
+    """The bound on the throws to come that :func:`save_bound` kept for this pair and table, or None.
+
+    The bound (:class:`.sweeps.ThrowsBound`) takes minutes of sweeps at seven pieces; it is a property of
+    the rules, the pair and the table, so ``solve ur`` keeps it beside the table (``*.bounds.json``) and
+    later runs read it back. An unreadable or stale file is ignored (the bound is computed again)."""
+    key = _bound_key(rules, light, dark, tol)
+    path = _bounds_file(rules)
+    if key is None or not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        entry = data["bounds"][key]
+        if data.get("game") != rules_identity(rules):
+            return None
+        return {k: float(entry[k]) for k in ("bound", "largest", "residual", "sweeps", "seconds")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_bound(rules: UrRules, light: str, dark: str, tol: float, bound) -> bool:
+    """Keep ``bound`` (a :class:`.sweeps.ThrowsBound`) beside the table for :func:`saved_bound`; False when
+    the directory cannot be written (the bound is then only this run's)."""
+    key = _bound_key(rules, light, dark, tol)
+    if key is None:
+        return False
+    path = _bounds_file(rules)
+    try:
+        data = json.loads(path.read_text()) if path.exists() else {}
+        if data.get("game") != rules_identity(rules):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data["schema"] = "markov_oca.ur-bounds/1"
+    data["game"] = rules_identity(rules)
+    data.setdefault("bounds", {})[key] = {"bound": bound.bound, "largest": bound.largest,
+                                          "residual": bound.residual, "sweeps": bound.sweeps,
+                                          "seconds": bound.seconds}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_files([path]) as (tmp,):
+            tmp.write_text(json.dumps(data, indent=1))
+    except OSError:
+        return False
+    return True
 
 
 # ----------------------------------------------------------------------------- .rgu keys
