@@ -954,6 +954,8 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
         nlo = S
         nhi = 0
         h = hi
+        # (indices as unsigned: they are never negative, and numba then leaves out the wraparound test of each,
+        # 5-10% of a turn at six pieces)
         # the opponent's pips q outer, the mover's p inner: the moves of (p, q) that are not rosettes land on
         # (q, p..p + 4) (or a captured piece's fewer than q), so the targets of one q are written as a run
         for q in range(q0, q1):
@@ -966,11 +968,11 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
                 if s < lo:
                     s = lo
                 while s < end:
-                    m = cur[s]
+                    m = cur[np.uint64(s)]
                     if m == 0.0:
                         s += 1
                         continue
-                    cur[s] = 0.0
+                    cur[np.uint64(s)] = 0.0
                     if m < eps:
                         dropped, k_dropped = _kadd(dropped, k_dropped, m)
                         s += 1
@@ -978,12 +980,12 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
                     thr, k_thr = _kadd(thr, k_thr, m)
                     mv = 0.0
                     for t in range(nt):
-                        c = table[s, t]
-                        v = m * probs[t]
+                        c = table[np.uint64(s), np.uint64(t)]
+                        v = m * probs[np.uint64(t)]
                         if c >= 0:
                             j = c >> 1
                             if c & 1:
-                                cur[j] += v
+                                cur[np.uint64(j)] += v
                                 if j >= h:
                                     h = j + 1
                             else:
@@ -993,7 +995,7 @@ def _turn_fixed_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, widt
                                 if j >= nhi:
                                     nhi = j + 1
                                 if j >= tlo:
-                                    nxt[j] += v
+                                    nxt[np.uint64(j)] += v
                                 else:
                                     side[off + j - slo] += v
                         elif c == -1:
