@@ -427,7 +427,8 @@ def _push_part(code, end, mask, bits, seg_lo, seg_hi, g0, g1, inv_denom, v, w, a
     W = code.shape[1]
     dropped = 0.0
     for g in range(g0, g1):
-        for s in range(seg_lo[g], seg_hi[g]):
+        for r in range(seg_lo[g], seg_hi[g]):
+            s = np.uint64(r)  # unsigned: numba leaves out the wraparound test of each index
             m = v[s]
             if m < eps:
                 if m != 0.0:
@@ -483,7 +484,7 @@ def _mids_sweep(code, end, mask, bits, inv_denom, rows, back, w, pushed, acc):
     moved = 0.0
     again = False
     for i in range(rows.size):
-        s = rows[i]
+        s = np.uint64(rows[i])  # unsigned: no wraparound test on each index
         m = w[s]
         if m == 0.0:
             continue
