@@ -173,9 +173,9 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
     optimal_value = float(values[start]) if values is not None else None
     bound = None
     want_bound = push_only and r.pieces >= THROWS_BOUND_PIECES
-    # A bound kept beside the saved table by an earlier run (only when the table is the saved one, not values
-    # handed in); computed here otherwise and kept for the next run.
-    keep = want_bound and given is None
+    # A bound kept beside the saved table by an earlier run (only when the values are the saved table's, not
+    # values handed in or solved now); computed here otherwise and kept for the next run.
+    keep = want_bound and given is None and "optimal" not in timer
     if keep:
         from .sweeps import ThrowsBound
         from .table import saved_bound
