@@ -102,7 +102,7 @@ def test_bound_kept_beside_the_table_and_read_back(two, monkeypatch, tmp_path):
         first = ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-5)
         assert first.timings["throws_bound"] > 0.0
         kept = saved_bound(rules, light, dark, tol)
-        assert kept is not None and kept["bound"] == first.solver[0]["bound"] > 1.0
+        assert kept is not None and kept.bound == first.solver[0]["bound"] > 1.0
         again = ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-5)
         assert again.timings["throws_bound"] == 0.0 and "kept beside the table" in again.solver[0]["method"]
         assert again.solver[0]["bound"] == first.solver[0]["bound"]

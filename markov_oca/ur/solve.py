@@ -155,7 +155,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
     push_only = r.pieces >= PUSH_ONLY_PIECES
     check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only)
     timer: dict[str, float] = {}
-    given = values if values is not None else optimal
+    handed_in = values is not None or optimal is not None  # not the saved table's (nor solved here)
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
     space = UrSpace(r.pieces)
     start = space.rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
@@ -175,17 +175,15 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
     want_bound = push_only and r.pieces >= THROWS_BOUND_PIECES
     # A bound kept beside the saved table by an earlier run (only when the values are the saved table's, not
     # values handed in or solved now); computed here otherwise and kept for the next run.
-    keep = want_bound and given is None and "optimal" not in timer
+    keep = want_bound and not handed_in and "optimal" not in timer
     if keep:
-        from .sweeps import ThrowsBound
         from .table import saved_bound
 
-        kept = saved_bound(r, light, dark, THROWS_BOUND_TOL)
-        if kept is not None:
-            bound = ThrowsBound(kept["bound"], kept["largest"], kept["residual"], int(kept["sweeps"]),
-                                kept["seconds"])
-            timer["throws_bound"] = 0.0
-            want_bound = False
+        bound = saved_bound(r, light, dark, THROWS_BOUND_TOL)
+    kept = bound is not None
+    if kept:
+        timer["throws_bound"] = 0.0
+        want_bound = False
     shared = want_bound and "random" not in (light, dark)  # the bound swept on the push's own moves
     if want_bound and not shared:
         t0 = time.perf_counter()
@@ -201,14 +199,14 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
         timer["throws_bound"] = bound.seconds  # of "length": swept on the moves built for the push
         timer["length"] -= bound.seconds
     if bound is not None:
-        if keep and "throws_bound" in timer and timer["throws_bound"] > 0.0:
+        if keep and not kept:
             from .table import save_bound
 
             save_bound(r, light, dark, THROWS_BOUND_TOL, bound)
         solver.append({"method": "Gauss-Seidel evaluation of the throws to come, loose: an upper bound on them "
                                  "from every position" + (" (kept beside the table by an earlier run, which "
                                                           f"swept it in {bound.seconds:.0f} s)"
-                                                          if timer.get("throws_bound") == 0.0 else ""),
+                                                          if kept else ""),
                        "residual": bound.residual, "iterations": bound.sweeps, "bound": bound.bound})
     dist = push.dist
     if push_only:

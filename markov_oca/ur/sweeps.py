@@ -1130,6 +1130,7 @@ def _bound_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: 
     bound = top / (1.0 - residual) if residual < 1.0 else float("inf")
     return ThrowsBound(bound, top, residual, sweeps, time.perf_counter() - t0)
 
+
 def _split_bounds(level_start: np.ndarray, width: int, parts: int):
     """(qs, side_lo, side_off, side size) for :func:`_turn_fixed_split`: the threads' ranges of the
     opponent's pips (about equal numbers of places) and their buffers for crossing captures."""

@@ -107,23 +107,35 @@ def _bounds_file(rules: UrRules) -> Path:
     return table_path(rules).with_suffix(".bounds.json")
 
 
-def saved_bound(rules: UrRules, light: str, dark: str, tol: float) -> dict | None:
-    """The bound on the throws to come that :func:`save_bound` kept for this pair and table, or None.
+def _read_bounds(rules: UrRules) -> dict:
+    """The entries of the bounds file of ``rules``: {} when there is none, it is unreadable or of other rules."""
+    try:
+        data = json.loads(_bounds_file(rules).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("game") != rules_identity(rules):
+        return {}
+    bounds = data.get("bounds")
+    return bounds if isinstance(bounds, dict) else {}
 
-    The bound (:class:`.sweeps.ThrowsBound`) takes minutes of sweeps at seven pieces; it is a property of
-    the rules, the pair and the table, so ``solve ur`` keeps it beside the table (``*.bounds.json``) and
-    later runs read it back. An unreadable or stale file is ignored (the bound is computed again)."""
+
+def saved_bound(rules: UrRules, light: str, dark: str, tol: float):
+    """The bound on the throws to come (a :class:`.sweeps.ThrowsBound`) that :func:`save_bound` kept for this
+    pair and table, or None.
+
+    The bound takes minutes of sweeps at seven pieces; it is a property of the rules, the pair and the table,
+    so ``solve ur`` keeps it beside the table (``*.bounds.json``) and later runs read it back. An unreadable
+    or stale file is ignored (the bound is computed again)."""
+    from .sweeps import ThrowsBound
+
     key = _bound_key(rules, light, dark, tol)
-    path = _bounds_file(rules)
-    if key is None or not path.exists():
+    entry = _read_bounds(rules).get(key) if key is not None else None
+    if entry is None:
         return None
     try:
-        data = json.loads(path.read_text())
-        entry = data["bounds"][key]
-        if data.get("game") != rules_identity(rules):
-            return None
-        return {k: float(entry[k]) for k in ("bound", "largest", "residual", "sweeps", "seconds")}
-    except (OSError, ValueError, KeyError, TypeError):
+        return ThrowsBound(float(entry["bound"]), float(entry["largest"]), float(entry["residual"]),
+                           int(entry["sweeps"]), float(entry["seconds"]))
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -133,18 +145,11 @@ def save_bound(rules: UrRules, light: str, dark: str, tol: float, bound) -> bool
     key = _bound_key(rules, light, dark, tol)
     if key is None:
         return False
+    bounds = _read_bounds(rules)
+    bounds[key] = {"bound": bound.bound, "largest": bound.largest, "residual": bound.residual,
+                   "sweeps": bound.sweeps, "seconds": bound.seconds}
+    data = {"schema": "markov_oca.ur-bounds/1", "game": rules_identity(rules), "bounds": bounds}
     path = _bounds_file(rules)
-    try:
-        data = json.loads(path.read_text()) if path.exists() else {}
-        if data.get("game") != rules_identity(rules):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    data["schema"] = "markov_oca.ur-bounds/1"
-    data["game"] = rules_identity(rules)
-    data.setdefault("bounds", {})[key] = {"bound": bound.bound, "largest": bound.largest,
-                                          "residual": bound.residual, "sweeps": bound.sweeps,
-                                          "seconds": bound.seconds}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_files([path]) as (tmp,):
