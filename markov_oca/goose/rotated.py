@@ -1043,7 +1043,7 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
     if landings is True and N > JOINT_LANDINGS_UPTO:
         from .rotated_landings import check_landings_time
 
-        check_landings_time(rc, True)  # hours of work are refused before the pass, with their estimate
+        check_landings_time(rc)  # hours of work are refused before the pass, with their estimate
     chain = rc.chain
     n_states = rc.n_states
     timer["build"] = time.perf_counter() - t0

@@ -204,6 +204,13 @@ def rows_bytes(J: int, n: int) -> int:
     return n * (J * 7 + 8 + 8 + 8)
 
 
+def _batch(N: int, n: int, count: int, budget: int) -> tuple[int, int]:
+    """The bytes of one square's ``N`` columns over ``n`` rows (and the zero row), and the squares solved at
+    once: as many of the ``count`` as fit ``budget``, at least one, at most 64 (a row's bits of the mask)."""
+    per_square = (n + 1) * N * BYTES_PER_ENTRY
+    return per_square, int(max(1, min(64, count, budget // per_square)))
+
+
 def landing_chances(rc, st, squares, *, tol: float = 1e-12, max_sweeps: int = 5_000, period: int = 8,
                     max_bytes: int | None = None, progress: bool = False):
     """``P(seat a ever lands on squares[i])`` as an ``(N, len(squares))`` array, and a report dict
@@ -224,9 +231,7 @@ def landing_chances(rc, st, squares, *, tol: float = 1e-12, max_sweeps: int = 5_
     key_of = np.minimum(rc.square[order], rc.model.board.goal - 1).astype(np.int64)
     rows = (nxt, pn[order], rc.shift[order], c.branch_rewards["throws"][order], key_of, 1.0 / c.denom, N, rc.model)
     start = int(pos[c.init])
-    per_square = (n + 1) * N * BYTES_PER_ENTRY
-    budget = MAX_BYTES if max_bytes is None else max_bytes
-    size = int(max(1, min(64, len(squares), budget // per_square)))
+    per_square, size = _batch(N, n, len(squares), MAX_BYTES if max_bytes is None else max_bytes)
     batches = [squares[i:i + size] for i in range(0, len(squares), size)]
     out = np.zeros((N, len(squares)))
     sweeps = extrapolations = 0
@@ -301,8 +306,7 @@ SWEEPS_GUESS = 400  # sweeps to a residual of 1e-12 (77 at 2 players of oca-mode
 def landings_cost(rc, squares) -> tuple[int, float]:
     """The bytes and the estimated seconds (on two cores) of :func:`landing_chances` for ``squares``."""
     N, n, J = rc.players, rc.n_states, rc.chain.next.shape[1]
-    per_square = (n + 1) * N * BYTES_PER_ENTRY
-    size = int(max(1, min(64, len(squares), MAX_BYTES // per_square)))
+    per_square, size = _batch(N, n, len(squares), MAX_BYTES)
     branches = int((rc.chain.next[:n] >= 0).sum())
     seconds = SWEEPS_GUESS * branches * N * len(squares) * NS_PER_ENTRY / THREADS_MAX
     return per_square * size + rows_bytes(J, n), seconds
@@ -313,13 +317,11 @@ def landings_cost(rc, squares) -> tuple[int, float]:
 MAX_SECONDS = 3600.0
 
 
-def check_landings_time(rc, compute: bool) -> None:
+def check_landings_time(rc) -> None:
     """Refuse ``--landings`` in one line, with the estimate, when :func:`landings_cost` exceeds MAX_SECONDS."""
     from ..errors import TooLargeError
     from ..memory import gib
 
-    if not compute:
-        return
     squares = special_squares(rc.model.rules)
     need, secs = landings_cost(rc, squares)
     if secs > MAX_SECONDS:
