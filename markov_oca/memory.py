@@ -164,6 +164,11 @@ def set_max_memory(limit: int | str | None) -> None:
     _max_memory = parse_memory(limit) if isinstance(limit, str) else limit
 
 
+def budget_set() -> int | None:
+    """The ``--max-memory`` budget set by :func:`set_max_memory`, or None when there is none."""
+    return _max_memory
+
+
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -209,5 +214,5 @@ def check_fits(what: str, need: int, avail: int | None = None) -> None:
         raise TooLargeError(f"{what}, about {gib(need)} to build; {gib(avail)} {source}")
 
 
-__all__ = ["available_memory", "cgroup_headroom", "check_fits", "gib", "memory_budget", "parse_memory",
+__all__ = ["available_memory", "budget_set", "cgroup_headroom", "check_fits", "gib", "memory_budget", "parse_memory",
            "set_max_memory", "system_available"]

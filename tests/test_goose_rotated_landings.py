@@ -10,7 +10,7 @@ from conftest import board
 
 from markov_oca.goose.model import goose_model
 from markov_oca.goose.rotated import build_rotated, rotated_structure
-from markov_oca.goose.rotated_landings import landing_chances, landings_cost, special_squares
+from markov_oca.goose.rotated_landings import NQ, landing_chances, landings_cost, special_squares
 from markov_oca.goose.rules import load_goose
 from markov_oca.goose.solve import solve_goose
 
@@ -48,9 +48,9 @@ def test_tiny_boards_match_the_joint_chain(case, players):
     assert np.abs(got - want).max() < 1e-9
     assert rep["residual"] <= 1e-12 and rep["sweeps"] >= 1
     assert ((got >= 0) & (got <= 1 + 1e-12)).all()
-    # batches of one square each give the same chances
+    # batches of one block of NQ squares each give the same chances
     one, rep1 = _rotated_chances(rules, players, squares, max_bytes=1)
-    assert rep1["batches"] == len(squares)
+    assert rep1["batches"] == -(-len(squares) // NQ)
     assert np.abs(one - got).max() < 1e-10
 
 
@@ -91,12 +91,15 @@ def test_four_players_hook_computes_the_special_squares_when_asked():
     assert "--landings" in auto.landings_note and "estimated" in auto.landings_note
 
 
-def test_cost_grows_with_the_squares():
+def test_cost_grows_with_the_blocks_of_squares():
     rules = load_goose("oca-moderna")
     rc = build_rotated(goose_model(rules, 2))
     b1, s1 = landings_cost(rc, [6])
     b15, s15 = landings_cost(rc, special_squares(rules))
-    assert b15 > b1 > rc.n_states * 2 * 8 and s15 == pytest.approx(15 * s1)
+    b17, s17 = landings_cost(rc, list(range(1, 18)))
+    # one block of NQ squares a core: 15 squares are two blocks on two cores, 17 three (two rounds)
+    assert b17 > b15 > b1 > rc.n_states * 2 * 8
+    assert s15 == pytest.approx(s1) and s17 == pytest.approx(2 * s1)
 
 
 def test_hours_of_landings_are_refused_up_front_with_the_estimate(monkeypatch):
@@ -114,4 +117,20 @@ def test_hours_of_landings_are_refused_up_front_with_the_estimate(monkeypatch):
     # not asked for: the same chain solves, with the estimate in the note
     monkeypatch.undo()
     monkeypatch.setattr(rl, "MAX_SECONDS", 0.0)
-    assert "estimated" in solve_goose(rules, 4, landings=None).landings_note
+    note = solve_goose(rules, 4, landings=None).landings_note
+    assert "--landings would be refused" in note and "simulate" in note and "estimated" in note
+    monkeypatch.undo()
+    assert "ask for it with --landings" in solve_goose(rules, 4, landings=None).landings_note
+
+
+def test_landings_over_the_memory_budget_are_refused_with_the_estimate():
+    from markov_oca.errors import TooLargeError
+    from markov_oca.goose.rotated_landings import check_landings_cost
+
+    rules = BOARDS["occupant, waiting"]
+    rc = build_rotated(goose_model(rules, 4))
+    need, _ = landings_cost(rc, special_squares(rules))
+    check_landings_cost(rc, max_memory=2**40)  # fits
+    held = rc.chain.next.nbytes + rc.chain.pnum.nbytes
+    with pytest.raises(TooLargeError, match=r"--landings at 4 players: .* left of the budget \(--max-memory\)"):
+        check_landings_cost(rc, max_memory=held + need // 2)

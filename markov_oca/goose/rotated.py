@@ -1041,9 +1041,9 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
     t0 = time.perf_counter()
     rc = build_rotated(model, progress=progress, max_memory=max_memory)
     if landings is True and N > JOINT_LANDINGS_UPTO:
-        from .rotated_landings import check_landings_time
+        from .rotated_landings import check_landings_cost
 
-        check_landings_time(rc)  # hours of work are refused before the pass, with their estimate
+        check_landings_cost(rc, max_memory)  # hours of work, or more memory than here, refused before the pass
     chain = rc.chain
     n_states = rc.n_states
     timer["build"] = time.perf_counter() - t0

@@ -10,20 +10,23 @@ a state that cannot end give 0, as the joint chain's event solve does
 moves first). Squares are independent systems of ``N`` columns; all of them are solved
 together, a block of ``N`` columns per square, contiguous per state.
 
-The method: Gauss-Seidel sweeps over the solved states renumbered in race order (decreasing
-sum of the players' squares, then, among equal sums, a state after those it leads to: see
-:func:`race_order`), so a state's successors are mostly updated before it, with the squares
-split over the cores (each core's squares are their own systems: no shared writes). The
-changes then shrink by a steady factor per column (the long games: a player waiting in the
-prison while another bounces about the end, dies and comes round again), and every
-``period`` sweeps the rest of that geometric series is added where the last two factors
-agree. The columns are solved in batches that fit :data:`MAX_BYTES`. A sweep's largest
-change bounds its residual; the true residual ``|b + Q_E h - h|`` is computed at the end.
+The method: Gauss-Seidel sweeps over the solved states in the chain's sweep order (decreasing
+progress in buckets of 6 squares, then decreasing id: see :func:`~markov_oca.goose.rotated.build_rotated`),
+so a state's successors are mostly updated before it, and the states sharing the players after
+the mover, whose successors are the same few rows, come one after another (each row a sweep reads is
+then mostly read from cache). The squares go in blocks of :data:`NQ`, a block a core (its own system:
+no shared writes), and each state prefetches the rows :data:`AHEAD` states on
+(:mod:`markov_oca.prefetch`). The changes shrink by a steady factor per column (the long games: a
+player waiting in the prison while another bounces about the end, dies and comes round again), and
+every ``period`` sweeps the rest of that geometric series is added where the last two factors agree.
+The columns are solved in batches that fit :data:`MAX_BYTES`. A sweep's largest change bounds its
+residual; the true residual ``|b + Q_E h - h|`` is computed at the end.
 
-Measured (load average about 10, so slow): 2-player oca-moderna, 2,963 states, 30 columns:
-77 sweeps, 0.8 s of CPU, within 1.8e-12 of the joint chain; 3 players, 156,631 states, 45
-columns: 414 sweeps, 503 s of CPU, residual 8.2e-13. The sweeps grow with the players (the
-long games get longer), and so does the cost of a sweep: at 4 players this is hours.
+Measured on oca-moderna (15 special squares), quiet unless said: 2 players, 2,965 states: 77 sweeps;
+3 players, 156,631 states, 45 columns: 264 sweeps, 7.7 s (the race order, exact among equal sums:
+177 sweeps but 2.1 times slower each, as its reads jump about); 4 players, 8,105,953 states, 60
+columns, 2 blocks of 8 squares: 266 sweeps, 2.4 s each (14.2 s each in the race order without
+prefetching: about ten hours in all), 854 s with other work on the machine, 6.2 GiB of columns.
 """
 
 from __future__ import annotations
@@ -34,89 +37,90 @@ import numba
 import numpy as np
 
 from ..errors import SolverError
+from ..prefetch import prefetch
 from ..progress import progress_bar
 from .rules import special_squares
 
-THREADS_MAX = 2  # squares are split over this many cores
+THREADS_MAX = 2  # blocks of squares are split over this many cores
+NQ = 8  # squares per block: a state's row of a block is N * NQ float64 (256 bytes at four players)
 BYTES_PER_ENTRY = 12  # a float64 value and a float32 change per state and column
-MAX_BYTES = 4 * 2**30  # the columns solved at once hold at most this much (more squares: batches)
+MAX_BYTES = 8 * 2**30  # the columns solved at once hold at most this much (more squares: batches)
+AHEAD = 16  # the sweep prefetches the target rows of the state this many rows ahead
 
 # ----------------------------------------------------------------------------- kernels
 
 
-@numba.njit(cache=True, inline="always")
-def _row(s, nxt, pnum, shift, throw, mask, base, inv_denom, N, nq, q0, q1, h, acc):
-    """``acc[k nq + i] = (b + Q_E h)`` of row ``s`` for the squares ``q0:q1`` (the rest of ``acc`` untouched).
-    A branch into a row that is not solved points to the last row of ``h``, which stays zero."""
-    for k in range(N):
-        for i in range(q0, q1):
-            acc[k * nq + i] = 0.0
-    for j in range(nxt.shape[1]):
-        t = nxt[s, j]
-        if t < 0:
-            break
-        p = pnum[s, j] * inv_denom
-        d = shift[s, j]
-        for k in range(N):
-            kk = k - d
-            if kk < 0:
-                kk += N
-            for i in range(q0, q1):
-                acc[k * nq + i] += p * h[t, kk * nq + i]
-        if throw[s, j] and j < mask.shape[1]:
-            bits = mask[base, j]
-            if bits:
-                # a throw of the mover that lands on square i: column (i, 0) takes p instead of p h[t, ...]
-                kk = (N - d) % N
-                for i in range(q0, q1):
-                    if (bits >> np.uint64(i)) & np.uint64(1):
-                        acc[i] += p - p * h[t, kk * nq + i]
+@numba.njit(cache=True, nogil=True)
+def _sweep(nxt, pnum, shift, throw, key_of, mask, inv_denom, N, q0, h, delta, most, update):
+    """One Gauss-Seidel sweep over the rows in order of one block: the squares ``q0 : q0 + NQ`` of the batch
+    (``h``: ``(rows + 1, N NQ)``, column ``k NQ + i`` for square ``q0 + i`` and the player ``k`` seats after the
+    mover; the last row, where every branch into a row not solved points, stays zero). The change of each
+    entry goes to ``delta``, its largest per column to ``most``. With ``update`` false, ``h`` is left as it is
+    and ``most`` gets the true residual ``|b + Q_E h - h|`` per column instead.
 
-
-@numba.njit(cache=True, parallel=True)
-def _sweep(nxt, pnum, shift, throw, key_of, mask, inv_denom, N, nq, h, groups, delta, most):
-    """One Gauss-Seidel sweep of ``h`` (``(rows + 1, N nq)``, column ``k nq + i``: square ``i``, the player
-    ``k`` seats after the mover; rows in race order) on every core, a group of squares each (their own
-    systems). The change of each entry goes to ``delta``, its largest per column to ``most``."""
-    n_groups = groups.size - 1
-    rows = nxt.shape[0]
-    for g in numba.prange(n_groups):
-        q0, q1 = groups[g], groups[g + 1]
-        acc = np.empty(N * nq)
-        for k in range(N):
-            for i in range(q0, q1):
-                most[k * nq + i] = 0.0
-        for s in range(rows):
-            _row(s, nxt, pnum, shift, throw, mask, key_of[s], inv_denom, N, nq, q0, q1, h, acc)
+    A branch ``x -> t`` with seat shift ``d`` adds ``p h[t, (k - d) mod N]`` to column ``k`` of ``x``; a throw of
+    the mover landing on square ``i`` puts ``p`` instead of ``p h[t, ...]`` into column ``(i, 0)``."""
+    n = nxt.shape[0]
+    C = N * NQ
+    J = nxt.shape[1]
+    W = mask.shape[1]
+    acc = np.empty(C)
+    for c in range(C):
+        most[c] = 0.0
+    for s in range(n):
+        if s + AHEAD < n:
+            # the rows this sweep will read AHEAD states on: their lines arrive while this state is summed
+            for j in range(J):
+                t = nxt[s + AHEAD, j]
+                if t < 0:
+                    break
+                for b in range(0, C, 8):
+                    prefetch(h, np.uint64(t) * np.uint64(C) + np.uint64(b))
+        for c in range(C):
+            acc[c] = 0.0
+        for j in range(J):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            p = pnum[s, j] * inv_denom
+            d = shift[s, j]
+            row = h[t]
+            kk = N - d  # the column of the next mover's row that is column 0 here
+            if kk >= N:
+                kk -= N
             for k in range(N):
-                for i in range(q0, q1):
-                    c = k * nq + i
-                    ch = acc[c] - h[s, c]
-                    h[s, c] = acc[c]
-                    delta[s, c] = ch
-                    ch = abs(ch)
-                    if ch > most[c]:
-                        most[c] = ch
-
-
-@numba.njit(cache=True, parallel=True)
-def _residual(nxt, pnum, shift, throw, key_of, mask, inv_denom, N, nq, h):
-    """The largest ``|b + Q_E h - h|`` over the rows and every column."""
-    rows = nxt.shape[0]
-    n_chunks = 256
-    chunk = (rows + n_chunks - 1) // n_chunks
-    worst = np.zeros(n_chunks)
-    for q in numba.prange(n_chunks):
-        acc = np.empty(N * nq)
-        big = 0.0
-        for s in range(q * chunk, min(rows, (q + 1) * chunk)):
-            _row(s, nxt, pnum, shift, throw, mask, key_of[s], inv_denom, N, nq, 0, nq, h, acc)
-            for c in range(N * nq):
-                r = abs(acc[c] - h[s, c])
-                if r > big:
-                    big = r
-        worst[q] = big
-    return worst.max()
+                o = k * NQ
+                oo = kk * NQ
+                for i in range(NQ):
+                    acc[o + i] += p * row[oo + i]
+                kk += 1
+                if kk == N:
+                    kk = 0
+            if throw[s, j] and j < W:
+                bits = mask[key_of[s], j] >> np.uint64(q0)
+                if bits:
+                    oo = N - d
+                    if oo >= N:
+                        oo -= N
+                    oo *= NQ
+                    for i in range(NQ):
+                        if (bits >> np.uint64(i)) & np.uint64(1):
+                            acc[i] += p - p * row[oo + i]
+        hs = h[s]
+        if update:
+            ds = delta[s]
+            for c in range(C):
+                ch = acc[c] - hs[c]
+                hs[c] = acc[c]
+                ds[c] = ch
+                ch = abs(ch)
+                if ch > most[c]:
+                    most[c] = ch
+        else:
+            for c in range(C):
+                ch = abs(acc[c] - hs[c])
+                if ch > most[c]:
+                    most[c] = ch
 
 
 @numba.njit(cache=True, parallel=True)
@@ -159,43 +163,63 @@ def _masks(model, squares) -> np.ndarray:
     return mask
 
 
-def _solve_batch(rows, squares, tol, period, max_sweeps, bar, task, done):
-    """The squares of one batch: sweeps with a geometric extrapolation every ``period`` sweeps."""
+def _lambda(most: np.ndarray, before: np.ndarray, earlier: np.ndarray) -> np.ndarray:
+    """The steady factor by which each column's largest change shrinks, where the last two agree to 1%
+    (else 0: an oscillating column is left to the sweeps)."""
+    lam = np.where(before > 0, most / np.where(before > 0, before, 1.0), 0.0)
+    lam0 = np.where(earlier > 0, before / np.where(earlier > 0, earlier, 1.0), 0.0)
+    return np.where((lam > 0) & (lam < 0.99) & (np.abs(lam - lam0) <= 0.01 * lam), lam, 0.0)
+
+
+def _solve_batch(rows, squares, tol, period, max_sweeps, pool, bar, task, done):
+    """The squares of one batch, a block of NQ each on its own core: sweeps with a geometric extrapolation
+    every ``period`` sweeps, until a sweep changes no entry by more than ``tol`` and the true residual is
+    under it too. Returns the blocks' values, the sweeps, the extrapolations and the true residual."""
     from ..interrupt import check
 
     nxt, pnum, shift, throw, key_of, inv, N, model = rows
-    nq = len(squares)
     mask = _masks(model, squares)
     n = nxt.shape[0]
-    h = np.zeros((n + 1, N * nq))
-    delta = np.zeros((n, N * nq), np.float32)
-    n_groups = min(THREADS_MAX, nq)
-    groups = np.linspace(0, nq, n_groups + 1).round().astype(np.int64)
-    most = np.zeros(N * nq)
-    before = np.zeros(N * nq)
-    earlier = np.zeros(N * nq)
+    C = N * NQ
+    blocks = [NQ * b for b in range((len(squares) + NQ - 1) // NQ)]
+    h = [np.zeros((n + 1, C)) for _ in blocks]
+    delta = [np.zeros((n, C), np.float32) for _ in blocks]
+    most = [np.zeros(C) for _ in blocks]
+    before = [np.zeros(C) for _ in blocks]
+    earlier = [np.zeros(C) for _ in blocks]
+
+    def sweep(update: bool) -> float:
+        jobs = [(nxt, pnum, shift, throw, key_of, mask, inv, N, q0, h[b], delta[b], most[b], update)
+                for b, q0 in enumerate(blocks)]
+        list(pool.map(lambda a: _sweep(*a), jobs))
+        return max(float(m.max()) for m in most)
+
     sweeps = extrapolations = 0
     residual = np.inf
     while sweeps < max_sweeps:
-        _sweep(nxt, pnum, shift, throw, key_of, mask, inv, N, nq, h, groups, delta, most)
+        change = sweep(True)
         sweeps += 1
         bar.update(task, completed=done + sweeps)
         check()
-        if most.max() <= tol:
+        if not np.isfinite(change):
+            raise SolverError(f"chance of ever landing: the sweeps diverged (a change of {change} at sweep {sweeps})")
+        if change <= tol:
             # a sweep's largest change bounds its residual from above; the true one is computed
-            residual = float(_residual(nxt, pnum, shift, throw, key_of, mask, inv, N, nq, h))
+            residual = sweep(False)
+            if not np.isfinite(residual):
+                raise SolverError(f"chance of ever landing: residual {residual} after {sweeps} sweeps")
             if residual <= tol:
                 break
         elif sweeps % period == 0 and sweeps >= 2 * period:
             # the changes shrink by a steady factor per column: add the rest of the geometric series
-            # (only where the last two ratios agree to 1%: an oscillating column is left to the sweeps)
-            lam = np.where(before > 0, most / np.where(before > 0, before, 1.0), 0.0)
-            lam0 = np.where(earlier > 0, before / np.where(earlier > 0, earlier, 1.0), 0.0)
-            lam = np.where((lam > 0) & (lam < 0.99) & (np.abs(lam - lam0) <= 0.01 * lam), lam, 0.0)
-            _extrapolate(h, delta, lam / (1.0 - lam))
+            for b in range(len(blocks)):
+                lam = _lambda(most[b], before[b], earlier[b])
+                if lam.any():
+                    _extrapolate(h[b], delta[b], lam / (1.0 - lam))
             extrapolations += 1
-        earlier[:] = before
-        before[:] = most
+        for b in range(len(blocks)):
+            earlier[b][:] = before[b]
+            before[b][:] = most[b]
     return h, sweeps, extrapolations, residual
 
 
@@ -205,24 +229,28 @@ def rows_bytes(J: int, n: int) -> int:
 
 
 def _batch(N: int, n: int, count: int, budget: int) -> tuple[int, int]:
-    """The bytes of one square's ``N`` columns over ``n`` rows (and the zero row), and the squares solved at
-    once: as many of the ``count`` as fit ``budget``, at least one, at most 64 (a row's bits of the mask)."""
-    per_square = (n + 1) * N * BYTES_PER_ENTRY
-    return per_square, int(max(1, min(64, count, budget // per_square)))
+    """The bytes of one block's ``N NQ`` columns over ``n`` rows (and the zero row), and the squares solved at
+    once: whole blocks of NQ, as many of the ``count`` as fit ``budget``, at least one block, at most 64 (a
+    row's bits of the mask)."""
+    per_block = (n + 1) * N * NQ * BYTES_PER_ENTRY
+    blocks = max(1, min(64 // NQ, -(-count // NQ), budget // per_block))
+    return per_block, int(min(count, blocks * NQ))
 
 
 def landing_chances(rc, st, squares, *, tol: float = 1e-12, max_sweeps: int = 5_000, period: int = 8,
                     max_bytes: int | None = None, progress: bool = False):
     """``P(seat a ever lands on squares[i])`` as an ``(N, len(squares))`` array, and a report dict
     (sweeps, extrapolations, batches, the largest true residual, seconds, bytes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     squares = list(squares)
     c = rc.chain
     N = rc.players
     t0 = time.perf_counter()
-    order = race_order(rc)
+    order = c.order()
     order = order[st.transient[order]]
     n = order.size
-    # the solved rows renumbered in race order (sequential sweeps), every other target sent to a zero row
+    # the solved rows renumbered in sweep order, every other target sent to a zero row
     pos = np.full(c.n, -1, np.int64)
     pos[order] = np.arange(n)
     nxt = np.empty((n, c.next.shape[1]), np.int32)
@@ -231,85 +259,61 @@ def landing_chances(rc, st, squares, *, tol: float = 1e-12, max_sweeps: int = 5_
     key_of = np.minimum(rc.square[order], rc.model.board.goal - 1).astype(np.int64)
     rows = (nxt, pn[order], rc.shift[order], c.branch_rewards["throws"][order], key_of, 1.0 / c.denom, N, rc.model)
     start = int(pos[c.init])
-    per_square, size = _batch(N, n, len(squares), MAX_BYTES if max_bytes is None else max_bytes)
+    per_block, size = _batch(N, n, len(squares), MAX_BYTES if max_bytes is None else max_bytes)
     batches = [squares[i:i + size] for i in range(0, len(squares), size)]
     out = np.zeros((N, len(squares)))
     sweeps = extrapolations = 0
     residual = 0.0
-    with progress_bar(progress) as bar:
-        task = bar.add_task(f"chance of ever landing: {len(squares)} squares x {N} seats, {n:,} states", total=None)
-        col = 0
-        for batch in batches:
-            h, sw, ex, res = _solve_batch(rows, batch, tol, period, max_sweeps, bar, task, sweeps)
-            if start >= 0:
-                out[:, col:col + len(batch)] = h[start].reshape(N, len(batch))
-            del h
-            col += len(batch)
-            sweeps += sw
-            extrapolations += ex
-            residual = max(residual, res)
+    pool = ThreadPoolExecutor(THREADS_MAX)
+    try:
+        with progress_bar(progress) as bar:
+            task = bar.add_task(f"chance of ever landing: {len(squares)} squares x {N} seats, {n:,} states",
+                                total=None)
+            col = 0
+            for batch in batches:
+                h, sw, ex, res = _solve_batch(rows, batch, tol, period, max_sweeps, pool, bar, task, sweeps)
+                if start >= 0:
+                    got = np.concatenate([x[start].reshape(N, NQ) for x in h], axis=1)
+                    out[:, col:col + len(batch)] = got[:, :len(batch)]
+                del h
+                col += len(batch)
+                sweeps += sw
+                extrapolations += ex
+                residual = max(residual, res)
+    finally:
+        pool.shutdown()
     if not residual <= 1e-9:
         raise SolverError(f"chance of ever landing: residual {residual:.3g} after {sweeps} sweeps")
+    blocks = -(-size // NQ)
     return out, {"sweeps": sweeps, "extrapolations": extrapolations, "batches": len(batches),
                  "residual": residual, "seconds": time.perf_counter() - t0,
-                 "bytes": per_square * size + rows_bytes(c.next.shape[1], n), "states": n,
+                 "bytes": per_block * blocks + rows_bytes(c.next.shape[1], n), "states": n,
                  "columns": N * len(squares)}
-
-
-@numba.njit(cache=True)
-def _levels(nxt, key, n_states, most):
-    """Per state, the longest chain of branches within its own ``key`` (capped at ``most``, so cycles stop)."""
-    lev = np.zeros(n_states, np.int32)
-    for _ in range(most):
-        changed = False
-        for s in range(n_states):
-            best = 0
-            for j in range(nxt.shape[1]):
-                t = nxt[s, j]
-                if t < 0:
-                    break
-                if t < n_states and t != s and key[t] == key[s]:
-                    x = lev[t] + 1
-                    if x > best:
-                        best = x
-            if best > most:
-                best = most
-            if best != lev[s]:
-                lev[s] = best
-                changed = True
-        if not changed:
-            break
-    return lev
-
-
-def race_order(rc, most: int = 16) -> np.ndarray:
-    """States in decreasing sum of every player's square, then, among equal sums, a state after those it
-    leads to (longest chain within the sum, capped at ``most``), then by decreasing id."""
-    m = rc.model
-    ns, N, L = rc.n_states, rc.players, m.n_local
-    ids = rc.chain.state_ids
-    total = np.zeros(ns, np.int64)
-    rest = ids.copy()
-    for _ in range(N):
-        total += m.local.square[rest % L]
-        rest //= L
-    lev = _levels(rc.chain.next, total, ns, most)
-    return np.lexsort((-ids, lev, -total)).astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- what solve states
 
-NS_PER_ENTRY = 3.6e-8  # CPU seconds a sweep spends per branch and column (4-player oca-moderna, load average 7-10)
-SWEEPS_GUESS = 400  # sweeps to a residual of 1e-12 (77 at 2 players of oca-moderna, 414 at 3 players)
+NS_PER_ENTRY = 1.0e-9  # seconds a core's sweep spends per branch and column (4-player oca-moderna, quiet: 0.93)
+SWEEPS_GUESS = 300  # sweeps to a residual of 1e-12 (77 at 2 players of oca-moderna, 264 at 3, SWEEPS_4 at 4)
+
+
+def _rounds(count: int, size: int) -> int:
+    """The sweeps' rounds on THREADS_MAX cores for ``count`` squares in batches of ``size``: a block a core."""
+    def rounds(squares: int) -> int:
+        blocks = -(-squares // NQ)
+        return -(-blocks // THREADS_MAX)
+
+    full, last = divmod(count, size)
+    return full * rounds(size) + (rounds(last) if last else 0)
 
 
 def landings_cost(rc, squares) -> tuple[int, float]:
     """The bytes and the estimated seconds (on two cores) of :func:`landing_chances` for ``squares``."""
     N, n, J = rc.players, rc.n_states, rc.chain.next.shape[1]
-    per_square, size = _batch(N, n, len(squares), MAX_BYTES)
+    per_block, size = _batch(N, n, len(squares), MAX_BYTES)
     branches = int((rc.chain.next[:n] >= 0).sum())
-    seconds = SWEEPS_GUESS * branches * N * len(squares) * NS_PER_ENTRY / THREADS_MAX
-    return per_square * size + rows_bytes(J, n), seconds
+    seconds = SWEEPS_GUESS * branches * N * NQ * NS_PER_ENTRY * _rounds(len(squares), size)
+    return per_block * -(-size // NQ) + rows_bytes(J, n), seconds
 
 
 # Asked for explicitly, the chances of ever landing are refused up front (right after the build, before the
@@ -317,19 +321,31 @@ def landings_cost(rc, squares) -> tuple[int, float]:
 MAX_SECONDS = 3600.0
 
 
-def check_landings_time(rc) -> None:
-    """Refuse ``--landings`` in one line, with the estimate, when :func:`landings_cost` exceeds MAX_SECONDS."""
+def check_landings_cost(rc, max_memory: int | None = None) -> None:
+    """Refuse ``--landings`` in one line, with the estimate, when :func:`landings_cost` exceeds MAX_SECONDS or
+    the memory at hand: what the budget (``max_memory``, else ``--max-memory``) leaves once the chain built is
+    counted in it, else :func:`~markov_oca.memory.memory_budget` now that the chain is built."""
     from ..errors import TooLargeError
-    from ..memory import gib
+    from ..memory import budget_set, gib, memory_budget
 
     squares = special_squares(rc.model.rules)
     need, secs = landings_cost(rc, squares)
+    what = (f"--landings at {rc.players} players: the chance of ever landing is a backward solve of "
+            f"{rc.players * len(squares)} columns over {rc.n_states:,} states, estimated at ")
     if secs > MAX_SECONDS:
         raise TooLargeError(
-            f"--landings at {rc.players} players: the chance of ever landing is a backward solve of "
-            f"{rc.players * len(squares)} columns over {rc.n_states:,} states, estimated at {secs / 3600:.1f} h and "
-            f"{gib(need)} here (limit {MAX_SECONDS / 3600:.0f} h); drop --landings for every other figure, or "
-            "estimate the chances with `markov-oca simulate`")
+            f"{what}{secs / 3600:.1f} h and {gib(need)} here (limit {MAX_SECONDS / 3600:.0f} h); drop --landings "
+            "for every other figure, or estimate the chances with `markov-oca simulate`")
+    budget = max_memory if max_memory is not None else budget_set()
+    if budget is not None:
+        held = sum(a.nbytes for a in (rc.chain.next, rc.chain.pnum, rc.shift, rc.stake, rc.place, rc.lead, rc.square,
+                                      rc.chain.branch_rewards["throws"], rc.chain.state_ids))
+        avail, source = budget - held, "left of the budget (--max-memory) once the chain is built"
+    else:
+        avail, source = memory_budget(), "available once the chain is built"
+    if need > avail:
+        raise TooLargeError(f"{what}{gib(need)} and {secs / 60:.0f} min; {gib(max(avail, 0))} {source}; drop "
+                            "--landings for every other figure, or estimate the chances with `markov-oca simulate`")
 
 
 def ever_landing(rc, st, landing_list, *, compute: bool, progress: bool = False):
@@ -344,18 +360,21 @@ def ever_landing(rc, st, landing_list, *, compute: bool, progress: bool = False)
     N, n = rc.players, rc.n_states
     if not compute:
         need, secs = landings_cost(rc, squares)
-        return landing_list, (
-            f"chance of ever landing not computed at {N} players: ask for it with --landings (a backward solve "
-            f"of {N * len(squares)} columns, a square and seat each, over {n:,} states: about {gib(need)} and "
-            f"{secs / 60:.0f} min here, estimated); the expected landings are computed from the visits"), None
+        what = (f"a backward solve of {N * len(squares)} columns, a square and seat each, over {n:,} states: about "
+                f"{gib(need)} and {secs / 60:.0f} min here, estimated")
+        how = (f"ask for it with --landings ({what})" if secs <= MAX_SECONDS else
+               f"--landings would be refused ({what}, over the limit of {MAX_SECONDS / 3600:.0f} h): estimate the "
+               "chances with `markov-oca simulate`")
+        return landing_list, (f"chance of ever landing not computed at {N} players: {how}; the expected landings "
+                              "are computed from the visits"), None
     chances, rep = landing_chances(rc, st, squares, progress=progress)
     at = {q: i for i, q in enumerate(squares)}
     out = [Landing(x.seat, x.square, float(chances[x.seat - 1, at[x.square]]) if x.square in at else x.chance,
                    x.expected) for x in landing_list]
     note = (f"chance of ever landing computed for the {len(squares)} special squares only (the others: null): "
-            f"Gauss-Seidel sweeps in race order with a geometric extrapolation, {rep['columns']} columns (square "
+            f"Gauss-Seidel sweeps in progress order with a geometric extrapolation, {rep['columns']} columns (square "
             f"x seat) over {rep['states']:,} states in {rep['batches']} batch(es), {gib(rep['bytes'])}, "
             f"{rep['sweeps']} sweeps, {rep['seconds']:.0f} s, true residual {rep['residual']:.1e}")
-    report = SolveReport(f"Gauss-Seidel sweeps in race order, extrapolated, {rep['columns']} landing columns",
+    report = SolveReport(f"Gauss-Seidel sweeps in progress order, extrapolated, {rep['columns']} landing columns",
                          rep["residual"], rep["sweeps"])
     return out, note, report
