@@ -119,3 +119,36 @@ def test_bound_kept_beside_the_table_and_read_back(two, monkeypatch, tmp_path):
     (tmp_path / next(p.name for p in tmp_path.glob("*.bounds.json"))).write_text("{not json")
     assert saved_bound(rules, "greedy", "random", tol) is None  # unreadable: swept again, not an error
     assert ur_solve.solve_ur(rules, "greedy", "random", method="sweeps", tail=1e-5).timings["throws_bound"] > 0.0
+
+
+def test_table_solve_keeps_the_optimal_pairs_bound_for_solve_ur(monkeypatch, tmp_path):
+    # `ur solve` (into the table folder) sweeps the optimal pair's bound on the table it wrote and keeps it:
+    # the next `solve ur` optimal against optimal reads it back, with the same bound as a sweep of its own
+    import json
+
+    from typer.testing import CliRunner
+
+    from markov_oca.ur.commands import app
+    from markov_oca.ur.table import saved_bound
+
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    monkeypatch.setattr(ur_solve, "THROWS_BOUND_PIECES", 2)
+    monkeypatch.setattr(ur_solve, "PUSH_SUMS_TAIL", 1e-5)
+    rules = load_ur("ur", {"pieces": 2})
+    res = CliRunner().invoke(app, ["solve", "--pieces", "2", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    b = json.loads(res.output)["throws_bound"]
+    assert b["kept"] and b["bound"] >= b["largest"] > 1.0 and b["residual"] < 1.0
+    kept = saved_bound(rules, "optimal", "optimal", ur_solve.THROWS_BOUND_TOL)
+    assert kept is not None and kept.bound == b["bound"]
+    got = ur_solve.solve_ur(rules, "optimal", "optimal", method="sweeps", tail=1e-5)
+    assert got.timings["throws_bound"] == 0.0 and got.solver[0]["bound"] == b["bound"]
+    table = np.load(next(tmp_path.glob("*.npy")))
+    own = throws_bound(rules, "optimal", "optimal", table, tol=ur_solve.THROWS_BOUND_TOL)
+    assert own.bound == pytest.approx(b["bound"], rel=1e-12)
+    # below THROWS_BOUND_PIECES, or with --no-bound, none is swept
+    res = CliRunner().invoke(app, ["solve", "--pieces", "1", "--format", "json"])
+    assert res.exit_code == 0 and json.loads(res.output)["throws_bound"] is None
+    res = CliRunner().invoke(app, ["solve", "--pieces", "2", "--no-bound", "--format", "json"])
+    assert res.exit_code == 0 and "throws_bound" not in json.loads(res.output)

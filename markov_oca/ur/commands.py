@@ -58,6 +58,9 @@ def solve(
                                "gs or jacobi"),
     order: str = typer.Option("progress", "--order", help="order of a layer's sweep: progress, rank or reverse"),
     residual: bool = typer.Option(True, "--residual/--no-residual", help="a final full Bellman pass"),
+    bound: bool = typer.Option(True, "--bound/--no-bound", help="from 6 pieces, also sweep the bound on the "
+                               "throws to come under optimal play by both and keep it beside the table (for "
+                               "`solve ur`; a table saved elsewhere with --table gets none)"),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
 ) -> None:
     """Solve the whole game under optimal play, layer by layer, and save the table once."""
@@ -92,15 +95,42 @@ def solve(
     d = {"schema": "markov_oca.ur-solve/1", "rules": r.name, "pieces": r.pieces, "positions": UrSpace(r.pieces).size,
          "first_player": first, "residual": sol.residual, "seconds": sol.seconds, "sweeps": sol.sweeps,
          "table": str(out), "layers": [s.to_dict() for s in sol.layers]}
+    seconds, n_layers, sweeps, final = sol.seconds, len(sol.layers), sol.sweeps, sol.residual
+    del sol  # the values are read back from the table, memory-mapped, if the bound needs them
+    if bound:
+        d["throws_bound"] = _keep_bound(r, out)
     if fmt is Format.json:
         typer.echo(json.dumps(d, indent=1))
         return
-    typer.echo(f"{r.name} with {r.pieces} pieces: {d['positions']:,} positions solved in {sol.seconds:.1f} s "
-               f"({len(sol.layers)} layers, {sol.sweeps} sweeps)")
-    if sol.residual is not None:
-        typer.echo(f"final full Bellman pass: residual {sol.residual:.2e}")
+    typer.echo(f"{r.name} with {r.pieces} pieces: {d['positions']:,} positions solved in {seconds:.1f} s "
+               f"({n_layers} layers, {sweeps} sweeps)")
+    if final is not None:
+        typer.echo(f"final full Bellman pass: residual {final:.2e}")
     typer.echo(f"light (moves first) wins with {first:.12f} under optimal play")
     typer.echo(f"table: {out}")
+    if d.get("throws_bound"):
+        b = d["throws_bound"]
+        typer.echo(f"bound on the throws to come (optimal against optimal): {b['bound']:.3f}, {b['sweeps']} sweeps "
+                   f"in {b['seconds']:.0f} s, kept beside the table")
+
+
+def _keep_bound(r, out: Path) -> dict | None:
+    """From THROWS_BOUND_PIECES pieces, the bound on the throws to come under optimal play by both, swept on
+    the table just written and kept beside it (:func:`.table.save_bound`), so that ``solve ur`` optimal against
+    optimal does not sweep it; None below that, or for a table saved away from the table folder."""
+    from .solve import THROWS_BOUND_PIECES, THROWS_BOUND_TOL
+    from .sweeps import throws_bound
+    from .table import find_table, save_bound, table_path
+
+    if r.pieces < THROWS_BOUND_PIECES or out.resolve() != table_path(r).resolve():
+        return None
+    found = find_table(r)
+    if found is None:
+        return None
+    b = throws_bound(r, "optimal", "optimal", found[0], tol=THROWS_BOUND_TOL, progress=True)
+    kept = save_bound(r, "optimal", "optimal", THROWS_BOUND_TOL, b)
+    return {"bound": b.bound, "largest": b.largest, "residual": b.residual, "sweeps": b.sweeps,
+            "seconds": b.seconds, "kept": kept}
 
 
 @app.command("export-table")
