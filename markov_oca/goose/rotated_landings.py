@@ -25,8 +25,8 @@ residual; the true residual ``|b + Q_E h - h|`` is computed at the end.
 Measured on oca-moderna (15 special squares), quiet unless said: 2 players, 2,965 states: 77 sweeps;
 3 players, 156,631 states, 45 columns: 264 sweeps, 7.7 s (the race order, exact among equal sums:
 177 sweeps but 2.1 times slower each, as its reads jump about); 4 players, 8,105,953 states, 60
-columns, 2 blocks of 8 squares: 266 sweeps, 2.4 s each (14.2 s each in the race order without
-prefetching: about ten hours in all), 854 s with other work on the machine, 6.2 GiB of columns.
+columns, 2 blocks of 8 squares: 266 sweeps, 2.1-2.4 s each (14.2 s each in the race order without
+prefetching: about ten hours in all), 566 s, 6.7 GiB with the renumbered rows (docs/scale.md).
 """
 
 from __future__ import annotations

@@ -98,7 +98,11 @@ def solve(
     seconds, n_layers, sweeps, final = sol.seconds, len(sol.layers), sol.sweeps, sol.residual
     del sol  # the values are read back from the table, memory-mapped, if the bound needs them
     if bound:
-        d["throws_bound"] = _keep_bound(r, out)
+        try:
+            d["throws_bound"] = _keep_bound(r, out)
+        except (RulesError, TooLargeError, ValueError, OSError) as exc:  # the table is saved: say so, go on
+            d["throws_bound"] = None
+            typer.echo(f"the bound on the throws to come was not kept ({exc}); `solve ur` will sweep it", err=True)
     if fmt is Format.json:
         typer.echo(json.dumps(d, indent=1))
         return
