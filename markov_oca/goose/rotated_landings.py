@@ -85,9 +85,10 @@ def _sweep(nxt, pnum, shift, throw, key_of, mask, inv_denom, N, q0, h, delta, mo
             p = pnum[s, j] * inv_denom
             d = shift[s, j]
             row = h[t]
-            kk = N - d  # the column of the next mover's row that is column 0 here
-            if kk >= N:
-                kk -= N
+            k0 = N - d  # the column of the next mover's row that is column 0 here
+            if k0 >= N:
+                k0 -= N
+            kk = k0
             for k in range(N):
                 o = k * NQ
                 oo = kk * NQ
@@ -99,10 +100,7 @@ def _sweep(nxt, pnum, shift, throw, key_of, mask, inv_denom, N, q0, h, delta, mo
             if throw[s, j] and j < W:
                 bits = mask[key_of[s], j] >> np.uint64(q0)
                 if bits:
-                    oo = N - d
-                    if oo >= N:
-                        oo -= N
-                    oo *= NQ
+                    oo = k0 * NQ
                     for i in range(NQ):
                         if (bits >> np.uint64(i)) & np.uint64(1):
                             acc[i] += p - p * row[oo + i]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
@@ -133,8 +134,7 @@ def _keep_bound(r, out: Path) -> dict | None:
         return None
     b = throws_bound(r, "optimal", "optimal", found[0], tol=THROWS_BOUND_TOL, progress=True)
     kept = save_bound(r, "optimal", "optimal", THROWS_BOUND_TOL, b)
-    return {"bound": b.bound, "largest": b.largest, "residual": b.residual, "sweeps": b.sweeps,
-            "seconds": b.seconds, "kept": kept}
+    return {**asdict(b), "kept": kept}
 
 
 @app.command("export-table")

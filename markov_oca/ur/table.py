@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -146,8 +146,7 @@ def save_bound(rules: UrRules, light: str, dark: str, tol: float, bound) -> bool
     if key is None:
         return False
     bounds = _read_bounds(rules)
-    bounds[key] = {"bound": bound.bound, "largest": bound.largest, "residual": bound.residual,
-                   "sweeps": bound.sweeps, "seconds": bound.seconds}
+    bounds[key] = asdict(bound)
     data = {"schema": "markov_oca.ur-bounds/1", "game": rules_identity(rules), "bounds": bounds}
     path = _bounds_file(rules)
     try:
