@@ -39,7 +39,8 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from markov_oca import build
-from markov_oca.anychain import analyse, from_matrix, from_triples
+from markov_oca.analysis.build import from_matrix, from_triples
+from markov_oca.analysis.general import analyse
 
 
 def gamblers_ruin(target: int, win: Fraction | float, start: int):

@@ -37,8 +37,8 @@ def report(name: str, chain, ex, t_build: float, t_exact: float, gaps: dict[str,
 
 
 def bench_sl48() -> None:
+    from markov_oca.analysis.exact import ExactChain
     from markov_oca.api import build
-    from markov_oca.exact import ExactChain
 
     t0 = time.perf_counter()
     chain = build(ROOT / "examples" / "snakes_and_ladders_48.toml", players=2)
@@ -56,8 +56,8 @@ def bench_sl48() -> None:
 
 
 def bench_goose(name: str) -> None:
+    from markov_oca.analysis.exact import ExactChain
     from markov_oca.api import build
-    from markov_oca.exact import ExactChain
 
     t0 = time.perf_counter()
     chain = build(name, players=2)
@@ -83,7 +83,7 @@ def bench_goose(name: str) -> None:
 
 
 def bench_ur() -> None:
-    from markov_oca.exact import ExactChain
+    from markov_oca.analysis.exact import ExactChain
     from markov_oca.ur.chain import ur_chain
     from markov_oca.ur.optimal import solve_optimal
     from markov_oca.ur.rules import load_ur

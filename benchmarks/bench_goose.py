@@ -17,7 +17,7 @@ import resource
 import time
 
 import markov_oca
-from markov_oca.results import analyse
+from markov_oca.engine.race import analyse
 
 
 def peak_mb() -> float:

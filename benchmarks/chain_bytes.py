@@ -34,14 +34,14 @@ CASES = ["goose:oca-moderna:2", "goose:oca-moderna:3", "goose:oca-tradicional:3"
 
 
 def child(case: str) -> dict:
-    from markov_oca.memory import BASE_BYTES
+    from markov_oca.core.memory import BASE_BYTES
 
     kind, *rest = case.split(":")
     t0 = time.perf_counter()
     if kind == "goose":
+        from markov_oca.engine.race import analyse
         from markov_oca.goose.model import goose_model
         from markov_oca.goose.rules import load_goose
-        from markov_oca.results import analyse
 
         rules = load_goose(rest[0])
         m = goose_model(rules, int(rest[1]))

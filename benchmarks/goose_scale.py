@@ -86,7 +86,7 @@ def storm_run(m) -> dict:
         import stormpy
     except ImportError:
         return {}
-    from markov_oca.export import write_explicit
+    from markov_oca.io.explicit import write_explicit
 
     chain = m.build()
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,7 +145,7 @@ def turns_run(rules_name: str, players: int, turns: int) -> None:
     """The forward pass's cost a turn: ``turns`` turns of the 4-player pass, one part then two, with each
     kernel's wall time and CPU time (``thread_time`` of the thread that ran it), summed over the parts, per
     turn. The pass stops short of its residual on purpose (its SolverError is expected)."""
-    from markov_oca.errors import SolverError
+    from markov_oca.core.errors import SolverError
     from markov_oca.goose import rotated as R
     from markov_oca.goose.model import goose_model
     from markov_oca.goose.rules import load_goose

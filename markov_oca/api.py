@@ -12,19 +12,20 @@ knows which game it serves. A family's settings (goose: ``players``, ``exact``,
 from __future__ import annotations
 
 import contextlib
-import csv
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from .atomic import atomic_write
-from .chain import Chain
-from .errors import RulesError
-from .family import Family, family_named, family_of_rules, prepare, read_rules
-from .rulefile import read_toml, resolve_source, shipped_names
+from .analysis.chain import Chain
+from .analysis.crosscheck import CrosscheckResult, ExactAnswer, compare
+from .core.atomic import atomic_write
+from .core.errors import RulesError
+from .core.rulefile import read_toml, resolve_source, shipped_names
+from .engine.family import Family, family_named, family_of_rules, prepare, read_rules
+from .engine.page import write_page
+from .io.results import _GameWriter, _seat_number, read_results
+from .io.write import FILE_LIMIT, FORMATS, write_chain
 
 #: The length distribution is carried until this much probability is left (``solve``'s ``tail``). The
 #: expectations do not depend on it: each engine goes on (or solves) until its own residual is met.
@@ -242,43 +243,192 @@ def simulate(rules: Any, players: int | None = None, games: int = 100_000, *, se
         return fam.simulate(play, games, seed=seed, turn_limit=turn_limit, on_batch=writer, progress=progress)
 
 
-def _seat_number(outcome: str) -> str:
-    """``seat 3 wins`` -> ``3``; an outcome of several seats keeps its name (``seats 1 and 2 tie``)."""
-    m = re.fullmatch(r"seat (\d+) (wins|last)", outcome)
-    return m.group(1) if m else outcome
 
 
-class _GameWriter:
-    """Writes simulated games, one row each, as they stream out of the simulator.
-
-    ``winner`` is the outcome's number (1, 2, ...: the seat, or with ``until = "last"`` the
-    seat that came last), or its name where it is not one seat (``seats 1 and 2 tie``), or
-    empty / null for a game not over at the turn limit. ``throws`` is left out where the
-    simulator does not count them (the points game).
-    """
-
-    def __init__(self, file: IO[str], jsonl: bool, labels: list[str] | None, throws: bool):
-        self.file, self.jsonl, self.labels, self.throws = file, jsonl, labels, throws
-        if not jsonl:
-            self.csv = csv.writer(file, lineterminator="\n")
-            self.csv.writerow(["winner", "turns", "throws"] if throws else ["winner", "turns"])
-
-    def __call__(self, winner, turns, throws) -> None:
-        out = []
-        for w, t, th in zip(winner.tolist(), turns.tolist(), throws.tolist(), strict=True):
-            label = "" if w < 0 else (self.labels[w] if self.labels else str(w + 1))
-            if self.jsonl:
-                row = {"winner": (int(label) if label.isdigit() else label) if label else None, "turns": t}
-                if self.throws:
-                    row["throws"] = th
-                out.append(json.dumps(row) + "\n")
-            else:
-                out.append([label, t, th] if self.throws else [label, t])
-        if self.jsonl:
-            self.file.writelines(out)
-        else:
-            self.csv.writerows(out)
 
 
 __all__ = ["Explained", "build", "explain", "family", "load", "read_toml", "resolve_source", "simulate", "solve",
            "variants"]
+
+
+def exact_answer(rules: Any, players: int | None = None, *, tail: float = 1e-10, progress: bool = False,
+                 **settings: Any) -> ExactAnswer:
+    """The exact answer a sample is tested against: the family's own (``Family.exact_answer``).
+
+    ``rules`` are loaded rules or a rule set's name or path; ``settings`` are the family's
+    settings for ``crosscheck`` (Ur: ``light``, ``dark``); goose boards also take
+    ``landings`` (``None``: for chains of up to 20,000 states).
+
+    Example
+    -------
+    >>> from markov_oca import load
+    >>> a = exact_answer(load("oca-moderna"), 1, landings=False)
+    >>> a.seats, round(a.length.mean(), 4)
+    (['seat 1'], 22.431)
+    """
+    from .engine.family import prepare
+
+    extra = {"landings": settings.pop("landings")} if "landings" in settings else {}
+    play = prepare(rules, "crosscheck", players=players, **settings)
+    return play.family.exact_answer(play, tail=tail, progress=progress, **extra)
+
+
+def crosscheck(rules: Any, players: int | None = None, *, games: int = 1_000_000, seed: int = 0,
+               results: str | Path | None = None, turn_limit: int | None = None,
+               options: Mapping[str, Any] | None = None, simulate_options: Mapping[str, Any] | None = None,
+               alpha: float = 0.01, progress: bool = False, **settings: Any) -> CrosscheckResult:
+    """Simulate (or read) games of a rule set and test them against its exact chain.
+
+    Parameters
+    ----------
+    rules : str or Path
+        A shipped rule set or a TOML file, of any family.
+    players : int, optional
+        The number of players, for families that take it (default: the rule set's).
+    games, seed : int
+        The simulation's size and seed (ignored with ``results``).
+    results : path, optional
+        Someone else's games (see :func:`read_results`) instead of our simulator.
+    turn_limit : int, optional
+        Where simulated games are cut off as unfinished (default: the turn after
+        which less than 1e-10 of the games that end are left).
+    options, simulate_options : mapping
+        Rule options for both sides, and extra ones for the simulated games only
+        (a deliberately wrong simulation, to see the check fail).
+    **settings
+        The family's other settings for ``crosscheck`` (Ur: ``pieces``, ``light``, ``dark``,
+        whose policies default to ``random`` here; points: ``bet``). A setting the family does
+        not take is a :class:`~markov_oca.errors.RulesError`.
+    alpha : float
+        Family-wise error rate of the verdict, Holm-corrected.
+
+    Returns
+    -------
+    CrosscheckResult
+
+    Example
+    -------
+    >>> r = crosscheck("oca-moderna", players=1, games=20_000, seed=1)
+    >>> r.passed
+    True
+    """
+    import time
+
+    from .engine.family import prepare
+
+    settings["players"] = players
+    if games < 1:
+        raise RulesError(f"--games must be at least 1, got {games}")
+    if not 0 < alpha < 1:
+        raise RulesError(f"--alpha must be between 0 and 1, got {alpha}")
+    if turn_limit is not None and turn_limit < 1:
+        raise RulesError(f"--turn-limit must be at least 1, got {turn_limit}")
+    timer: dict[str, float] = {}
+    opts = dict(options or {})
+    sim_opts = {**opts, **dict(simulate_options or {})}
+    play = prepare(rules, "crosscheck", opts, **settings)
+    sim_play = prepare(rules, "crosscheck", sim_opts, **settings) if isinstance(rules, (str, Path)) else play
+    fam = play.family
+    t0 = time.perf_counter()
+    exact = fam.exact_answer(play, tail=1e-10, progress=progress)
+    timer["exact"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    if results is not None:
+        sample = read_results(results, exact, turn_limit)
+        source = str(results)
+    else:
+        limit = exact.horizon if turn_limit is None else turn_limit
+        sample = fam.simulate(sim_play, games, seed=seed, turn_limit=limit, progress=progress, **exact.simulate_with)
+        source = f"markov_oca simulator, seed {seed}"
+    timer["sample"] = time.perf_counter() - t1
+    out = compare(exact, sample, alpha=alpha, source=source, players=len(exact.seats))
+    out.simulated_options = {} if results is not None else {k: v for k, v in sim_opts.items() if opts.get(k) != v}
+    out.setting = fam.describe_play(play)
+    out.timings = timer
+    return out
+
+
+def export(rules: Any, players: int | None, fmt: str, out: str | Path, *,
+           options: Mapping[str, Any] | None = None, max_states: int | None = FILE_LIMIT,
+           progress: bool = False, **settings: Any) -> list[Path]:
+    """Build a rule set's chain and write it: the command line's ``export``.
+
+    Parameters
+    ----------
+    rules : str, Path or loaded rules
+        A shipped rule set's name or a TOML file, of any family.
+    players : int or None
+        The number of players, for families that take it (the rule set's default when None).
+    fmt : str
+        One of :data:`FORMATS`.
+    out : str or Path
+        The file, or for ``prism`` and ``storm`` the stem (see :func:`write_chain`).
+    options : mapping, optional
+        Rule options (Ur: ``pieces``, ``throw``, ``end``, ``total``).
+    max_states : int or None
+        As for :func:`write_chain`.
+    progress : bool
+        Show progress bars while building.
+    **settings
+        The family's settings for ``export`` (Ur: ``pieces``, ``light``, ``dark``, whose
+        policies default to ``optimal``; points: ``bet``).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Example
+    -------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> [p.name for p in export("ur-simplificado", None, "graphml", d / "ur1", options={"pieces": 1},
+    ...                         light="random", dark="random")]
+    ['ur1.graphml']
+    """
+    from .engine.family import prepare
+
+    if fmt not in FORMATS:
+        raise RulesError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+    play = prepare(rules, "export", options, players=players, **settings)
+    chain = play.family.chain(play, progress=progress)
+    return write_chain(chain, out, fmt, rules=play.rules.name, max_states=max_states)
+
+
+def write_report(rules: Any, out: str | Path, *, options: Mapping[str, Any] | None = None,
+                 progress: bool = False, **settings: Any) -> list[Path]:
+    """Solve a rule set and write its report page into the directory ``out``.
+
+    Parameters
+    ----------
+    rules : str, Path or loaded rules
+        A shipped rule set (``markov-oca variants`` lists them), a path
+        to a TOML file, or rules already loaded (which then take no ``options``).
+    out : str or Path
+        The directory to write into (created when missing; files of the same
+        names are replaced, each only once it is whole).
+    options : mapping, optional
+        Option values to put in force, by name (strings are converted).
+    progress : bool
+        Show progress bars on stderr while solving.
+    **settings
+        The family's settings for ``report`` (goose: ``players``, ``landings``; Ur:
+        ``pieces``, ``light``, ``dark``; points: ``players``, ``bet``). A setting the
+        rule set's family does not take is a :class:`~markov_oca.errors.RulesError`.
+
+    Returns
+    -------
+    list of Path
+        The files written: ``index.html``, ``report.md`` and the pictures beside it
+        (``length.png`` and ``board.png``; a points board also ``points.png``, first).
+
+    Example
+    -------
+    >>> import tempfile
+    >>> paths = write_report("examples/snakes_and_ladders.toml", Path(tempfile.mkdtemp()))
+    >>> [p.name for p in paths]
+    ['index.html', 'report.md', 'length.png', 'board.png']
+    """
+    play = prepare(rules, "report", options, **settings)
+    title, blocks = play.family.page(play, progress=progress)
+    return write_page(Path(out), title, blocks)

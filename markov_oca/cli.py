@@ -22,10 +22,10 @@ from typing import Any
 import typer
 
 from . import api
-from .clitools import Format, fail
-from .errors import MarkovOcaError, RulesError, SolverError, TooLargeError
-from .family import Setting, all_families, settings_for
-from .memory import parse_memory, set_max_memory
+from .core.errors import MarkovOcaError, RulesError, SolverError, TooLargeError
+from .core.memory import parse_memory, set_max_memory
+from .engine.clikit import Format, fail
+from .engine.family import Setting, all_families, settings_for
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Race board games solved exactly as Markov chains.")
@@ -190,7 +190,7 @@ _command("simulate", "Play games by sampling the rules move by move; count outco
 
 
 def _crosscheck(a: dict[str, Any], settings: dict[str, Any]) -> None:
-    from .crosscheck import crosscheck
+    from .api import crosscheck
 
     r = crosscheck(a["rules"], games=a["games"], seed=a["seed"], results=a["results"], turn_limit=a["turn_limit"],
                    options=_options(a["option"]), simulate_options=_options(a["simulate_option"]),
@@ -217,7 +217,7 @@ _command("crosscheck", "Test simulated games (ours, or a results file) against t
 
 
 def _export(a: dict[str, Any], settings: dict[str, Any]) -> None:
-    from .export import export
+    from .api import export
 
     players = settings.pop("players", None)
     for p in export(a["rules"], players, a["fmt"], a["out"], options=_options(a["option"]), progress=True,
@@ -235,7 +235,7 @@ _command("export", "Write the chain as a graph (GraphML, GEXF, DOT, node-link JS
 
 
 def _report(a: dict[str, Any], settings: dict[str, Any]) -> None:
-    from .report_page import write_report
+    from .api import write_report
 
     paths = write_report(a["rules"], a["out"], options=_options(a["option"]), progress=True, **settings)
     if a["fmt"] is Format.json:
@@ -263,7 +263,7 @@ def analyse(
     pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the absorption-time pmf in JSON output"),
 ) -> None:
     """Analyse any absorbing chain from a file: absorption into each closed class, steps, visits, length."""
-    from .anychain import analyse_file
+    from .io.chains import analyse_file
 
     _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail), fmt, with_pmf=pmf))
 
@@ -306,7 +306,7 @@ def _main() -> None:
 
 def main() -> None:
     """The console script: the app, with Ctrl-C ending it at once in one line and exit code 130."""
-    from .interrupt import run_cli
+    from .core.interrupt import run_cli
 
     run_cli(_main)
 

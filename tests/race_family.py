@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from markov_oca.chain import Chain
-from markov_oca.errors import RulesError
-from markov_oca.family import Family, Play, RuleSource, Setting
-from markov_oca.report_page import Heading, Num, Table, length_blocks, para
-from markov_oca.results import summarise_length
-from markov_oca.rulefile import check_keys, game_table, game_texts, int_value
-from markov_oca.sampling.summary import SimSummary
+from markov_oca.analysis.chain import Chain
+from markov_oca.analysis.results import summarise_length
+from markov_oca.analysis.sampling import SimSummary
+from markov_oca.core.errors import RulesError
+from markov_oca.core.rulefile import check_keys, game_table, game_texts, int_value
+from markov_oca.engine.family import Family, Play, RuleSource, Setting
+from markov_oca.engine.page import Heading, Num, Table, length_blocks, para
 
 RACE_TOML = """
 [game]
@@ -169,7 +169,7 @@ class RaceFamily(Family):
         return s
 
     def exact_answer(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
-        from markov_oca.crosscheck import ExactAnswer
+        from markov_oca.analysis.crosscheck import ExactAnswer
 
         c = self.chain(play)
         throws = c.expected({"throws": c.state_rewards["throws"]})["throws"]

@@ -11,9 +11,12 @@ import pytest
 import scipy.sparse as sp
 
 from markov_oca import api
-from markov_oca.anychain import ChainError, analyse, from_matrix, from_networkx, hitting_probability, read_chain
-from markov_oca.anychain.analysis import expected_visits
-from markov_oca.export import to_networkx, write_chain, write_drn
+from markov_oca.analysis.build import ChainError, from_matrix, from_networkx
+from markov_oca.analysis.general import analyse, expected_visits, hitting_probability
+from markov_oca.io.chains import read_chain
+from markov_oca.io.drn import write_drn
+from markov_oca.io.graph import to_networkx
+from markov_oca.io.write import write_chain
 
 
 def ruin_matrix(target: int, win):
@@ -202,8 +205,8 @@ def test_notebook_views():
     assert res.to_frame("states")["visits"].tolist() == [2.0, 0.0]
 
 
-@pytest.mark.parametrize("name", ["markov_oca.anychain.build", "markov_oca.anychain.analysis",
-                                  "markov_oca.anychain.io"])
+@pytest.mark.parametrize("name", ["markov_oca.analysis.build", "markov_oca.analysis.general",
+                                  "markov_oca.io.chains"])
 def test_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0

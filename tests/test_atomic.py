@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from markov_oca.atomic import AtomicFile, atomic_files, atomic_write
+from markov_oca.core.atomic import AtomicFile, atomic_files, atomic_write
 
 
 def names(d):
@@ -137,7 +137,7 @@ def test_missing_folder_is_an_oserror_and_leaves_nothing(tmp_path):
 
 def test_remove_temporaries_before_an_immediate_exit(tmp_path):
     # What the command line's Ctrl-C handler calls before os._exit: no .part file survives.
-    from markov_oca.atomic import remove_temporaries
+    from markov_oca.core.atomic import remove_temporaries
 
     f = AtomicFile(tmp_path / "games.csv")
     f.file.write("half")

@@ -17,17 +17,12 @@ import numpy as np
 import pytest
 
 from markov_oca import api
-from markov_oca.chain import LengthDistribution
-from markov_oca.crosscheck import (
-    ExactAnswer,
-    compare,
-    crosscheck,
-    exact_answer,
-    holm,
-    read_results,
-)
-from markov_oca.errors import RulesError
-from markov_oca.sampling.summary import SimSummary
+from markov_oca.analysis.chain import LengthDistribution
+from markov_oca.analysis.crosscheck import ExactAnswer, compare, holm
+from markov_oca.analysis.sampling import SimSummary
+from markov_oca.api import crosscheck, exact_answer
+from markov_oca.core.errors import RulesError
+from markov_oca.io.results import read_results
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAKES = str(ROOT / "examples" / "snakes_and_ladders.toml")

@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-MODULES = ["markov_oca", "markov_oca.api", "markov_oca.family", "markov_oca.atomic", "markov_oca.crosscheck",
-           "markov_oca.export", "markov_oca.report_page", "markov_oca.ur.solve", "markov_oca.goose.rules",
-           "markov_oca.punti", "markov_oca.chain", "markov_oca.exact", "markov_oca.memory", "markov_oca.rulefile",
-           "markov_oca.anychain.build", "markov_oca.anychain.analysis", "markov_oca.anychain.io"]
+MODULES = ["markov_oca", "markov_oca.api", "markov_oca.engine.family", "markov_oca.engine.page",
+           "markov_oca.core.atomic", "markov_oca.core.memory", "markov_oca.core.rulefile", "markov_oca.core.text",
+           "markov_oca.analysis.chain", "markov_oca.analysis.exact", "markov_oca.analysis.build",
+           "markov_oca.analysis.general", "markov_oca.analysis.crosscheck",
+           "markov_oca.io.chains", "markov_oca.io.graph", "markov_oca.io.write", "markov_oca.io.explicit",
+           "markov_oca.io.drn", "markov_oca.io.properties", "markov_oca.io.edges",
+           "markov_oca.ur.solve", "markov_oca.goose.rules", "markov_oca.punti"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from markov_oca import api
-from markov_oca.export import write_chain, write_drn
+from markov_oca.io.drn import write_drn
+from markov_oca.io.write import write_chain
 
 
 def _read_drn(text: str):

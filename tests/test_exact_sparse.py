@@ -12,11 +12,12 @@ import pytest
 import scipy.sparse as sp
 from conftest import board
 
-from markov_oca import exact_sparse
-from markov_oca.chain import Chain
-from markov_oca.errors import TooLargeError
-from markov_oca.exact import EXACT_LIMIT, ExactChain
-from markov_oca.exact_sparse import (
+from markov_oca.analysis.chain import Chain
+from markov_oca.analysis.exact import EXACT_LIMIT, ExactChain
+from markov_oca.core.errors import TooLargeError
+from markov_oca.goose.model import goose_model
+from markov_oca.rational import sparse as exact_sparse
+from markov_oca.rational.sparse import (
     Coupling,
     DixonSolver,
     RefineSolver,
@@ -24,7 +25,6 @@ from markov_oca.exact_sparse import (
     approx_reconstruct,
     rational_reconstruct,
 )
-from markov_oca.goose.model import goose_model
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -177,7 +177,7 @@ def test_digits_to_integers():
 
 def test_limb_arithmetic_of_the_exact_check():
     # two's complement 24-bit limbs: round trip, carries, and exact division of signed values
-    from markov_oca.exact_sparse import _from_limbs, _limb_divide, _normalise, _to_limbs
+    from markov_oca.rational.sparse import _from_limbs, _limb_divide, _normalise, _to_limbs
 
     vals = [0, 1, -1, 7 * 2**100 + 5, -(3**90) * 7, 2**71 - 1]
     K = 8
@@ -301,8 +301,8 @@ def test_two_piece_ur_certificate():
 def test_fractions_of_thousands_of_digits_print():
     # Python 3.11 refuses to print an int of more than 4,300 digits unless told; S&L-48's has 4,453.
     import markov_oca  # noqa: F401  (raises the limit)
-    from markov_oca.report import fmt
-    from markov_oca.results import number
+    from markov_oca.analysis.results import number
+    from markov_oca.engine.text import fmt
 
     x = F(10**5000 + 1, 3 * 10**5000)
     assert fmt(x).startswith("0.333333") and str(10**5000 + 1) in fmt(x)

@@ -15,17 +15,12 @@ import scipy.sparse as sp
 from conftest import board
 
 from markov_oca import api
-from markov_oca.errors import TooLargeError
-from markov_oca.export import (
-    absorbing_states,
-    deadlock_classes,
-    export,
-    label_names,
-    most_likely_paths,
-    properties,
-    to_networkx,
-    write_chain,
-)
+from markov_oca.api import export
+from markov_oca.core.errors import TooLargeError
+from markov_oca.io.edges import label_names
+from markov_oca.io.graph import absorbing_states, deadlock_classes, most_likely_paths, to_networkx
+from markov_oca.io.properties import properties
+from markov_oca.io.write import write_chain
 from markov_oca.ur.chain import ur_chain
 from markov_oca.ur.rules import load_ur
 from markov_oca.ur.solve import solve_ur

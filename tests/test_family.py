@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 import markov_oca
 from markov_oca import api
-from markov_oca.errors import RulesError
-from markov_oca.exact import ExactChain
-from markov_oca.family import all_families, family_named, prepare, register, unregister
+from markov_oca.analysis.exact import ExactChain
+from markov_oca.core.errors import RulesError
+from markov_oca.engine.family import all_families, family_named, prepare, register, unregister
 
 POINTS_BOARD = """
 [game]

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, assume, event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from markov_oca import api  # noqa: E402
-from markov_oca.errors import MarkovOcaError, RulesError  # noqa: E402
+from markov_oca.core.errors import MarkovOcaError, RulesError  # noqa: E402
 from markov_oca.goose.model import goose_model  # noqa: E402
 
 settings.register_profile("ci", max_examples=300, derandomize=True, deadline=timedelta(seconds=20),
@@ -356,7 +356,7 @@ _EXACT: list = []
 
 def exact_one_player():
     if not _EXACT:
-        from markov_oca.crosscheck import exact_answer
+        from markov_oca.api import exact_answer
 
         _EXACT.append(exact_answer(api.load("oca-moderna"), 1))
     return _EXACT[0]
@@ -392,7 +392,7 @@ def jsonl_texts(draw):
 
 
 def read_or_refuse(path: Path):
-    from markov_oca.crosscheck import read_results
+    from markov_oca.io.results import read_results
 
     try:
         s = read_results(path, exact_one_player())

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from conftest import board
 
-from markov_oca.errors import RulesError
+from markov_oca.core.errors import RulesError
+from markov_oca.engine.race import analyse
 from markov_oca.goose.independent import never_meet, solve_independent
 from markov_oca.goose.model import goose_model
-from markov_oca.goose.rules import load_goose
+from markov_oca.goose.rules import load_goose, special_squares
 from markov_oca.goose.solve import solve_goose
-from markov_oca.results import analyse
 
 SNAKES = Path(__file__).resolve().parent.parent / "examples" / "snakes_and_ladders.toml"
 
@@ -22,7 +22,8 @@ SNAKES = Path(__file__).resolve().parent.parent / "examples" / "snakes_and_ladde
 def joint(rules, players, landings=True):
     m = goose_model(rules, players)
     chain = m.build()
-    return analyse(chain, rules=rules, players=players, landing_events=lambda s: m.landing_events(chain, s),
+    return analyse(chain, rules=rules, players=players, special=special_squares(rules),
+                   landing_events=lambda s: m.landing_events(chain, s),
                    landings=landings, tail=1e-13)
 
 

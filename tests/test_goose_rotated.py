@@ -9,12 +9,12 @@ import pytest
 import scipy.sparse as sp
 from conftest import board
 
-from markov_oca.errors import TooLargeError
+from markov_oca.core.errors import TooLargeError
 from markov_oca.goose.model import goose_model
 from markov_oca.goose.rotated import build_rotated, check_rotated_memory, solve_rotated
 from markov_oca.goose.rules import load_goose
 from markov_oca.goose.solve import solve_goose
-from markov_oca.solve import shifted_adjoint_solve
+from markov_oca.linalg.solve import shifted_adjoint_solve
 
 
 def _figures(r) -> dict[str, float]:

@@ -105,7 +105,7 @@ def test_cost_grows_with_the_blocks_of_squares():
 def test_hours_of_landings_are_refused_up_front_with_the_estimate(monkeypatch):
     import markov_oca.goose.rotated as rotated
     import markov_oca.goose.rotated_landings as rl
-    from markov_oca.errors import TooLargeError
+    from markov_oca.core.errors import TooLargeError
 
     rules = BOARDS["occupant, waiting"]
     monkeypatch.setattr(rl, "MAX_SECONDS", 0.0)
@@ -124,7 +124,7 @@ def test_hours_of_landings_are_refused_up_front_with_the_estimate(monkeypatch):
 
 
 def test_landings_over_the_memory_budget_are_refused_with_the_estimate():
-    from markov_oca.errors import TooLargeError
+    from markov_oca.core.errors import TooLargeError
     from markov_oca.goose.rotated_landings import check_landings_cost
 
     rules = BOARDS["occupant, waiting"]

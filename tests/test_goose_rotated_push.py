@@ -115,7 +115,7 @@ def test_until_last_with_skipped_seats_keeps_the_shifted_solve():
 
 def test_a_big_chain_lets_go_of_tiny_rows_and_counts_them(monkeypatch):
     import markov_oca.goose.rotated as R
-    from markov_oca.solve import _shifted_adjoint_residual
+    from markov_oca.linalg.solve import _shifted_adjoint_residual
 
     rc = build_rotated(goose_model(load_goose("oca-moderna"), 3))
     st = rotated_structure(rc)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import board
 
-from markov_oca.errors import TooLargeError
+from markov_oca.core.errors import TooLargeError
 from markov_oca.goose.model import goose_model
 from markov_oca.goose.rules import load_goose
 

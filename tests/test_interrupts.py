@@ -169,8 +169,8 @@ def test_run_cli_one_line_and_130(tmp_path, mode):
 
 
 def test_blocks_see_the_interrupt_between_blocks(monkeypatch):
-    from markov_oca import interrupt
-    from markov_oca.progress import blocks
+    from markov_oca.core import interrupt
+    from markov_oca.core.progress import blocks
 
     seen = []
     with pytest.raises(KeyboardInterrupt):
@@ -183,7 +183,7 @@ def test_blocks_see_the_interrupt_between_blocks(monkeypatch):
 
 
 def test_blocks_follow_the_time_per_block():
-    from markov_oca.progress import Pacer, blocks
+    from markov_oca.core.progress import Pacer, blocks
 
     p = Pacer(first=1000, seconds=0.1)
     p.took(0.001)  # a hundred times too fast: grows, at most fourfold

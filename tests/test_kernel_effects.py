@@ -23,11 +23,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
-from markov_oca.errors import RulesError
+from markov_oca.core.errors import RulesError
+from markov_oca.core.rulefile import read_toml, resolve_source, shipped_names
 from markov_oca.goose.board import compile_board
 from markov_oca.goose.model import _expand, goose_model
 from markov_oca.goose.rules import build_goose, load_goose
-from markov_oca.rulefile import read_toml, resolve_source, shipped_names
 
 SHIPPED = ("oca-tradicional", "oca-moderna", "jeu-de-l-oie")
 

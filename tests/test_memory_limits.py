@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from markov_oca import memory
-from markov_oca.errors import RulesError, TooLargeError
+from markov_oca.core import memory
+from markov_oca.core.errors import RulesError, TooLargeError
 
 MiB, GiB = 2**20, 2**30
 NO_LIMIT_V1 = 9223372036854771712

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from markov_oca.errors import RulesError
+from markov_oca.core.errors import RulesError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.model import MODE_ALWAYS, MODE_DECIDE, MODE_NEVER
 from markov_oca.punti.optimal import policy_chain, solve_policy
@@ -384,7 +384,7 @@ def test_bad_options_and_players(tmp_path):
 
 
 def test_three_player_chain_on_the_shipped_board_is_refused_up_front():
-    from markov_oca.errors import TooLargeError
+    from markov_oca.core.errors import TooLargeError
 
     m = punti_model(load_punti("gioco-oca-punti"), 3)
     with pytest.raises(TooLargeError, match="states"):

@@ -7,7 +7,7 @@ import pytest
 from test_punti import TINY3, _against, write
 from test_punti_layered import _same
 
-from markov_oca.errors import RulesError, TooLargeError
+from markov_oca.core.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.independent import applies, solve_independent
 from markov_oca.punti.model import MODE_ALWAYS, MODE_NEVER
@@ -145,7 +145,7 @@ def test_outcome_turn_by_turn_equals_chain(tmp_path):
 def test_crosscheck_three_players_on_the_shipped_board():
     # The chain is out of reach; the exact side comes from independent paths. A correct
     # simulation passes; one where the head-of-game fee goes to the bank (equal dowries) fails.
-    from markov_oca.crosscheck import crosscheck
+    from markov_oca.api import crosscheck
 
     ok = crosscheck("gioco-oca-punti", players=3, games=20_000, seed=5)
     assert ok.passed and any("independent paths" in n for n in ok.notes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from test_punti import TINY3, small, write
 
-from markov_oca.errors import RulesError, TooLargeError
+from markov_oca.core.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.layered import bounce_start, solve_layered
 from markov_oca.punti.model import MODE_ALWAYS

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from markov_oca import api
-from markov_oca.errors import RulesError
-from markov_oca.report import fmt
-from markov_oca.report_page import write_report
+from markov_oca.api import write_report
+from markov_oca.core.errors import RulesError
+from markov_oca.engine.text import fmt
 from markov_oca.ur.solve import solve_ur
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -409,10 +409,10 @@ def test_in_a_browser(report, request, tmp_path):
 def test_expected_landings_when_no_chances(tmp_path):
     # The chain seen from the mover gives the expected landings but not the chance of ever landing: the page
     # colours the board by seat 1's expected landings, shows those columns only, and says why (no "nan").
+    from markov_oca.engine.page import write_page
     from markov_oca.goose.page import goose_page
     from markov_oca.goose.rules import load_goose
     from markov_oca.goose.solve import solve_goose
-    from markov_oca.report_page import write_page
 
     rules = load_goose("oca-moderna")
     res = solve_goose(rules, 2, route="rotated")

@@ -246,7 +246,7 @@ def test_on_batch_sees_every_game():
 
 
 def test_bad_requests_are_rules_errors():
-    from markov_oca.errors import RulesError
+    from markov_oca.core.errors import RulesError
 
     rules = api.load("oca-moderna")
     for kw in ({"players": 0, "games": 10}, {"players": 9, "games": 10}, {"players": 2, "games": -1}):
@@ -258,7 +258,7 @@ def test_bad_requests_are_rules_errors():
 
 
 def test_a_loop_the_loader_would_refuse_is_an_error_not_a_hang():
-    from markov_oca.errors import RulesError
+    from markov_oca.core.errors import RulesError
     from markov_oca.goose.rules import Square
 
     rules = api.load("oca-moderna")

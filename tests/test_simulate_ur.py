@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.stats import chi2
 
-from markov_oca.errors import RulesError
+from markov_oca.core.errors import RulesError
 from markov_oca.sampling.ur import (
     OUTCOMES,
     SEATS,

@@ -8,19 +8,20 @@ import numpy as np
 import pytest
 from conftest import board
 
-from markov_oca.chain import Chain
-from markov_oca.exact import ExactChain
+from markov_oca.analysis.chain import Chain
+from markov_oca.analysis.exact import ExactChain
+from markov_oca.engine.race import analyse
 from markov_oca.goose.model import goose_model
-from markov_oca.results import analyse
+from markov_oca.goose.rules import special_squares
 
 
 def solve_both(rules, players):
     m = goose_model(rules, players)
     chain = m.build()
-    exact = analyse(chain, rules=rules, players=players, exact=True,
+    exact = analyse(chain, rules=rules, players=players, exact=True, special=special_squares(rules),
                     landing_events=lambda s: m.landing_events(chain, s), landings=True)
     chain2 = m.build()
-    approx = analyse(chain2, rules=rules, players=players, exact=False,
+    approx = analyse(chain2, rules=rules, players=players, exact=False, special=special_squares(rules),
                      landing_events=lambda s: m.landing_events(chain2, s), landings=True)
     return chain, exact, approx
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from markov_oca.exact import ExactChain
+from markov_oca.analysis.exact import ExactChain
 from markov_oca.ur.chain import ur_chain
 from markov_oca.ur.optimal import solve_optimal
 from markov_oca.ur.rules import load_ur
@@ -90,7 +90,7 @@ def test_callable_policy():
     def illegal(position, throw, moves):
         return (99, 100)
 
-    from markov_oca.errors import RulesError
+    from markov_oca.core.errors import RulesError
 
     with pytest.raises(RulesError, match="not one of the legal moves"):
         ur_chain(rules, illegal, "random")

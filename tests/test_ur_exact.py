@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from markov_oca.errors import SolverError, TooLargeError
+from markov_oca.core.errors import SolverError, TooLargeError
 from markov_oca.ur.exact import (
     mirror_systems,
     scc_blocks,

@@ -198,7 +198,7 @@ def test_cli_solve_then_export(tmp_path):
 def test_seven_pieces_optimal_needs_the_saved_table_first(tmp_path, monkeypatch):
     # Above the chain's reach an optimal pair is answered from the saved table; without one the request
     # is refused at once (one line), not turned into an hour's solve.
-    from markov_oca.errors import RulesError
+    from markov_oca.core.errors import RulesError
 
     monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
     with pytest.raises(RulesError, match=r"run `markov-oca ur solve --pieces 7 --rules ur` first"):

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from markov_oca.errors import RulesError
+from markov_oca.core.errors import RulesError
 from markov_oca.ur.kernel import (
     AGAIN,
     CAPTURE,

@@ -72,8 +72,8 @@ def test_values_save_and_memory_map(tmp_path, one_piece):
 
 def test_value_iteration_too_large_for_memory_is_refused_up_front(monkeypatch):
     # The move table is held whole; a solve that cannot fit must stop before building it.
-    import markov_oca.memory as gm
-    from markov_oca.errors import TooLargeError
+    import markov_oca.core.memory as gm
+    from markov_oca.core.errors import TooLargeError
     from markov_oca.ur.optimal import estimated_bytes, solve_optimal
 
     rules = load_ur("ur", {"pieces": 5})

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import RulesError
+from ..core.errors import RulesError
 from .rules import GooseRules
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..family import Family, Play, RuleSource, Setting
-from .rules import GooseRules, build_goose
+from ..engine.family import Family, Play, RuleSource, Setting
+from .rules import GooseRules, build_goose, special_squares
 
 
 class GooseFamily(Family):
@@ -55,9 +55,9 @@ class GooseFamily(Family):
                               on_batch=on_batch, progress=progress)
 
     def exact_answer(self, play: Play, *, tail: float = 1e-10, progress: bool = False, landings: bool | None = None):
-        from ..crosscheck import ExactAnswer
-        from ..progress import progress_bar
-        from ..results import analyse
+        from ..analysis.crosscheck import ExactAnswer
+        from ..core.progress import progress_bar
+        from ..engine.race import analyse
 
         m = self.model(play)
         chain = m.build(progress=progress)
@@ -65,6 +65,7 @@ class GooseFamily(Family):
             bar.add_task(f"solving {chain.n:,} states", total=None)
             dist = chain.length_distribution(tail=tail)
             res = analyse(chain, rules=play.rules, players=m.players, landings=landings, tail=tail,
+                          special=special_squares(play.rules),
                           landing_events=lambda seat: m.landing_events(chain, seat))
         special = set(res.special_squares) - {0}
         table = {(x.seat - 1, x.square): float(x.chance) for x in res.landings or [] if x.square in special}
@@ -85,7 +86,7 @@ class GooseFamily(Family):
         return explain_text(rules)
 
     def page(self, play: Play, progress: bool = False):
-        from ..progress import progress_bar
+        from ..core.progress import progress_bar
         from .page import goose_page
 
         # Landing chances colour the board; as in ``solve``, big chains skip them unless asked.

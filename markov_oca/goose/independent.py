@@ -35,8 +35,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..chain import LengthDistribution
-from ..results import Expectation, Landing, SeatResult, SolveResults, summarise_length
+from ..analysis.chain import LengthDistribution
+from ..analysis.results import Expectation, summarise_length
+from ..engine.race import Landing, SeatResult, SolveResults
 from .model import goose_model
 from .rules import GooseRules, special_squares
 

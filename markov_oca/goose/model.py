@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..chain import Chain
-from ..errors import RulesError, TooLargeError
-from ..memory import BASE_BYTES, available_memory, gib
-from ..progress import progress_bar
-from ..solve import progress_order
+from ..analysis.chain import Chain
+from ..core.errors import RulesError, TooLargeError
+from ..core.memory import BASE_BYTES, available_memory, gib
+from ..core.progress import progress_bar
+from ..linalg.solve import progress_order
 from .board import CompiledBoard, compile_board
 from .rules import GooseRules
 

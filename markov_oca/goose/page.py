@@ -8,8 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..report import fmt
-from ..report_page import (
+from ..engine.page import (
     BOARD_PNG,
     Block,
     Code,
@@ -29,7 +28,8 @@ from ..report_page import (
     solver_blocks,
     text_colour,
 )
-from ..results import SolveResults
+from ..engine.race import SolveResults
+from ..engine.text import fmt
 from .rules import GooseRules
 
 # ----------------------------------------------------------------------------- goose pages

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..chain import Chain, LengthDistribution, Structure, _count_distinct
-from ..errors import SolverError, TooLargeError
-from ..memory import available_memory, gib
-from ..progress import progress_bar
-from ..solve import THREADS, SolveReport, _shifted_adjoint_residual, shifted_adjoint_solve
+from ..analysis.chain import Chain, LengthDistribution, Structure, _count_distinct
+from ..core.errors import SolverError, TooLargeError
+from ..core.memory import available_memory, gib
+from ..core.progress import progress_bar
+from ..linalg.solve import THREADS, SolveReport, _shifted_adjoint_residual, shifted_adjoint_solve
 from .model import BASE_BYTES, GooseModel, _encode, _expand
 from .rules import special_squares
 
@@ -833,7 +833,7 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     on (a hundredth of the mass at a time) and tries again; a small chain solves for the rest instead.
     The report gives the largest true residual.
     """
-    from ..interrupt import check
+    from ..core.interrupt import check
 
     c = rc.chain
     ns, N, n = rc.n_states, rc.players, c.n
@@ -1034,7 +1034,8 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
     seat-shifted adjoint solve. The chance of ever landing on a square needs one
     N-column solve per square; it is left out (``nan``) and the note says so.
     """
-    from ..results import Expectation, Landing, SeatResult, SolveResults, summarise_length
+    from ..analysis.results import Expectation, summarise_length
+    from ..engine.race import Landing, SeatResult, SolveResults
 
     timer = {} if timer is None else timer
     rules, N = model.rules, model.players

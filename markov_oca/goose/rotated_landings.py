@@ -36,9 +36,9 @@ import time
 import numba
 import numpy as np
 
-from ..errors import SolverError
-from ..prefetch import prefetch
-from ..progress import progress_bar
+from ..core.errors import SolverError
+from ..core.prefetch import prefetch
+from ..core.progress import progress_bar
 from .rules import special_squares
 
 THREADS_MAX = 2  # blocks of squares are split over this many cores
@@ -173,7 +173,7 @@ def _solve_batch(rows, squares, tol, period, max_sweeps, pool, bar, task, done):
     """The squares of one batch, a block of NQ each on its own core: sweeps with a geometric extrapolation
     every ``period`` sweeps, until a sweep changes no entry by more than ``tol`` and the true residual is
     under it too. Returns the blocks' values, the sweeps, the extrapolations and the true residual."""
-    from ..interrupt import check
+    from ..core.interrupt import check
 
     nxt, pnum, shift, throw, key_of, inv, N, model = rows
     mask = _masks(model, squares)
@@ -323,8 +323,8 @@ def check_landings_cost(rc, max_memory: int | None = None) -> None:
     """Refuse ``--landings`` in one line, with the estimate, when :func:`landings_cost` exceeds MAX_SECONDS or
     the memory at hand: what the budget (``max_memory``, else ``--max-memory``) leaves once the chain built is
     counted in it, else :func:`~markov_oca.memory.memory_budget` now that the chain is built."""
-    from ..errors import TooLargeError
-    from ..memory import budget_set, gib, memory_budget
+    from ..core.errors import TooLargeError
+    from ..core.memory import budget_set, gib, memory_budget
 
     squares = special_squares(rc.model.rules)
     need, secs = landings_cost(rc, squares)
@@ -350,9 +350,9 @@ def ever_landing(rc, st, landing_list, *, compute: bool, progress: bool = False)
     """The hook of :func:`~markov_oca.goose.rotated.solve_rotated`: ``landing_list`` with the chance of
     ever landing on every special square when ``compute`` (other squares keep ``nan``), the note that says
     what it cost (or what it would cost and how to ask), and the solve's report (or None)."""
-    from ..memory import gib
-    from ..results import Landing
-    from ..solve import SolveReport
+    from ..core.memory import gib
+    from ..engine.race import Landing
+    from ..linalg.solve import SolveReport
 
     squares = special_squares(rc.model.rules)
     N, n = rc.players, rc.n_states

@@ -26,9 +26,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..dice import Dice
-from ..errors import RulesError
-from ..rulefile import (
+from ..core.dice import Dice
+from ..core.errors import RulesError
+from ..core.rulefile import (
     bool_value,
     check_keys,
     game_table,

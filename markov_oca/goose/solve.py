@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 
-from ..errors import RulesError
-from ..progress import progress_bar
-from ..results import SolveResults, analyse
+from ..core.errors import RulesError
+from ..core.progress import progress_bar
+from ..engine.race import SolveResults, analyse
 from .independent import MAX_PLAYERS, never_meet, single_race, solve_independent
 from .model import goose_model
 from .rotated import JOINT_LANDINGS_UPTO, solve_rotated
-from .rules import GooseRules
+from .rules import GooseRules, special_squares
 
 ROTATED_FROM = 3  # players from which a floating-point solve takes the chain seen from the mover
 # Up to JOINT_LANDINGS_UPTO players, asking for the landings (landings=True) takes the joint chain instead: it
@@ -63,6 +63,6 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
     timer["build"] = time.perf_counter() - t0
     with progress_bar(progress) as bar:
         bar.add_task(f"solving {chain.n:,} states" + (" exactly" if exact else ""), total=None)
-        return analyse(chain, rules=rules, players=m.players, exact=exact,
+        return analyse(chain, rules=rules, players=m.players, exact=exact, special=special_squares(rules),
                        landing_events=lambda seat: m.landing_events(chain, seat),
                        landings=landings, tail=tail, timer=timer)

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import RulesError, TooLargeError
-from ..progress import progress_bar
+from ..core.errors import RulesError, TooLargeError
+from ..core.progress import progress_bar
 from .analysis import PuntiResults, PuntiSeat, analyse
 from .family import BETS, METHODS
 from .independent import applies, independent_results, solve_independent

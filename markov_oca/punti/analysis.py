@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..results import LengthSummary, html_table, length_frame, length_summary, number, pandas
+from ..analysis.results import LengthSummary, html_table, length_frame, length_summary, number, pandas
 from .model import ACT_BET, ACT_THROW, PuntiChain
 
 SCHEMA = "markov_oca.solve-punti/1"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..family import Family, Play, RuleSource, Setting
+from ..engine.family import Family, Play, RuleSource, Setting
 from .rules import PuntiRules, build_punti
 
 BETS = ("never", "always", "optimal")
@@ -65,8 +65,8 @@ class PuntiFamily(Family):
 
     def exact_answer(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
         """The exact answer, with the bet policy the simulation must follow (``simulate_with``)."""
-        from ..crosscheck import ExactAnswer
-        from ..progress import progress_bar
+        from ..analysis.crosscheck import ExactAnswer
+        from ..core.progress import progress_bar
         from . import build_punti_chain
 
         rules, bet = play.rules, play["bet"]
@@ -106,7 +106,7 @@ class PuntiFamily(Family):
         return punti_explain_text(rules)
 
     def page(self, play: Play, progress: bool = False):
-        from ..progress import progress_bar
+        from ..core.progress import progress_bar
         from .page import punti_page
 
         res = self.solve(play, progress=progress)

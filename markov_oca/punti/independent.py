@@ -39,8 +39,8 @@ import time
 
 import numpy as np
 
-from ..chain import LengthDistribution
-from ..errors import RulesError, SolverError
+from ..analysis.chain import LengthDistribution
+from ..core.errors import RulesError, SolverError
 from .model import MODE_NEVER, PuntiModel
 from .rules import COLLECT_BANK, COLLECT_EACH, PAY_BANK, PAY_EACH
 
@@ -271,7 +271,7 @@ def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-
 
 def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, float] | None = None):
     """:class:`~markov_oca.punti.analysis.PuntiResults` from :func:`solve_independent`."""
-    from ..results import summarise_length
+    from ..analysis.results import summarise_length
     from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
     timer = {} if timer is None else timer

@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from ..errors import SolverError, TooLargeError
-from ..memory import available_memory, gib
-from ..progress import progress_bar
+from ..core.errors import SolverError, TooLargeError
+from ..core.memory import available_memory, gib
+from ..core.progress import progress_bar
 from .model import (
     _EMPTY,
     _P_G,
@@ -575,7 +575,7 @@ def race_chain(model: PuntiModel):
 def layered_results(model: PuntiModel, ls: LayeredSolve, *, bet: str, tail: float = 1e-10,
                     timer: dict[str, float] | None = None, policy: dict | None = None):
     """:class:`~markov_oca.punti.analysis.PuntiResults` from a layered solve."""
-    from ..results import length_summary
+    from ..analysis.results import length_summary
     from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
     timer = {} if timer is None else timer

@@ -37,11 +37,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..chain import Chain
-from ..errors import RulesError, TooLargeError
-from ..memory import available_memory, gib
-from ..progress import progress_bar
-from ..solve import progress_order
+from ..analysis.chain import Chain
+from ..core.errors import RulesError, TooLargeError
+from ..core.memory import available_memory, gib
+from ..core.progress import progress_bar
+from ..linalg.solve import progress_order
 from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, PuntiRules
 
 MODE_DECIDE, MODE_NEVER, MODE_ALWAYS = 0, 1, 2

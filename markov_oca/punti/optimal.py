@@ -36,8 +36,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
-from ..errors import SolverError
-from ..progress import progress_bar
+from ..core.errors import SolverError
+from ..core.progress import progress_bar
 from .model import ACT_BET, MODE_DECIDE, PuntiChain, PuntiModel
 
 _EPS = 1e-12

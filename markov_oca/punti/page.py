@@ -8,8 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..report import fmt
-from ..report_page import (
+from ..engine.page import (
     BOARD_PNG,
     POINTS_PNG,
     Block,
@@ -31,6 +30,7 @@ from ..report_page import (
     row_cell,
     solver_blocks,
 )
+from ..engine.text import fmt
 from .analysis import PuntiResults
 from .rules import PuntiRules
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..report import options_lines
+from ..engine.text import options_lines
 from .analysis import PuntiResults
 
 _BETS = {

@@ -34,8 +34,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import RulesError
-from ..rulefile import (
+from ..core.errors import RulesError
+from ..core.rulefile import (
     check_keys,
     game_table,
     game_texts,

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..sampling.summary import SimSummary
+from ..analysis.sampling import SimSummary
 from .rules import PuntiRules
 
 
@@ -281,8 +281,8 @@ def simulate_summary(rules: PuntiRules, players: int | None = None, games: int =
     """
     import time
 
-    from ..errors import RulesError
-    from ..progress import progress_bar
+    from ..core.errors import RulesError
+    from ..core.progress import progress_bar
     from . import BETS
     from .model import punti_model
 

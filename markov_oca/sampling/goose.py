@@ -48,10 +48,10 @@ from typing import NamedTuple, Protocol
 import numba
 import numpy as np
 
-from ..errors import RulesError
+from ..analysis.sampling import SimSummary
+from ..core.errors import RulesError
+from ..core.progress import progress_bar
 from ..goose.rules import GooseRules
-from ..progress import progress_bar
-from .summary import SimSummary
 
 #: Turns after which a game counts as unfinished. Games of the shipped boards for
 #: 1 and 2 players are over within 1,200 turns but for a chance below 1e-12, so

@@ -44,11 +44,11 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..errors import RulesError
-from ..progress import progress_bar
+from ..analysis.sampling import SimSummary
+from ..core.errors import RulesError
+from ..core.progress import progress_bar
 from ..ur.rules import UrRules
 from ..ur.state import Position, UrSpace, rank
-from .summary import SimSummary
 
 __all__ = [
     "DEFAULT_TURN_LIMIT",

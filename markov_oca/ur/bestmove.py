@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import RulesError
+from ..core.errors import RulesError
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MOVER_WINS, OFF, PASS, ROSETTE, moves
 from .optimal import solve_optimal
 from .rules import UrRules

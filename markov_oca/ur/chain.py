@@ -30,9 +30,9 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..chain import Chain
-from ..errors import RulesError, TooLargeError
-from ..memory import BASE_BYTES, available_memory, gib
+from ..analysis.chain import Chain
+from ..core.errors import RulesError, TooLargeError
+from ..core.memory import BASE_BYTES, available_memory, gib
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
 from .rules import UrRules
 from .state import UrSpace, decode, encode

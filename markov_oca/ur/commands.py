@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from ..clitools import Format, fail
-from ..errors import RulesError, TooLargeError
+from ..core.errors import RulesError, TooLargeError
+from ..engine.clikit import Format, fail
 
 app = typer.Typer(no_args_is_help=True, help="Royal Game of Ur tools.")
 

@@ -65,7 +65,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from ..errors import SolverError, TooLargeError
+from ..core.errors import SolverError, TooLargeError
 from .kernel import AGAIN, GAME_OVER, MOVER_WINS, UrMoves, moves
 from .rules import UrRules
 from .state import UrSpace
@@ -705,7 +705,7 @@ def check_exact_size(rules: UrRules) -> None:
     """Refuse up front an exact solve above :data:`EXACT_PIECES` pieces, with its estimate."""
     if rules.pieces <= EXACT_PIECES:
         return
-    from ..memory import gib
+    from ..core.memory import gib
 
     secs, mem = estimate(rules.pieces)
     raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: the exact position-level solve of "
@@ -728,8 +728,9 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
     >>> r.wins["light"] + r.wins["dark"] == 1, r.wins["light"].denominator > 1
     (True, True)
     """
-    from ..progress import progress_bar
-    from ..results import Expectation, UrResults, summarise_length
+    from ..analysis.results import Expectation, summarise_length
+    from ..core.progress import progress_bar
+    from .results import UrResults
 
     check_exact_size(rules)
     timer: dict[str, float] = {}

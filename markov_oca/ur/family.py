@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..family import Family, Play, RuleSource, Setting
+from ..engine.family import Family, Play, RuleSource, Setting
 from .rules import UrRules, build_ur
 
 POLICIES = ("random", "greedy", "optimal")
@@ -72,8 +72,8 @@ class UrFamily(Family):
                            on_batch=on_batch, progress=progress)
 
     def exact_answer(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
-        from ..crosscheck import ExactAnswer
-        from ..progress import progress_bar
+        from ..analysis.crosscheck import ExactAnswer
+        from ..core.progress import progress_bar
 
         with progress_bar(progress) as bar:
             bar.add_task(f"solving {play.rules.name} with {play.rules.pieces} pieces", total=None)

@@ -38,10 +38,10 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..atomic import atomic_files
-from ..errors import TooLargeError
-from ..memory import available_memory, gib
-from ..progress import progress_bar
+from ..core.atomic import atomic_files
+from ..core.errors import TooLargeError
+from ..core.memory import available_memory, gib
+from ..core.progress import progress_bar
 from .kernel import AGAIN, GAME_OVER, LANE_MIRROR, MOVER_WINS, kernel_args, moves_kernel
 from .rules import UrRules
 from .state import UrSpace, _rank_core, _unrank_core

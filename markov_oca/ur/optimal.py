@@ -86,8 +86,8 @@ def estimated_bytes(rules: UrRules) -> int:
 
 
 def check_memory(rules: UrRules) -> None:
-    from ..errors import TooLargeError
-    from ..memory import available_memory
+    from ..core.errors import TooLargeError
+    from ..core.memory import available_memory
 
     need, avail = estimated_bytes(rules), available_memory()
     if need > avail:

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import RulesError
-from ..progress import progress_bar
-from ..report import fmt
-from ..report_page import (
+from ..core.errors import RulesError
+from ..core.progress import progress_bar
+from ..engine.page import (
     BOARD_PNG,
     Block,
     Bullets,
@@ -33,11 +32,12 @@ from ..report_page import (
     solver_blocks,
     text_colour,
 )
+from ..engine.text import fmt
 from .rules import UrRules
 from .solve import solve_ur
 
 if TYPE_CHECKING:
-    from ..chain import Chain
+    from ..analysis.chain import Chain
 
 # Ur chains above this many states get no occupancy picture (a second build and a forward pass).
 _UR_OCCUPANCY_LIMIT = 3_000_000

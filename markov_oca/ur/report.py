@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..report import fmt, options_lines, turn_text
+from ..engine.text import fmt, options_lines, turn_text
 
 
 def ur_text(r) -> str:

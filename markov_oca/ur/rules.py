@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import RulesError
-from ..rulefile import (
+from ..core.errors import RulesError
+from ..core.rulefile import (
     check_keys,
     game_table,
     game_texts,

@@ -14,9 +14,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..chain import Chain
-from ..progress import progress_bar
-from ..results import Expectation, UrResults, length_summary, summarise_length
+from ..analysis.chain import Chain
+from ..analysis.results import Expectation, length_summary, summarise_length
+from ..core.progress import progress_bar
+from .results import UrResults
 
 #: Largest number of pieces a side solved as a chain by default (the sweeps take over above).
 CHAIN_PIECES = 3
@@ -59,7 +60,7 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
     >>> round(float(r.wins["light"]), 4)
     0.755
     """
-    from ..errors import RulesError
+    from ..core.errors import RulesError
     from .rules import UrRules, load_ur
 
     r = rules if isinstance(rules, UrRules) else load_ur(rules, options or {})
@@ -137,7 +138,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
     the table's value of the start under optimal play by both, else the push's (the mass still in play
     at the end shared as the last turns' endings were).
     """
-    from ..errors import RulesError
+    from ..core.errors import RulesError
     from .state import UrSpace
     from .sweeps import POLICY_CODES, check_sweeps_memory, evaluate_policies, push_lengths, throws_bound
 

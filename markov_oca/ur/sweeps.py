@@ -32,11 +32,11 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..chain import LengthDistribution
-from ..errors import RulesError, TooLargeError
-from ..memory import available_memory, gib
-from ..prefetch import prefetch
-from ..progress import progress_bar
+from ..analysis.chain import LengthDistribution
+from ..core.errors import RulesError, TooLargeError
+from ..core.memory import available_memory, gib
+from ..core.prefetch import prefetch
+from ..core.progress import progress_bar
 from .kernel import AGAIN, CAPTURE, GAME_OVER, LANE_MIRROR, MOVER_WINS, OFF, ROSETTE, kernel_args, moves_kernel
 from .layered import CHUNK, _largest_layer, layer_members, layers
 from .rules import UrRules

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_files
+from ..core.atomic import atomic_files
 from .layered import load_table, rules_identity, save_table
 from .rules import UrRules
 from .state import LANE_CONFIGS, UrSpace

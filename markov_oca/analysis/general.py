@@ -39,13 +39,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
-from ..chain import Chain
-from ..errors import SolverError, TooLargeError
-from ..exact import EXACT_LIMIT, ExactChain
-from ..hitting import hitting_block
-from ..results import _cell, html_table, number, pandas
-from ..solve import DIRECT_LIMIT, adjoint_solve
+from ..analysis.results import _cell, html_table, number, pandas
+from ..core.errors import SolverError, TooLargeError
+from ..linalg.hitting import hitting_block
+from ..linalg.solve import DIRECT_LIMIT, adjoint_solve
 from .build import AnyChain, ChainError
+from .chain import Chain
+from .exact import EXACT_LIMIT, ExactChain
 
 Number = float | Fraction
 SCHEMA = "markov_oca.analyse/1"
@@ -77,7 +77,7 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
 
     Example
     -------
-    >>> from markov_oca.anychain import from_matrix
+    >>> from markov_oca import from_matrix
     >>> c = from_matrix([[0.5, 0.25, 0.25, 0], [0, 1, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]], init=0)
     >>> classes, of = closed_classes(c)
     >>> [(k.name, k.kind, k.states.tolist()) for k in classes], of.tolist()
@@ -203,7 +203,7 @@ def expected_visits(chain: Chain, transient: np.ndarray | None = None) -> tuple[
 
     Example
     -------
-    >>> from markov_oca.anychain import from_matrix
+    >>> from markov_oca import from_matrix
     >>> v, rep = expected_visits(from_matrix([[0.5, 0.5], [0, 1]], init=0))
     >>> v.tolist(), rep["residual"] < 1e-12
     ([2.0, 0.0], True)
@@ -285,7 +285,7 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False) -> tu
     Example
     -------
     >>> from fractions import Fraction as F
-    >>> from markov_oca.anychain import from_matrix
+    >>> from markov_oca import from_matrix
     >>> h = F(1, 2)
     >>> c = from_matrix([[0, h, h, 0], [0, 0, 0, 1], [0, 0, 1, 0], [0, 0, 0, 1]], init=0)
     >>> hitting_probability(c, [1])[0], hitting_probability(c, [1], exact=True)[0]
@@ -507,7 +507,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     Gambler's ruin from 1 of 3 with a fair coin: ruin 2/3, 2 steps on average.
 
     >>> from fractions import Fraction as F
-    >>> from markov_oca.anychain import from_matrix
+    >>> from markov_oca import from_matrix
     >>> h = F(1, 2)
     >>> P = [[1, 0, 0, 0], [h, 0, h, 0], [0, h, 0, h], [0, 0, 0, 1]]
     >>> r = analyse(from_matrix(P, init=1, labels={"ruin": [0], "goal": [3]}))

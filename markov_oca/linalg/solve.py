@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .errors import SolverError
+from ..core.errors import SolverError
 
 DIRECT_LIMIT = 1_500  # active states up to which the direct LU is used
 GROUP = 4  # right-hand sides per pass of a kernel (the kernels unroll 4 columns)

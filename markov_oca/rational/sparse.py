@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .errors import SolverError
+from ..core.errors import SolverError
 
 PRIME_BITS = 26
 CHUNK = 2000  # products of two residues summed before a reduction (2**11 * 2**52 < 2**63)

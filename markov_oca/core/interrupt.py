@@ -179,20 +179,5 @@ def run_cli(main: Callable[[], Any], prog: str = "markov-oca") -> None:
         _leave(prog)
 
 
-def cli_main() -> None:
-    """The console script's entry: the handler first, then the slow imports and the app, all inside run_cli.
-
-    A Ctrl-C while numpy, numba and scipy load (a second or more) then also ends with the
-    one line. This helps only while importing ``markov_oca`` itself stays cheap (its
-    ``__init__`` importing the API lazily); point ``[project.scripts]`` here for it.
-    """
-    def go() -> None:
-        from .cli import main
-
-        main()
-
-    run_cli(go)
-
-
-__all__ = ["MESSAGE", "STOP", "check", "clear", "cli_main", "install", "interruptible", "map_threads",
+__all__ = ["MESSAGE", "STOP", "check", "clear", "install", "interruptible", "map_threads",
            "requested", "run_cli"]

@@ -30,8 +30,8 @@ import flint
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.errors import TooLargeError
 from .chain import Chain
-from .errors import TooLargeError
 
 DENSE_LIMIT = 1_000  # transient states up to which the dense FLINT solve is used
 EXACT_LIMIT = 100_000  # transient states up to which exact mode solves at all
@@ -182,7 +182,7 @@ class ExactChain:
         return _refine_digit_bytes(self.ids.size, columns) <= REFINE_MEMORY
 
     def _sparse_solver(self):
-        from .exact_sparse import DixonSolver, RefineSolver
+        from ..rational.sparse import DixonSolver, RefineSolver
 
         if self._solver is None:
             # eliminate first the states of the seat with the most of them: its throws hand the move on
@@ -255,7 +255,7 @@ class ExactChain:
         deadlock) and add up to ``A 1`` exactly (checked), one outcome is not solved
         but taken as 1 minus the others: ``A x = A 1`` has the one solution 1.
         """
-        from .exact_sparse import Coupling, RefineSolver
+        from ..rational.sparse import Coupling, RefineSolver
 
         solver = self._sparse_solver()
         if isinstance(solver, RefineSolver):  # signed columns as they are
@@ -290,7 +290,7 @@ class ExactChain:
         return out
 
     def _refine_batch(self, solver, plain, coupled, sources, absorbing) -> list[Fraction]:
-        from .exact_sparse import Coupling
+        from ..rational.sparse import Coupling
 
         out = [Fraction(0)] * (len(plain) + len(coupled))
         if not plain and not coupled:

@@ -24,10 +24,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .errors import SolverError
-from .hitting import hitting_block
-from .progress import Pacer
-from .solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, _split_transposed, adjoint_solve
+from ..core.errors import SolverError
+from ..core.progress import Pacer
+from ..linalg.hitting import hitting_block
+from ..linalg.solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, _split_transposed, adjoint_solve
 
 VISITS_TAIL = 1e-6  # mass still in play at which the visits' forward pass hands over to the solve (the default
 # tail of the length distribution, api.DEFAULT_TAIL: the pass gives that distribution too)
@@ -113,23 +113,6 @@ class Chain:
     reports: list[SolveReport] = field(default_factory=list)
     _lengths: dict = field(default_factory=dict, repr=False, compare=False)
     _absorption_report: SolveReport | None = field(default=None, repr=False, compare=False)
-
-    @staticmethod
-    def from_matrix(P, *, init, labels=None, rewards=None, **kw):
-        """A chain from a transition matrix (scipy sparse or numpy; floats or Fractions).
-
-        See :func:`markov_oca.anychain.from_matrix`.
-
-        Example
-        -------
-        >>> import numpy as np
-        >>> c = Chain.from_matrix(np.array([[0.5, 0.5], [0.0, 1.0]]), init=0)
-        >>> c.n, round(sum(c.outcome_probabilities().values()), 12)
-        (2, 1.0)
-        """
-        from .anychain import from_matrix
-
-        return from_matrix(P, init=init, labels=labels, rewards=rewards, **kw)
 
     @property
     def n(self) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .errors import SolverError
+from ..core.errors import SolverError
 from .solve import LinearSystem, block_bicgstab
 
 

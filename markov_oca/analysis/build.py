@@ -33,8 +33,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..chain import Chain
-from ..errors import RulesError
+from ..core.errors import RulesError
+from .chain import Chain
 
 #: The denominator of a float matrix's probabilities (see the module docstring).
 FLOAT_DENOM = 2 ** 53

@@ -1,85 +1,35 @@
-"""Results of a solve as plain dataclasses, and the analysis that fills them.
+"""Results of a race between seats: each seat's chance to win, the deadlock, expected totals, landings.
 
-The CLI, the JSON output, the reports and the tests all read these objects.
-Values are floats, or :class:`fractions.Fraction` in exact mode; an expected
-total that a deadlock makes infinite is ``float('inf')``. ``to_dict()`` gives
-the documented JSON schema (``docs/json.md``).
+Any family whose chain has seats that move in turn (the goose boards, a user's own race)
+fills a :class:`SolveResults` with :func:`analyse`; the command line prints its
+:meth:`SolveResults.text` and the JSON output is its ``to_dict()`` (``docs/json.md``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from .chain import Chain
-from .exact import ExactChain
+from ..analysis.chain import Chain
+from ..analysis.exact import ExactChain
+from ..analysis.results import (
+    SCHEMA,
+    Expectation,
+    LengthSummary,
+    Number,
+    html_table,
+    length_frame,
+    length_summary,
+    number,
+    pandas,
+)
+from ..core.text import option_text
+from .text import fmt, turn_text
 
-Number = float | Fraction
-SCHEMA = "markov_oca.solve/1"
 LANDING_LIMIT = 20_000  # states up to which landing chances are computed unless asked
-
-
-def number(x: Number) -> Any:
-    """A JSON value: a float, ``"inf"``, ``null`` for nan, or ``{"fraction", "value"}`` when exact."""
-    if isinstance(x, Fraction):
-        return {"fraction": f"{x.numerator}/{x.denominator}", "value": float(x)}
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    x = float(x)
-    if math.isinf(x):
-        return "inf"
-    if math.isnan(x):
-        return None
-    return x
-
-
-def _cell(x: Any) -> str:
-    """A figure as a table shows it: a fraction with its decimal, a float to 10 digits."""
-    if isinstance(x, Fraction):
-        return f"{x} = {float(x):.10g}" if x.denominator != 1 else str(x.numerator)
-    if isinstance(x, (float, np.floating)):
-        return f"{float(x):.10g}"
-    return "" if x is None else str(x)
-
-
-def html_table(title: str, rows: list[tuple[str, Any]]) -> str:
-    """A two-column HTML table (label, figure), what Jupyter shows for ``_repr_html_``."""
-    import html
-
-    body = "".join(f"<tr><th style='text-align:left'>{html.escape(str(a))}</th><td>{html.escape(_cell(b))}</td></tr>"
-                   for a, b in rows)
-    return f"<table><caption>{html.escape(title)}</caption>{body}</table>"
-
-
-def pandas():
-    """pandas, an optional extra for ``to_frame()``: a clear ImportError without it."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("to_frame() needs pandas, an optional extra: pip install pandas") from None
-    return pd
-
-
-def length_frame(length: LengthSummary):
-    """The length distribution as a DataFrame indexed by turn: pmf and cdf."""
-    pd = pandas()
-    return pd.DataFrame({"pmf": length.pmf, "cdf": np.cumsum(length.pmf)},
-                        index=pd.RangeIndex(len(length.pmf), name="turn"))
-
-
-@dataclass
-class Expectation:
-    """An expected total: unconditional (maybe infinite) and given that the game ends."""
-
-    total: Number
-    given_end: Number
-
-    def to_dict(self) -> dict:
-        return {"total": number(self.total), "given_end": number(self.given_end)}
 
 
 @dataclass
@@ -100,40 +50,6 @@ class SeatResult:
             "stakes": self.stakes.to_dict() if self.stakes else None,
             "places": [number(p) for p in self.places] if self.places is not None else None,
         }
-
-
-@dataclass
-class LengthSummary:
-    """The distribution of the game's length in turns (always computed in floating point)."""
-
-    pmf: list[float]
-    mean_given_end: Number
-    median: float
-    p90: float
-    p99: float
-    never_ends: float
-    tail_mass: float
-    given_end: dict[str, float] = field(default_factory=dict)  # median, p90, p99 of the games that end
-
-    @property
-    def cdf(self) -> list[float]:
-        return list(np.cumsum(self.pmf))
-
-    def to_dict(self, with_pmf: bool = True) -> dict:
-        d = {
-            "unit": "turns",
-            "mean_given_end": number(self.mean_given_end),
-            "median": number(self.median),
-            "p90": number(self.p90),
-            "p99": number(self.p99),
-            "never_ends": self.never_ends,
-            "tail_mass": self.tail_mass,
-            "given_end": {k: number(v) for k, v in self.given_end.items()},
-        }
-        if with_pmf:
-            d["pmf"] = self.pmf
-            d["cdf"] = [float(x) for x in np.cumsum(self.pmf)]
-        return d
 
 
 @dataclass
@@ -174,8 +90,6 @@ class SolveResults:
 
     def text(self) -> str:
         """The report for reading in a terminal (what ``markov-oca`` prints)."""
-        from .goose.report import solve_text
-
         return solve_text(self)
 
     def _repr_html_(self) -> str:
@@ -233,12 +147,36 @@ def _seat_mask(chain: Chain, seat: int) -> np.ndarray:
 
 def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
             landing_events=None, landings: bool | None = None, tail: float = 1e-10,
-            timer: dict[str, float] | None = None) -> SolveResults:
-    """Every analysis of the issue on one chain: wins, deadlock, expectations, length, landings.
+            timer: dict[str, float] | None = None, special: list[int] | None = None) -> SolveResults:
+    """Every analysis of a race on one chain: wins, deadlock, expectations, length, landings.
 
-    ``landing_events(seat)`` gives the seat's landings as events ``(key, table)``
-    (see :meth:`GooseModel.landing_events`); ``landings=None`` computes landings only for chains of at most
-    :data:`LANDING_LIMIT` states.
+    Parameters
+    ----------
+    chain : Chain
+        The race's chain, one seat moving at a time (``chain.mover``).
+    rules : Any
+        The loaded rules: ``name``, ``title``, ``seed``, ``source``, ``options`` and ``goal``.
+    players : int
+        The number of seats.
+    exact : bool
+        Rational answers (:class:`ExactChain`) instead of floating point.
+    landing_events : callable, optional
+        ``landing_events(seat)`` gives the seat's landings as events ``(key, table)``
+        (see :meth:`GooseModel.landing_events`).
+    landings : bool or None
+        Whether to compute the landing chances; ``None`` computes them for chains of at most
+        :data:`LANDING_LIMIT` states.
+    tail : float
+        The mass left in play at which the length distribution stops.
+    timer : dict, optional
+        Filled with the seconds each part took.
+    special : list of int, optional
+        The squares the text reports landings on (the family's special squares).
+
+    Returns
+    -------
+    SolveResults
+        The figures, with ``text()`` and ``to_dict()``.
     """
     import time
 
@@ -355,92 +293,72 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         length=length,
         landings=landing_list,
         landings_note=note,
-        special_squares=sorted(set(rules.squares) | {t for _, t in rules.first_throw} | {rules.goal}),
+        special_squares=list(special) if special is not None else [],
         solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in rep],
         timings=timer,
     )
 
 
-@dataclass
-class UrResults:
-    """A pair of Ur policies solved as a chain: each side's chance to win, turns, throws, length."""
-
-    rules: str
-    title: str
-    seed: str
-    source: str
-    pieces: int
-    light: str
-    dark: str
-    options: dict[str, Any]
-    states: int
-    transitions: int
-    wins: dict[str, Number]
-    expected: dict[str, Expectation]
-    length: LengthSummary
-    optimal_value: float | None = None  # light's chance under optimal play by both, from value iteration
-    optimal_residual: float | None = None  # largest final change of the value iteration's layers
-    positions: int = 0  # S: positions per side to move for this number of pieces
-    solver: list[dict] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-
-    def text(self) -> str:
-        """The report for reading in a terminal (what ``markov-oca`` prints)."""
-        from .ur.report import ur_text
-
-        return ur_text(self)
-
-    def _repr_html_(self) -> str:
-        rows: list[tuple[str, Any]] = [("pieces", self.pieces), ("policies", f"light {self.light}, dark {self.dark}"),
-                                       ("states", f"{self.states:,}")]
-        rows += [(f"{k} wins", v) for k, v in self.wins.items()]
-        rows += [(f"expected {k} (given the end)", v.given_end) for k, v in self.expected.items()]
-        rows.append(("length median, p90, p99", f"{self.length.median:g}, {self.length.p90:g}, {self.length.p99:g}"))
-        return html_table(self.title, rows)
-
-    def to_frame(self, what: str = "sides"):
-        """A pandas DataFrame (an optional extra): ``"sides"`` (each side's chance to win) or ``"length"``."""
-        pd = pandas()
-        if what == "sides":
-            return pd.DataFrame({"win": list(self.wins.values())},
-                                index=pd.Index(list(self.wins), name="side"))
-        if what == "length":
-            return length_frame(self.length)
-        raise ValueError(f"to_frame: what is 'sides' or 'length', not {what!r}")
-
-    def to_dict(self, with_pmf: bool = True) -> dict:
-        return {
-            "schema": "markov_oca.solve-ur/1",
-            "game": {"rules": self.rules, "title": self.title, "seed": self.seed, "source": self.source,
-                     "pieces": self.pieces, "options": dict(self.options)},
-            "policies": {"light": self.light, "dark": self.dark},
-            "chain": {"states": self.states, "transitions": self.transitions},
-            "wins": {k: number(v) for k, v in self.wins.items()},
-            "expected": {k: v.to_dict() for k, v in self.expected.items()},
-            "length": self.length.to_dict(with_pmf),
-            "optimal_value": self.optimal_value,
-            "optimal_residual": self.optimal_residual,
-            "positions": self.positions,
-            "solver": self.solver,
-            "timings": self.timings,
-        }
+def solve_text(r: SolveResults) -> str:
+    lines = [
+        f"{r.title} [{r.rules}{', seed ' + r.seed if r.seed else ''}] "
+        f"with {r.players} player{'s' if r.players > 1 else ''}",
+        "options: " + ", ".join(f"{k}={option_text(v)}" for k, v in r.options.items()),
+        f"chain: {r.states:,} states, {r.transitions:,} transitions; "
+        + ("exact rational arithmetic" if r.exact else "floating point"),
+        *([r.note] if r.note else []),
+        "",
+        "chance to win, by seat:",
+    ]
+    for s in r.seats:
+        lines.append(f"  seat {s.seat}: {fmt(s.win)}")
+    lines.append(f"chance of deadlock (the game never ends): {fmt(r.deadlock)}")
+    if r.seats and r.seats[0].places is not None:
+        lines.append("")
+        lines.append("finishing places (place 1, 2, ...), by seat:")
+        for s in r.seats:
+            lines.append(f"  seat {s.seat}: " + "  ".join(f"{float(p):.6f}" for p in s.places))
+    lines.append("")
+    lines.append("expected totals (whole game; and given that the game ends):")
+    for k, e in r.expected.items():
+        lines.append(f"  {k:7s} {fmt(e.total):>12s}   given it ends: {fmt(e.given_end)}")
+    for s in r.seats:
+        turns = fmt(s.turns.total, 4)
+        if isinstance(s.turns.total, float) and math.isinf(s.turns.total):
+            turns += f" ({fmt(s.turns.given_end, 4)} given it ends)"
+        parts = [f"turns {turns}", f"throws {fmt(s.throws.total, 4)}"]
+        if s.stakes is not None:
+            parts.append(f"stakes paid {fmt(s.stakes.total, 4)}")
+        lines.append(f"  seat {s.seat}: " + ", ".join(parts))
+    L = r.length
+    lines += [
+        "",
+        "game length in turns (all seats' turns, missed ones included):",
+        f"  mean given it ends {fmt(L.mean_given_end, 4)}; median {turn_text(L.median)}, "
+        f"90th percentile {turn_text(L.p90)}, "
+        f"99th percentile {turn_text(L.p99)}",
+        f"  distribution computed to a tail mass of {L.tail_mass:.1e}; never ends with chance {L.never_ends:.6g}",
+    ]
+    if L.never_ends > 0:
+        lines.append(f"  of the games that end: median {turn_text(L.given_end['median'])}, 90th percentile "
+                     f"{turn_text(L.given_end['p90'])}, 99th percentile {turn_text(L.given_end['p99'])}")
+    if r.landings:
+        lines.append("")
+        lines.append("landing on special squares (chance ever / expected number of landings), by seat:")
+        special = sorted({l.square for l in r.landings if l.square in r.special_squares})
+        for sq in special:
+            row = [l for l in r.landings if l.square == sq]
+            lines.append(f"  square {sq:3d}: " + "   ".join(
+                f"seat {l.seat} {_chance(l.chance)} / {float(l.expected):.4f}" for l in row))
+        lines.append("  (every square in --format json)")
+    if r.landings_note:
+        lines += ["", r.landings_note]
+    res = max((s["residual"] for s in r.solver), default=0.0)
+    if not r.exact:
+        lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
+    return "\n".join(lines)
 
 
-def length_summary(chain: Chain, turns_given_end: Number, tail: float) -> LengthSummary:
-    """The length distribution of a chain, summarised."""
-    return summarise_length(chain.length_distribution(tail=tail), turns_given_end)
-
-
-def summarise_length(dist, turns_given_end: Number) -> LengthSummary:
-    """A :class:`~markov_oca.chain.LengthDistribution`, summarised."""
-    return LengthSummary(
-        pmf=[float(x) for x in dist.pmf],
-        mean_given_end=turns_given_end,
-        median=dist.quantile(0.5),
-        p90=dist.quantile(0.9),
-        p99=dist.quantile(0.99),
-        never_ends=dist.never_ends,
-        tail_mass=dist.tail,
-        given_end={"median": dist.quantile(0.5, True), "p90": dist.quantile(0.9, True),
-                   "p99": dist.quantile(0.99, True)},
-    )
+def _chance(x) -> str:
+    """A landing chance, or ``-`` where it was not computed (nan: see the results' landings note)."""
+    return "-" if x is None or x != x else f"{float(x):.4f}"

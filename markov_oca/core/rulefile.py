@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import RulesError
 
-SHIPPED_DIR = Path(__file__).resolve().parent / "rules"
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "rules"
 
 
 def family_of(raw: Mapping[str, Any]) -> str:

@@ -27,19 +27,15 @@ at least ``alpha``. (SciPy has no Holm procedure; it is five lines below.)
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .chain import LengthDistribution
-from .errors import RulesError
-from .sampling.summary import SimSummary
+from ..analysis.chain import LengthDistribution
+from ..core.text import option_text
+from .sampling import SimSummary
 
 SCHEMA = "markov_oca.crosscheck/1"
 QUANTILES = (0.1, 0.5, 0.9, 0.99)
@@ -85,7 +81,7 @@ class CrosscheckResult:
 
     def text(self) -> str:
         """The checks side by side for reading in a terminal (what ``markov-oca crosscheck`` prints)."""
-        from .report import crosscheck_text
+
 
         return crosscheck_text(self)
 
@@ -301,250 +297,63 @@ def compare(exact: ExactAnswer, sample: SimSummary, *, alpha: float = 0.01,
 # ----------------------------------------------------------------------------- the exact side
 
 
-def exact_answer(rules: Any, players: int | None = None, *, tail: float = 1e-10, progress: bool = False,
-                 **settings: Any) -> ExactAnswer:
-    """The exact answer a sample is tested against: the family's own (``Family.exact_answer``).
-
-    ``rules`` are loaded rules or a rule set's name or path; ``settings`` are the family's
-    settings for ``crosscheck`` (Ur: ``light``, ``dark``); goose boards also take
-    ``landings`` (``None``: for chains of up to 20,000 states).
-
-    Example
-    -------
-    >>> from markov_oca import load
-    >>> a = exact_answer(load("oca-moderna"), 1, landings=False)
-    >>> a.seats, round(a.length.mean(), 4)
-    (['seat 1'], 22.431)
-    """
-    from .family import prepare
-
-    extra = {"landings": settings.pop("landings")} if "landings" in settings else {}
-    play = prepare(rules, "crosscheck", players=players, **settings)
-    return play.family.exact_answer(play, tail=tail, progress=progress, **extra)
 
 
 # ----------------------------------------------------------------------------- someone else's games
 
 
-def read_results(path: str | Path, exact: ExactAnswer, turn_limit: int | None = None) -> SimSummary:
-    """Games from a CSV (header ``winner,turns[,throws]``) or JSON-lines file, as a :class:`SimSummary`.
-
-    ``winner`` is a seat number (1, 2, ...), a seat or outcome name (``seat 2``,
-    ``light``, ``dark wins``), or empty / ``none`` for a game cut off unfinished;
-    ``turns`` is the game's length in turns (for an unfinished game, the turns
-    played when it was cut). Files ending in ``.jsonl`` or ``.ndjson`` hold one
-    object per line with the same keys. Any malformed row is a one-line
-    :class:`RulesError` naming the file and the row.
-    """
-    path = Path(path)
-    name = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")  # a spreadsheet's byte-order mark is not a column
-    except OSError as exc:
-        raise RulesError(f"cannot read results: {exc.strerror or exc}", source=name) from None
-    except UnicodeDecodeError as exc:
-        raise RulesError(f"not UTF-8 text (byte {exc.start} of the file)", source=name) from None
-    rows = _jsonl_rows(name, text) if path.suffix.lower() in (".jsonl", ".ndjson") else _csv_rows(name, text)
-    lookup = _winner_names(exact)
-    winners, turns, throws = [], [], []
-    has_throws = True
-    for line, row in rows:
-        where = f"row {line}"
-        w = str(row.get("winner", "") if row.get("winner") is not None else "").strip().lower()
-        if w not in lookup:
-            raise RulesError(f"winner {row.get('winner')!r} is not one of {_choices(exact)}", source=name, key=where)
-        t = _count(name, where, "turns", row.get("turns"))
-        th = row.get("throws")
-        if th is None or str(th).strip() == "":
-            has_throws = False
-            th_v = 0
-        else:
-            th_v = _count(name, where, "throws", th)
-        winners.append(lookup[w])
-        turns.append(t)
-        throws.append(th_v)
-    if not winners:
-        raise RulesError("no games in the file", source=name)
-    winners_a = np.array(winners, np.int64)
-    turns_a = np.array(turns, np.int64)
-    unfinished = winners_a < 0
-    if turn_limit is None:
-        turn_limit = int(turns_a[unfinished].max()) if unfinished.any() else max(exact.horizon, int(turns_a.max()))
-    long = np.flatnonzero(~unfinished & (turns_a > turn_limit))
-    if long.size:
-        raise RulesError(f"a finished game of {turns_a[long[0]]} turns, beyond the turn limit {turn_limit}",
-                         source=name, key=f"row {rows[long[0]][0]}")
-    s = SimSummary(rules=exact.rules, seats=exact.seats, outcome_names=exact.outcome_names,
-                   turn_limit=turn_limit, seed=-1)
-    s.add_batch(winners_a, turns_a, np.array(throws, np.int64) if has_throws else np.zeros(len(throws)))
-    return s
 
 
-def _csv_rows(name: str, text: str) -> list[tuple[int, dict[str, Any]]]:
-    # Lines of spaces count as blank (the csv module skips only empty ones); row numbers are file lines.
-    lines = ["" if not line.strip() else line for line in text.splitlines()]
-    reader = csv.DictReader(lines)
-    fields = [f.strip().lower() for f in reader.fieldnames or []]
-    missing = {"winner", "turns"} - set(fields)
-    if missing:
-        raise RulesError(f"the header must name the columns winner and turns (missing: {', '.join(sorted(missing))})",
-                         source=name, key=f"row {max(reader.line_num, 1)}")
-    out = []
-    for raw in reader:
-        i = reader.line_num
-        if None in raw:
-            raise RulesError("more fields than the header names", source=name, key=f"row {i}")
-        row = {k.strip().lower(): v for k, v in raw.items()}
-        if any(v is None for v in row.values()):
-            raise RulesError("fewer fields than the header names", source=name, key=f"row {i}")
-        out.append((i, row))
-    return out
 
 
-def _jsonl_rows(name: str, text: str) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RulesError(f"not JSON ({exc.msg})", source=name, key=f"line {i}") from None
-        except (ValueError, RecursionError):  # a number of thousands of digits, nesting without end
-            raise RulesError("not a JSON object of winner and turns", source=name, key=f"line {i}") from None
-        if not isinstance(obj, dict):
-            raise RulesError("each line must be a JSON object with winner and turns", source=name, key=f"line {i}")
-        out.append((i, {str(k).lower(): v for k, v in obj.items()}))
-    return out
 
 
-def _winner_names(exact: ExactAnswer) -> dict[str, int]:
-    """Every way a results file may name an outcome: its name, and for one seat's outcome the
-    seat's number and name (``1``, ``seat 1``, ``light``)."""
-    names: dict[str, int] = {"": -1, "none": -1, "-": -1, "unfinished": -1}
-    for k, outcome in enumerate(exact.outcome_names):
-        names[outcome.lower()] = k
-    for i, seat in enumerate(exact.seats):
-        k = _seat_outcome(exact, i)
-        if k is not None:
-            names[str(i + 1)] = k
-            names[seat.lower()] = k
-    return names
 
 
-def _seat_outcome(exact: ExactAnswer, seat: int) -> int | None:
-    """The index of the outcome that belongs to one seat alone (``seat 2 wins``, ``dark wins``)."""
-    for k, outcome in enumerate(exact.outcome_names):
-        if outcome.lower() in (f"{exact.seats[seat].lower()} wins", f"{exact.seats[seat].lower()} last"):
-            return k
-    return None
 
 
-def _choices(exact: ExactAnswer) -> str:
-    seats = ", ".join(str(i + 1) for i in range(len(exact.seats)) if _seat_outcome(exact, i) is not None)
-    others = [o for k, o in enumerate(exact.outcome_names)
-              if k not in {_seat_outcome(exact, i) for i in range(len(exact.seats))}]
-    extra = f", {', '.join(others)}" if others else ""
-    return f"{seats} (or {', '.join(exact.seats)}{extra}), or empty for unfinished"
 
 
-#: The most turns or throws a game in a results file may report: the length histogram has a bin per turn.
-MAX_COUNT = 10_000_000
 
 
-def _count(name: str, where: str, key: str, value: Any) -> int:
-    text = str(value).strip()
-    try:
-        v = int(text) if len(text) <= 20 else None
-    except (TypeError, ValueError):
-        v = None
-    if v is None:
-        shown = value if len(text) <= 40 else text[:20] + "..."
-        raise RulesError(f"{key} must be a whole number of turns, got {shown!r}", source=name, key=where)
-    if v < 0:
-        raise RulesError(f"{key} must not be negative, got {v}", source=name, key=where)
-    if v > MAX_COUNT:
-        raise RulesError(f"{key} must be at most {MAX_COUNT:,}, got {v:,}", source=name, key=where)
-    return v
 
 
 # ----------------------------------------------------------------------------- the whole job
 
 
-def crosscheck(rules: Any, players: int | None = None, *, games: int = 1_000_000, seed: int = 0,
-               results: str | Path | None = None, turn_limit: int | None = None,
-               options: Mapping[str, Any] | None = None, simulate_options: Mapping[str, Any] | None = None,
-               alpha: float = 0.01, progress: bool = False, **settings: Any) -> CrosscheckResult:
-    """Simulate (or read) games of a rule set and test them against its exact chain.
-
-    Parameters
-    ----------
-    rules : str or Path
-        A shipped rule set or a TOML file, of any family.
-    players : int, optional
-        The number of players, for families that take it (default: the rule set's).
-    games, seed : int
-        The simulation's size and seed (ignored with ``results``).
-    results : path, optional
-        Someone else's games (see :func:`read_results`) instead of our simulator.
-    turn_limit : int, optional
-        Where simulated games are cut off as unfinished (default: the turn after
-        which less than 1e-10 of the games that end are left).
-    options, simulate_options : mapping
-        Rule options for both sides, and extra ones for the simulated games only
-        (a deliberately wrong simulation, to see the check fail).
-    **settings
-        The family's other settings for ``crosscheck`` (Ur: ``pieces``, ``light``, ``dark``,
-        whose policies default to ``random`` here; points: ``bet``). A setting the family does
-        not take is a :class:`~markov_oca.errors.RulesError`.
-    alpha : float
-        Family-wise error rate of the verdict, Holm-corrected.
-
-    Returns
-    -------
-    CrosscheckResult
-
-    Example
-    -------
-    >>> r = crosscheck("oca-moderna", players=1, games=20_000, seed=1)
-    >>> r.passed
-    True
-    """
-    import time
-
-    from .family import prepare
-
-    settings["players"] = players
-    if games < 1:
-        raise RulesError(f"--games must be at least 1, got {games}")
-    if not 0 < alpha < 1:
-        raise RulesError(f"--alpha must be between 0 and 1, got {alpha}")
-    if turn_limit is not None and turn_limit < 1:
-        raise RulesError(f"--turn-limit must be at least 1, got {turn_limit}")
-    timer: dict[str, float] = {}
-    opts = dict(options or {})
-    sim_opts = {**opts, **dict(simulate_options or {})}
-    play = prepare(rules, "crosscheck", opts, **settings)
-    sim_play = prepare(rules, "crosscheck", sim_opts, **settings) if isinstance(rules, (str, Path)) else play
-    fam = play.family
-    t0 = time.perf_counter()
-    exact = fam.exact_answer(play, tail=1e-10, progress=progress)
-    timer["exact"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    if results is not None:
-        sample = read_results(results, exact, turn_limit)
-        source = str(results)
-    else:
-        limit = exact.horizon if turn_limit is None else turn_limit
-        sample = fam.simulate(sim_play, games, seed=seed, turn_limit=limit, progress=progress, **exact.simulate_with)
-        source = f"markov_oca simulator, seed {seed}"
-    timer["sample"] = time.perf_counter() - t1
-    out = compare(exact, sample, alpha=alpha, source=source, players=len(exact.seats))
-    out.simulated_options = {} if results is not None else {k: v for k, v in sim_opts.items() if opts.get(k) != v}
-    out.setting = fam.describe_play(play)
-    out.timings = timer
-    return out
 
 
-__all__ = ["Check", "CrosscheckResult", "ExactAnswer", "compare", "crosscheck", "exact_answer", "holm",
-           "read_results"]
+
+
+def crosscheck_text(r) -> str:
+    """A cross-check side by side: exact, simulated, the 99% interval, pass or fail (Holm)."""
+    lines = [
+        f"cross-check of {r.rules}, {r.setting or f'{r.players} players'}: "
+        f"{r.games:,} games from {r.source}",
+        f"games cut at {r.turn_limit} turns count as unfinished; exact chance of deadlock {r.exact_deadlock:.6g}",
+    ]
+    if r.simulated_options:
+        lines.append("simulated with different options: "
+                     + ", ".join(f"{k}={option_text(v)}" for k, v in r.simulated_options.items()))
+    head = f"{'quantity':48s} {'exact':>12s} {'simulated':>12s}   {'99% interval':25s} {'p (Holm)':>9s}  verdict"
+    lines += ["", head]
+    for c in r.checks:
+        if c.test.startswith("chi-square"):
+            interval = f"chi2 = {c.simulated:.1f}, {c.test.split(', ')[1]}"
+            exact, sim = "", ""
+        else:
+            exact, sim = _cell(c.exact), _cell(c.simulated)
+            interval = "" if math.isnan(c.low) else f"[{_cell(c.low)}, {_cell(c.high)}]"
+        lines.append(f"{c.quantity[:48]:48s} {exact:>12s} {sim:>12s}   {interval:25s} {c.adjusted:9.3g}  "
+                     + ("pass" if c.passed else "FAIL"))
+    lines += [""] + [f"note: {n}" for n in r.notes]
+    failed = sum(not c.passed for c in r.checks)
+    lines.append(f"verdict: {'PASS' if r.passed else 'FAIL'} ({len(r.checks)} tests, {failed} failed; "
+                 f"Holm-corrected at {r.alpha:g} family-wise)")
+    return "\n".join(lines)
+
+
+def _cell(x: float) -> str:
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 2 else f"{x:.6f}"

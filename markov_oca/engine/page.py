@@ -29,16 +29,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .atomic import atomic_files
-from .family import prepare
-from .report import fmt
-from .results import LengthSummary
+from ..analysis.results import LengthSummary
+from ..core.atomic import atomic_files
+from ..core.text import option_text
+from .text import fmt
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["Block", "Bullets", "Code", "Heading", "Num", "Para", "Picture", "Table", "para", "render_html",
-           "render_markdown", "write_page", "write_report"]
+           "render_markdown", "write_page"]
 
 HTML_NAME = "index.html"
 MARKDOWN_NAME = "report.md"
@@ -115,43 +115,6 @@ def para(*parts: Inline, small: bool = False) -> Para:
 # ----------------------------------------------------------------------------- writing
 
 
-def write_report(rules: Any, out: str | Path, *, options: Mapping[str, Any] | None = None,
-                 progress: bool = False, **settings: Any) -> list[Path]:
-    """Solve a rule set and write its report page into the directory ``out``.
-
-    Parameters
-    ----------
-    rules : str, Path or loaded rules
-        A shipped rule set (``markov-oca variants`` lists them), a path
-        to a TOML file, or rules already loaded (which then take no ``options``).
-    out : str or Path
-        The directory to write into (created when missing; files of the same
-        names are replaced, each only once it is whole).
-    options : mapping, optional
-        Option values to put in force, by name (strings are converted).
-    progress : bool
-        Show progress bars on stderr while solving.
-    **settings
-        The family's settings for ``report`` (goose: ``players``, ``landings``; Ur:
-        ``pieces``, ``light``, ``dark``; points: ``players``, ``bet``). A setting the
-        rule set's family does not take is a :class:`~markov_oca.errors.RulesError`.
-
-    Returns
-    -------
-    list of Path
-        The files written: ``index.html``, ``report.md`` and the pictures beside it
-        (``length.png`` and ``board.png``; a points board also ``points.png``, first).
-
-    Example
-    -------
-    >>> import tempfile
-    >>> paths = write_report("examples/snakes_and_ladders.toml", Path(tempfile.mkdtemp()))
-    >>> [p.name for p in paths]
-    ['index.html', 'report.md', 'length.png', 'board.png']
-    """
-    play = prepare(rules, "report", options, **settings)
-    title, blocks = play.family.page(play, progress=progress)
-    return write_page(Path(out), title, blocks)
 
 
 def write_page(out: Path, title: str, blocks: list[Block]) -> list[Path]:
@@ -279,10 +242,6 @@ def render_markdown(blocks: Sequence[Block]) -> str:
         elif isinstance(b, Picture):
             out += [f"![{_md_text(b.alt)}]({b.name})", "", f"*{_md_text(b.caption)}*", ""]
     return "\n".join(out)
-
-
-def option_text(v: object) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def turn_text(x: float) -> str:

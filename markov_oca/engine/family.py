@@ -15,7 +15,7 @@ unsaid). Built-in families are imported on first use; another one is added with
 
 Example
 -------
->>> from markov_oca.family import family_named
+>>> from markov_oca.engine.family import family_named
 >>> fam = family_named("ur")
 >>> [s.name for s in fam.settings]
 ['pieces', 'light', 'dark', 'exact']
@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import RulesError
-from .rulefile import family_of, read_toml, resolve_source
+from ..core.errors import RulesError
+from ..core.rulefile import family_of, read_toml, resolve_source
 
 if TYPE_CHECKING:
-    from .chain import Chain
-    from .crosscheck import ExactAnswer
-    from .report_page import Block
-    from .sampling.summary import SimSummary
+    from ..analysis.chain import Chain
+    from ..analysis.crosscheck import ExactAnswer
+    from ..analysis.sampling import SimSummary
+    from .page import Block
 
 #: The commands a setting can belong to.
 COMMANDS = ("solve", "simulate", "crosscheck", "export", "report")

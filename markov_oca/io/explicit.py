@@ -1,0 +1,343 @@
+"""Storm's and PRISM's explicit files (``.tra``, ``.lab``, ``.srew``, ``.trew``), read and written.
+
+The two tools' flavours are told apart by the first line of ``.tra``: Storm writes ``dtmc``,
+PRISM ``<states> <transitions>`` (and then headers on its label and reward files too). Reward
+files beside the transitions are found by name: ``stem.srew`` is the reward ``srew``,
+``stem.NAME.srew`` the reward ``NAME`` (and the same for ``.trew``), as :func:`write_explicit`
+names them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
+from ..analysis.chain import Chain
+from ..core.atomic import atomic_files
+from ..core.errors import RulesError
+from .edges import _factorize, _merged_edges, _turn_rewards, label_names
+from .properties import _props_text, _reward_names, _reward_suffix
+from .tokens import _branch_values, _init_from, _ints, _is_exact, _numbers, _stem
+
+
+@numba.njit(cache=True)
+def _put_int(x, out, pos):
+    if x == 0:
+        out[pos] = 48
+        return pos + 1
+    k = 0
+    y = x
+    while y > 0:
+        k += 1
+        y //= 10
+    for i in range(k - 1, -1, -1):
+        out[pos + i] = 48 + x % 10
+        x //= 10
+    return pos + k
+
+
+@numba.njit(cache=True)
+def _format_lines(a, b, two, tok, table, tlen, out):
+    """Lines ``a[i] [b[i]]<token tok[i]>\\n`` into ``out``; returns the bytes written."""
+    pos = 0
+    for i in range(a.size):
+        pos = _put_int(a[i], out, pos)
+        if two:
+            out[pos] = 32
+            pos = _put_int(b[i], out, pos + 1)
+        k = tok[i]
+        for q in range(tlen[k]):
+            out[pos + q] = table[k, q]
+        pos += tlen[k]
+        out[pos] = 10
+        pos += 1
+    return pos
+
+
+def _write_lines(fh: Any, a: np.ndarray, b: np.ndarray | None, tokens: Sequence[str], tok: np.ndarray,
+                 chunk: int = 1 << 20) -> None:
+    """Write ``a b token`` lines in bulk (numba), chunk by chunk."""
+    enc = [t.encode("ascii") for t in tokens]
+    width = max((len(t) for t in enc), default=0)
+    table = np.zeros((max(len(enc), 1), max(width, 1)), np.uint8)
+    tlen = np.zeros(max(len(enc), 1), np.int64)
+    for i, t in enumerate(enc):
+        table[i, :len(t)] = np.frombuffer(t, np.uint8)
+        tlen[i] = len(t)
+    a = np.asarray(a, np.int64)
+    two = b is not None
+    b = np.asarray(b, np.int64) if two else np.zeros(0, np.int64)
+    tok = np.asarray(tok, np.int64)
+    digits = len(str(int(a.max()))) + (len(str(int(b.max()))) + 1 if two and b.size else 0) if a.size else 0
+    for lo in range(0, a.size, chunk):
+        hi = min(a.size, lo + chunk)
+        out = np.empty((hi - lo) * (digits + width + 1), np.uint8)
+        used = _format_lines(a[lo:hi], b[lo:hi] if two else b, two, tok[lo:hi], table, tlen, out)
+        fh.write(out[:used].tobytes())
+
+
+def _value_tokens(num: np.ndarray, den: np.ndarray | int) -> tuple[list[str], np.ndarray]:
+    """Each distinct ``num/den`` as text (a whole number, or the float's shortest repr), and the index of each.
+
+    Tokens start with the field separator (a space).
+    """
+    num = np.asarray(num, np.int64)
+    if np.ndim(den) == 0:
+        uniq, inv = _factorize(num)
+        d = int(den)
+        return [" " + (str(x // d) if x % d == 0 else repr(x / d)) for x in uniq.tolist()], inv
+    den = np.asarray(den, np.int64)
+    whole = num % den == 0
+    if whole.all():
+        return _value_tokens(num // den, 1)
+    values = num / den
+    uniq, inv = np.unique(values, return_inverse=True)
+    return [" " + (str(int(v)) if v.is_integer() else repr(v)) for v in uniq.tolist()], inv.ravel()
+
+
+def write_explicit(chain: Chain, stem: str | Path, flavour: str = "storm") -> list[Path]:
+    """Write the explicit files of PRISM (``flavour="prism"``) or Storm (``"storm"``).
+
+    Parameters
+    ----------
+    chain : Chain
+    stem : str or Path
+        Files are ``<stem>.tra``, ``<stem>.lab``, ``<stem>.srew`` and so on.
+    flavour : str
+        ``"storm"``: ``.tra`` starts with ``dtmc``; ``.lab`` is ``#DECLARATION`` /
+        names / ``#END`` then ``state label ...`` lines; reward files have no header.
+        ``"prism"``: ``.tra`` starts with ``states transitions``; ``.lab`` starts with
+        ``0="init" 1="done" ...`` then ``state: i j ...`` lines; ``.srew`` starts with
+        ``states nonzeros``, ``.trew`` with ``states nonzeros``.
+
+    Returns
+    -------
+    list of Path
+        ``.tra``, ``.lab``, ``.srew`` (turns: 1 where a step begins a turn), one
+        ``.<name>.srew`` per other state reward, one ``.<name>.trew`` per branch reward
+        (the reward of a merged transition is its expectation given that transition),
+        and ``.props`` (the queries of :func:`properties`, one a line, ``//`` comments).
+        Labels: ``init``, one per outcome (:func:`label_names`), ``done`` (any outcome),
+        ``deadlock`` (states in a closed class without an outcome). Absorbing states
+        keep their self-loops.
+
+    Example
+    -------
+    >>> import tempfile, pathlib
+    >>> from markov_oca import build
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> files = write_explicit(build("examples/snakes_and_ladders.toml", players=1), d / "sl", "prism")
+    >>> files[0].read_text().splitlines()[:2]
+    ['82 476', '0 1 0.16666666666666666']
+    """
+    if flavour not in ("prism", "storm"):
+        raise RulesError(f"unknown explicit flavour {flavour!r} (prism or storm)")
+    prism = flavour == "prism"
+    stem = Path(stem)
+    n = chain.n
+    edges = _merged_edges(chain)
+    rows = chain.row_sums()
+    if not np.all(rows == chain.denom):
+        bad = int(np.flatnonzero(rows != chain.denom)[0])
+        raise ValueError(f"state {bad}: probabilities sum to {rows[bad]}/{chain.denom}, not 1")
+
+    def path_for(suffix: str) -> Path:
+        return stem.parent / (stem.name + suffix)
+
+    names = _reward_names(chain)
+    finals = [path_for(".tra"), path_for(".lab"), *(path_for(_reward_suffix(chain, r)) for r in names),
+              path_for(".props")]
+    # Written under temporary names and renamed together: the set appears whole or not at all.
+    with atomic_files(finals) as temps:
+        tra, lab, *reward_files, props = temps
+        with open(tra, "wb") as fh:
+            fh.write((f"{n} {edges.src.size}\n" if prism else "dtmc\n").encode())
+            tokens, inv = _value_tokens(edges.num, edges.denom)
+            _write_lines(fh, edges.src, edges.dst, tokens, inv)
+        _write_labels(chain, lab, prism)
+        for name, p in zip(names, reward_files, strict=True):
+            with open(p, "wb") as fh:
+                if name in chain.state_rewards or name == "turns":
+                    values = np.asarray(_turn_rewards(chain) if name == "turns" else chain.state_rewards[name])
+                    values = np.rint(values).astype(np.int64) if values.dtype.kind in "biu" else values
+                    nz = np.flatnonzero(values)
+                    if prism:
+                        fh.write(f"{n} {nz.size}\n".encode())
+                    if values.dtype.kind == "f":
+                        tokens = [" " + repr(float(v)) for v in values[nz]]
+                        inv = np.arange(nz.size)
+                    else:
+                        tokens, inv = _value_tokens(values[nz].astype(np.int64), 1)
+                    _write_lines(fh, nz, None, tokens, inv)
+                else:
+                    nz = np.flatnonzero(edges.reward_num[name])
+                    if prism:
+                        fh.write(f"{n} {nz.size}\n".encode())
+                    tokens, inv = _value_tokens(edges.reward_num[name][nz], edges.num[nz])
+                    _write_lines(fh, edges.src[nz], edges.dst[nz], tokens, inv)
+        props.write_text(_props_text(chain, stem.name, prism, int(edges.src.size)))
+    return finals
+
+
+def _state_labels(chain: Chain) -> tuple[list[str], dict[int, list[str]]]:
+    """Every label name (``init``, the outcomes, ``done``, ``deadlock``) and the labels of each labelled state."""
+    names = label_names(chain)
+    order = ["init", *names.values(), "done", "deadlock"]
+    per_state: dict[int, list[str]] = {chain.init: ["init"]}
+    for outcome, s in chain.outcomes.items():
+        per_state.setdefault(s, []).extend([names[outcome], "done"])
+    for s in np.flatnonzero(chain.structure.deadlock).tolist():
+        per_state.setdefault(s, []).append("deadlock")
+    return order, per_state
+
+
+def _write_labels(chain: Chain, path: Path, prism: bool) -> None:
+    order, per_state = _state_labels(chain)
+    index = {lab: i for i, lab in enumerate(order)}
+    states = np.array(sorted(per_state), np.int64)
+    combos: dict[str, int] = {}
+    tok = np.empty(states.size, np.int64)
+    for i, s in enumerate(states.tolist()):
+        labs = per_state[s]
+        text = (":" + "".join(f" {index[x]}" for x in labs)) if prism else "".join(f" {x}" for x in labs)
+        tok[i] = combos.setdefault(text, len(combos))
+    with open(path, "wb") as fh:
+        if prism:
+            fh.write((" ".join(f'{i}="{lab}"' for i, lab in enumerate(order)) + "\n").encode())
+        else:
+            fh.write(("#DECLARATION\n" + " ".join(order) + "\n#END\n").encode())
+        _write_lines(fh, states, None, list(combos), tok)
+
+
+
+
+
+
+def _read_tra(path: Path) -> tuple[bool, int | None, np.ndarray, np.ndarray, list[bytes]]:
+    """(prism flavour, declared states, sources, targets, probability tokens)."""
+    src = str(path)
+    lines = path.read_bytes().split(b"\n", 1)
+    head = lines[0].split()
+    body = lines[1] if len(lines) > 1 else b""
+    if head == [b"dtmc"]:
+        prism, n = False, None
+    elif len(head) == 2 and all(t.isdigit() for t in head):
+        prism, n = True, int(head[0])
+    elif head and head[0].decode(errors="replace").lower() in ("mdp", "ctmc", "ma", "pomdp"):
+        raise ChainError(f"a {head[0].decode()} model: only DTMCs are analysed", source=src)
+    else:
+        prism, n = False, None  # no header: Storm's transitions from the first line
+        body = path.read_bytes()
+    tok = body.split()
+    if len(tok) % 3:
+        raise ChainError(f"{len(tok)} fields: transitions are 'source target probability' lines "
+                         "(a 4-column file is an MDP)", source=src)
+    return prism, n, _ints(tok[0::3], "source", src), _ints(tok[1::3], "target", src), tok[2::3]
+
+
+def _read_lab(path: Path, prism: bool, n: int) -> dict[str, np.ndarray]:
+    src = str(path)
+    text = path.read_text()
+    lines = text.splitlines()
+    per: dict[str, list[int]] = {}
+    if prism:
+        names = dict(re.findall(r'(\d+)="([^"]*)"', lines[0] if lines else ""))
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            s, _, labs = line.partition(":")
+            for i in labs.split():
+                if i not in names:
+                    raise ChainError(f"label number {i} is not declared", source=src)
+                per.setdefault(names[i], []).append(int(s))
+    else:
+        try:
+            start, end = lines.index("#DECLARATION"), lines.index("#END")
+        except ValueError:
+            raise ChainError("a Storm label file starts with #DECLARATION ... #END", source=src) from None
+        declared = " ".join(lines[start + 1:end]).split()
+        per = {k: [] for k in declared}
+        for line in lines[end + 1:]:
+            parts = line.split()
+            if not parts:
+                continue
+            for lab in parts[1:]:
+                if lab not in per:
+                    raise ChainError(f"label {lab!r} is not declared", source=src)
+                per[lab].append(int(parts[0]))
+    out = {k: np.unique(np.array(v, np.int64)) for k, v in per.items()}
+    for k, v in out.items():
+        if v.size and v[-1] >= n:
+            raise ChainError(f"label {k!r} names state {int(v[-1])}, beyond the {n} states", source=src)
+    return out
+
+
+def _reward_files(stem: Path) -> list[tuple[str, Path]]:
+    out = []
+    for kind in ("srew", "trew"):
+        plain = stem.parent / f"{stem.name}.{kind}"
+        if plain.exists():
+            out.append((kind, plain))
+        for p in sorted(stem.parent.glob(f"{stem.name}.*.{kind}")):
+            out.append((p.name[len(stem.name) + 1:-len(kind) - 1], p))
+    return out
+
+
+def read_explicit(path: str | Path, *, tol: float = ROW_TOL) -> AnyChain:
+    """A chain from Storm's or PRISM's explicit files (``.tra`` and, beside it, ``.lab``, ``.srew``, ``.trew``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.tra`` file, or the stem the files share.
+    tol : float
+        How far from 1 a row of decimal probabilities may sum.
+
+    Returns
+    -------
+    AnyChain
+        ``init`` is the state labelled ``init`` (state 0 when no label says); every
+        reward file becomes a reward of that name (per state: ``state_rewards``; per
+        transition: ``branch_rewards``).
+    """
+    tra = Path(path)
+    if tra.suffix != ".tra":
+        tra = tra.parent / (tra.name + ".tra")
+    if not tra.exists():
+        raise ChainError("no such file", source=str(tra))
+    stem = _stem(tra)
+    prism, n_decl, rows, cols, vals = _read_tra(tra)
+    n = n_decl if n_decl is not None else int(max(rows.max(initial=-1), cols.max(initial=-1))) + 1
+    exact = _is_exact(vals)
+    probs = _numbers(vals, exact, str(tra))
+    lab = stem.parent / (stem.name + ".lab")
+    labels = _read_lab(lab, prism, n) if lab.exists() else {}
+    init = _init_from(labels, str(lab))
+    state_rewards: dict[str, Any] = {}
+    trans_rewards: dict[str, tuple] = {}
+    for name, p in _reward_files(stem):
+        tok = p.read_bytes().split()
+        if prism and tok:
+            tok = tok[2:]  # "states nonzeros" (srew) or "states transitions" (trew)
+        if p.suffix == ".srew":
+            if len(tok) % 2:
+                raise ChainError("state rewards are 'state value' lines", source=str(p))
+            v = np.zeros(n)
+            v[_ints(tok[0::2], "state", str(p))] = _numbers(tok[1::2], False, str(p))
+            state_rewards[name] = v
+        else:
+            if len(tok) % 3:
+                raise ChainError("transition rewards are 'source target value' lines", source=str(p))
+            trans_rewards[name] = (_ints(tok[0::3], "source", str(p)), _ints(tok[1::3], "target", str(p)),
+                                   _numbers(tok[2::3], False, str(p)))
+    chain = from_triples(n, rows, cols, probs, init=init, labels=labels, rewards=state_rewards, tol=tol,
+                         source=str(tra))
+    for name, (s, t, v) in trans_rewards.items():
+        chain.branch_rewards[name] = _branch_values(chain, s, t, v, name)
+    return chain
