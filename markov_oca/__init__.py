@@ -26,7 +26,7 @@ _PUBLIC = {
     "Chain": "analysis.chain",
     "ExactChain": "analysis.exact",
     "CrosscheckResult": "analysis.crosscheck",
-    "SolveResults": "analysis.results",
+    "SolveResults": "engine.race",
     "Family": "engine.family",
     "Setting": "engine.family",
     "register": "engine.family",

@@ -109,7 +109,7 @@ def test_race_answers_by_hand(race):
     e0 = _expected_throws_by_hand()
     assert e0 == Fraction(223447, 58050)
     one = api.solve(race, players=1)
-    assert abs(one.wins[0] - 1) < 1e-12
+    assert abs(one.outcomes["seat 1 wins"] - 1) < 1e-12
     assert abs(one.turns - float(e0)) < 1e-12
     assert abs(one.length.pmf[2] - 1 / 6) < 1e-15  # (4,6), (5,5), (5,6), (6,4), (6,5), (6,6)
     # Two players: seat 1 wins on its t-th throw when seat 2 has not finished in t - 1.
@@ -117,7 +117,7 @@ def test_race_answers_by_hand(race):
     later = 1 - np.cumsum(pmf)  # P(T > t)
     first = float(sum(pmf[t] * later[t - 1] for t in range(1, pmf.size)))
     two = api.solve(race, players=2)
-    assert abs(two.wins[0] - first) < 1e-12 and abs(sum(two.wins) - 1) < 1e-12
+    assert abs(two.outcomes["seat 1 wins"] - first) < 1e-12 and abs(sum(two.outcomes.values()) - 1) < 1e-12
     exact = ExactChain(api.build(race, players=2)).outcome_probabilities()
     assert sum(exact.values()) == 1 and abs(float(exact["seat 1 wins"]) - first) < 1e-12
 
@@ -135,9 +135,9 @@ def test_race_through_every_command(race, tmp_path):
     r = _cli("solve", str(race), "-n", "2", "--format", "json")
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
-    assert d["schema"] == "race/1" and abs(sum(d["wins"]) - 1) < 1e-12
+    assert d["schema"] == "markov_oca.chain-results/1" and abs(sum(d["outcomes"].values()) - 1) < 1e-12
     assert "seat 1 wins" in _cli("solve", str(race)).output
-    assert "first to reach 10" in _cli("explain", str(race)).output
+    assert "goal = 10" in _cli("explain", str(race)).output
     games = tmp_path / "games.csv"
     r = _cli("simulate", str(race), "--games", "20000", "--seed", "3", "--out", str(games))
     assert r.exit_code == 0, r.output
@@ -156,7 +156,7 @@ def test_race_through_every_command(race, tmp_path):
     r = _cli("report", str(race), "--out", str(tmp_path / "page"))
     assert r.exit_code == 0, r.output
     page = (tmp_path / "page" / "index.html").read_text()
-    seat1 = api.solve(race).wins[0]
+    seat1 = api.solve(race).outcomes["seat 1 wins"]
     assert f"{seat1:.6f}" in page and (tmp_path / "page" / "length.png").is_file()
     r = _cli("solve", str(race), "--pieces", "3")
     assert r.exit_code == 2 and re.search(r"--pieces applies to Ur rule sets .*not to the 'race' family", r.output)
