@@ -2,8 +2,7 @@
 
 It proves the family interface is real: registered at test time, it goes through ``solve``,
 ``explain``, ``simulate``, ``crosscheck``, ``export`` and ``report`` of the command line and
-the API without any of them knowing it. It gives its rules and its chain; the engine's
-:class:`ChainFamily` answers the rest from the chain. Each seat throws one die in turn;
+the API without any of them knowing it; :class:`ChainFamily` answers all from its chain. Each seat throws one die in turn;
 reaching or passing ``goal`` wins at once; ending a move on the snake's head sends the piece
 to its tail. The state is the mixed-radix number of every seat's square and the seat to move.
 """
@@ -64,8 +63,9 @@ class RaceFamily(ChainFamily):
         check_keys(f, "race", race, {"goal", "faces", "snake"})
         goal = int_value(f, "race.goal", race.get("goal", 10), 2, 100)
         head, tail = race.get("snake", [goal, goal])
-        return RaceRules(**game_texts(f, game), goal=goal, faces=int_value(f, "race.faces", race.get("faces", 6), 1, 20),
-                         snake=(int_value(f, "race.snake", head, 1), int_value(f, "race.snake", tail, 0)),
+        faces, snake = int_value(f, "race.faces", race.get("faces", 6), 1, 20), (int_value(f, "race.snake", head, 1),
+                                                                                int_value(f, "race.snake", tail, 0))
+        return RaceRules(**game_texts(f, game), goal=goal, faces=faces, snake=snake,
                          default_players=int_value(f, "game.players", game.get("players", 2), 1, 3))
 
     def chain(self, play, progress: bool = False) -> Chain:
@@ -75,10 +75,10 @@ class RaceFamily(ChainFamily):
         squares = (np.arange(states)[:, None] // n // g ** np.arange(n)) % g
         here = squares[np.arange(states), seat][:, None]
         to = np.array([[r.step(s, t) for t in range(1, r.faces + 1)] for s in range(g)])[here[:, 0]]
-        nxt = np.where(to >= g, states + seat[:, None], (np.arange(states)[:, None] // n + (to - here) * g ** seat[:, None])
-                       * n + (seat[:, None] + 1) % n)
+        moved = (np.arange(states)[:, None] // n + (to - here) * g ** seat[:, None]) * n + (seat[:, None] + 1) % n
+        nxt = np.where(to >= g, states + seat[:, None], moved)
         ends = np.column_stack([np.arange(states, states + n), np.full((n, r.faces - 1), -1)])
-        pnum = np.vstack([np.ones((states, r.faces)), np.column_stack([np.full(n, r.faces), np.zeros((n, r.faces - 1))])])
+        pnum = np.vstack([np.ones((states, r.faces)), np.column_stack([np.full(n, r.faces), 0 * ends[:, 1:]])])
         turn = np.arange(states + n) < states
         return Chain(next=np.vstack([nxt, ends]).astype(np.int32), pnum=pnum.astype(np.int32), denom=r.faces, init=0,
                      outcomes={f"seat {k + 1} wins": states + k for k in range(n)}, players=n,
