@@ -2,9 +2,9 @@
 
 It proves the family interface is real: registered at test time, it goes through ``solve``,
 ``explain``, ``simulate``, ``crosscheck``, ``export`` and ``report`` of the command line and
-the API without any of them knowing it; :class:`ChainFamily` answers all from its chain. Each seat throws one die in turn;
-reaching or passing ``goal`` wins at once; ending a move on the snake's head sends the piece
-to its tail. The state is the mixed-radix number of every seat's square and the seat to move.
+the API without any of them knowing it; ChainFamily answers all from its chain. One die a turn;
+reaching ``goal`` wins; ending on the snake's head sends the piece to its tail. The state is the
+mixed-radix number of every seat's square and the seat to move.
 """
 
 from __future__ import annotations
