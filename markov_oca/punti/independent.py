@@ -41,7 +41,9 @@ import numpy as np
 
 from ..chain import LengthDistribution
 from ..errors import RulesError, SolverError
+from ..results import summarise_length
 from .model import MODE_NEVER, PuntiModel
+from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 from .rules import COLLECT_BANK, COLLECT_EACH, PAY_BANK, PAY_EACH
 
 
@@ -270,10 +272,7 @@ def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-
 
 
 def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, float] | None = None):
-    """:class:`~markov_oca.punti.analysis.PuntiResults` from :func:`solve_independent`."""
-    from ..results import summarise_length
-    from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
-
+    """:class:`~markov_oca.punti.results.PuntiResults` from :func:`solve_independent`."""
     timer = {} if timer is None else timer
     timer.update(out["timings"])
     rules, N = m.rules, m.players

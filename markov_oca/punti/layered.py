@@ -52,6 +52,7 @@ import numpy as np
 from ..errors import SolverError, TooLargeError
 from ..memory import available_memory, gib
 from ..progress import progress_bar
+from ..results import length_summary
 from .model import (
     _EMPTY,
     _P_G,
@@ -65,6 +66,7 @@ from .model import (
     _rehash,
     _scratch,
 )
+from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
 # Columns of the per-seat totals.
 _TURNS, _BETS, _BROKE, _AID, _AIDOK, _POINTS = range(6)
@@ -574,10 +576,7 @@ def race_chain(model: PuntiModel):
 
 def layered_results(model: PuntiModel, ls: LayeredSolve, *, bet: str, tail: float = 1e-10,
                     timer: dict[str, float] | None = None, policy: dict | None = None):
-    """:class:`~markov_oca.punti.analysis.PuntiResults` from a layered solve."""
-    from ..results import length_summary
-    from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
-
+    """:class:`~markov_oca.punti.results.PuntiResults` from a layered solve."""
     timer = {} if timer is None else timer
     timer.update(ls.timings)
     m = model

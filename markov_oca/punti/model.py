@@ -46,10 +46,18 @@ from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, 
 
 MODE_DECIDE, MODE_NEVER, MODE_ALWAYS = 0, 1, 2
 MODES = {"never": MODE_NEVER, "always": MODE_ALWAYS}
+#: The bet policies: the two kernel modes, and the bet as a decision (:mod:`markov_oca.punti.optimal`).
+BETS = ("never", "always", "optimal")
 ACT_THROW, ACT_BET = 0, 1
 _EMPTY = -1
 #: The kernel's scalar parameters, in order (see :meth:`PuntiModel.params`).
 _P_N, _P_G, _P_F, _P_L, _P_NL, _P_BET, _P_PRIZE, _P_AID, _P_AIDN, _P_AIDD, _P_USES, _P_FINISH, _P_D = range(13)
+
+
+def check_bet(bet: str) -> None:
+    """Refuse a bet policy other than :data:`BETS` (:class:`~markov_oca.errors.RulesError`)."""
+    if bet not in BETS:
+        raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
 
 
 # ----------------------------------------------------------------------------- encoding

@@ -31,7 +31,7 @@ from ..report_page import (
     row_cell,
     solver_blocks,
 )
-from .analysis import PuntiResults
+from .results import PuntiResults
 from .rules import PuntiRules
 
 # ----------------------------------------------------------------------------- points pages (punti)
