@@ -56,7 +56,6 @@ from ..results import length_summary
 from .model import (
     _EMPTY,
     _P_G,
-    _P_L,
     _P_N,
     _P_NL,
     MODE_NEVER,
@@ -65,6 +64,8 @@ from .model import (
     _insert,
     _rehash,
     _scratch,
+    _split,
+    _status,
 )
 from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
@@ -77,15 +78,13 @@ _G_TURNS, _G_THROWS, _G_BETS, _G_TRANSITIONS = range(4)
 @numba.njit(cache=True)
 def _layer_key(state, prm, B):
     """(layer, order within the layer) of a state (see the module docstring)."""
-    N, G, nl, L1 = prm[_P_N], prm[_P_G], prm[_P_NL], prm[_P_L] + 1
-    phase = state % 3
-    rest = state // 3 // N
+    N, G, nl = prm[_P_N], prm[_P_G], prm[_P_NL]
+    phase, _seat, rest = _split(state, N)
     layer = 0
     exact = 0
     for _i in range(N):
-        loc = rest % nl
+        s = _status(rest % nl, prm)
         rest //= nl
-        s = loc // L1 // 2
         if s == 0 or s == G:
             layer += G
             exact += G
@@ -126,34 +125,29 @@ def _may_stay(state, mode, prm, B, sq_pulc):
     """Whether a step from ``state`` can stay in its layer: a bet (a Pulcinella at the turn's start,
     or a second bet; not when nobody bets), or a throw from the bounce zone. Any other throw moves
     the layer on."""
-    N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
-    phase = state % 3
-    rest = state // 3
-    m = rest % N
-    rest //= N
+    nl = prm[_P_NL]
+    phase, m, rest = _split(state, prm[_P_N])
     for _i in range(m):
         rest //= nl
-    s = (rest % nl) // L1 // 2
+    s = _status(rest % nl, prm)
     return s >= B or (mode != MODE_NEVER and (phase == 1 or (phase == 0 and sq_pulc[s] > 0)))
 
 
 @numba.njit(cache=True)
-def _close(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, keys, vals, ids, inflow, n, head,
-           e_src, e_dst, e_p, ne, J):
+def _close(mode, prm, total, board, B, S, keys, vals, ids, inflow, n, head, e_src, e_dst, e_p, ne, J):
     """Add the states the layer reaches within itself and its in-layer transitions.
 
     Stops early when an array is about to fill; returns (n, head, ne) to resume."""
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(prm[_P_N], J)
+    work, out = _scratch(prm[_P_N], J)
+    out_next, out_p = out[0], out[1]
     limit = keys.size // 2
     while head < n:
         if n + J >= ids.size or n + J >= limit or ne + J >= e_src.size:
             break
-        if not _may_stay(ids[head], mode, prm, B, sq_pulc):
+        if not _may_stay(ids[head], mode, prm, B, board[2]):
             head += 1
             continue
-        c = _expand(ids[head], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        c = _expand(ids[head], mode, prm, total, board, work, out)
         for j in range(c):
             t = out_next[j]
             if t >= 0 and _layer_key(t, prm, B)[0] == S:
@@ -168,6 +162,18 @@ def _close(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, keys, vals, ids, in
                 ne += 1
         head += 1
     return n, head, ne
+
+
+@numba.njit(cache=True, inline="always")
+def _tarjan_visit(v, idx, sp, csp, index, low, onstack, stack, cs_node, cs_edge, indptr):
+    """Number ``v``, put it on the component stack and the call stack; returns (idx, sp, csp) moved on."""
+    index[v] = idx
+    low[v] = idx
+    stack[sp] = v
+    onstack[v] = True
+    cs_node[csp] = v
+    cs_edge[csp] = indptr[v]
+    return idx + 1, sp + 1, csp + 1
 
 
 @numba.njit(cache=True)
@@ -187,15 +193,7 @@ def _tarjan(n, indptr, dst):
     for root in range(n):
         if index[root] != -1:
             continue
-        index[root] = idx
-        low[root] = idx
-        idx += 1
-        stack[sp] = root
-        sp += 1
-        onstack[root] = True
-        cs_node[0] = root
-        cs_edge[0] = indptr[root]
-        csp = 1
+        idx, sp, csp = _tarjan_visit(root, idx, sp, 0, index, low, onstack, stack, cs_node, cs_edge, indptr)
         while csp > 0:
             v = cs_node[csp - 1]
             e = cs_edge[csp - 1]
@@ -203,15 +201,8 @@ def _tarjan(n, indptr, dst):
                 cs_edge[csp - 1] = e + 1
                 w = dst[e]
                 if index[w] == -1:
-                    index[w] = idx
-                    low[w] = idx
-                    idx += 1
-                    stack[sp] = w
-                    sp += 1
-                    onstack[w] = True
-                    cs_node[csp] = w
-                    cs_edge[csp] = indptr[w]
-                    csp += 1
+                    idx, sp, csp = _tarjan_visit(w, idx, sp, csp, index, low, onstack, stack, cs_node, cs_edge,
+                                                 indptr)
                 elif onstack[w] and index[w] < low[v]:
                     low[v] = index[w]
             else:
@@ -286,22 +277,21 @@ def _residual(n, indptr, src, p, inflow, x):
 
 
 @numba.njit(cache=True)
-def _push(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, ids, x, lo, hi, J, inv_d,
-          o_ids, o_mass, o_layer, game, seat, outcome, pmf, flags):
+def _push(mode, prm, total, board, B, S, ids, x, lo, hi, J, inv_d, o_ids, o_mass, o_layer, game, seat, outcome, pmf,
+          flags):
     """Send the visits of rows lo..hi on: to later layers (o_*), to the end, into the totals.
 
     Stops early when the out buffer is about to fill; returns (row reached, entries written).
     ``flags[0]`` counts branches where someone goes bankrupt."""
     N = prm[_P_N]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
+    work, out = _scratch(N, J)
+    out_next, out_p, out_act, _bank, out_broke, out_aid, out_final = out
     no = 0
     for r in range(lo, hi):
         if no + J > o_ids.size:
             return r, no
         s = ids[r]
-        c = _expand(s, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        c = _expand(s, mode, prm, total, board, work, out)
         xr = x[r]
         m = (s // 3) % N
         if s % 3 == 0:
@@ -435,7 +425,7 @@ def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool =
     N, G = m.players, m.rules.goal
     B = bounce_start(m)
     prm = m.params
-    args = (prm, m.total, m.kind, m.amount, m.pulc)
+    args = m.kernel_args()
     J = m.width
     inv_d = 1.0 / m.denominator
     budget = int(available_memory() * 0.8)

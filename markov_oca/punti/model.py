@@ -63,20 +63,29 @@ def check_bet(bet: str) -> None:
 # ----------------------------------------------------------------------------- encoding
 
 
+@numba.njit(cache=True, inline="always")
+def _split(state, N):
+    """(phase, seat to move, every player's local state packed in mixed radix) of a state id."""
+    rest = state // 3
+    return state % 3, rest % N, rest // N
+
+
+@numba.njit(cache=True, inline="always")
+def _status(loc, prm):
+    """A player's status (0 bankrupt, 1..G-1 a square, G arrived) from their local state."""
+    return loc // (prm[_P_L] + 1) // 2
+
+
 @numba.njit(cache=True)
 def _decode(state, prm, st, au, bl):
     N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
-    phase = state % 3
-    rest = state // 3
-    seat = rest % N
-    rest //= N
+    phase, seat, rest = _split(state, N)
     for i in range(N):
         loc = rest % nl
         rest //= nl
         bl[i] = loc % L1
-        loc //= L1
-        au[i] = loc % 2
-        st[i] = loc // 2
+        au[i] = (loc // L1) % 2
+        st[i] = _status(loc, prm)
     return phase, seat
 
 
@@ -90,6 +99,12 @@ def _encode(phase, seat, prm, st, au, bl):
 
 
 # ----------------------------------------------------------------------------- kernel
+#
+# The kernel's work arrays (see :func:`_scratch`): ``work`` holds, each of N entries, the state
+# decoded (st0, au0, bl0: status, aid used, balance), the same changed by a branch (st, au, bl),
+# the final balances of a branch that ends the game, and a landing's charges (payer, amount,
+# creditor); ``out`` holds one entry per branch: next id, numerator, action, the bank's gain,
+# the bankrupt and aid masks, and (J x N) the final balances.
 
 
 @numba.njit(cache=True)
@@ -118,9 +133,10 @@ def _after_step(mover, prm, st, au, bl, final):
     return -1  # unreachable: at least two are racing
 
 
-@numba.njit(cache=True)
-def _restore(N, total, st0, au0, bl0, st, au, bl):
+@numba.njit(cache=True, inline="always")
+def _restore(N, total, work):
     """Copy the decoded state into the work arrays; returns the bank's holding (total - balances)."""
+    st0, au0, bl0, st, au, bl = work[0], work[1], work[2], work[3], work[4], work[5]
     bank = total
     for i in range(N):
         st[i] = st0[i]
@@ -139,138 +155,168 @@ def _bets_left(phase, square, prm, sq_pulc):
     return 0
 
 
-@numba.njit(cache=True)
-def _expand(state, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-            out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final):
-    """Every branch of one step from ``state``; returns how many.
+@numba.njit(cache=True, inline="always")
+def _emit(out, j, nxt, p, act, gain, broke, aidm):
+    """Write branch ``j``: next id (or ``-mask``), numerator, action, the bank's gain, the masks."""
+    out_next, out_p, out_act, out_bank, out_broke, out_aid = out[0], out[1], out[2], out[3], out[4], out[5]
+    out_next[j] = nxt
+    out_p[j] = p
+    out_act[j] = act
+    out_bank[j] = gain
+    out_broke[j] = broke
+    out_aid[j] = aidm
 
-    ``out_next`` holds ids, or ``-mask`` (the leaders) when the game ends with
-    ``out_final`` the final balances (levels); ``out_bank`` is the points (levels)
-    the bank gained; ``out_broke``/``out_aid`` are bitmasks of the players who went
-    bankrupt / asked for mutual aid (bit N + i: the aid of player i succeeded).
-    """
-    N, G, F = prm[_P_N], prm[_P_G], prm[_P_F]
-    bet, prize, aid = prm[_P_BET], prm[_P_PRIZE], prm[_P_AID]
-    aid_num, aid_den, uses, finish, D = prm[_P_AIDN], prm[_P_AIDD], prm[_P_USES], prm[_P_FINISH], prm[_P_D]
-    phase, m = _decode(state, prm, st0, au0, bl0)
-    sq = st0[m]
-    count = 0
-    left = _bets_left(phase, sq, prm, sq_pulc)
-    can_bet = left > 0 and bl0[m] >= bet
-    if can_bet and mode != 1:
-        nphase = 1 if left > 1 else 2
-        for win in range(2):
-            bank = _restore(N, total, st0, au0, bl0, st, au, bl)
-            bank0 = bank
-            bl[m] -= bet
-            bank += bet
-            if win == 1:
-                pay = prize if prize < bank else bank
-                bl[m] += pay
-                bank -= pay
-            out_next[count] = _encode(nphase, m, prm, st, au, bl)
-            out_p[count] = D // F if win == 1 else D // F * (F - 1)
-            out_act[count] = 1
-            out_bank[count] = bank - bank0
-            out_broke[count] = 0
-            out_aid[count] = 0
-            count += 1
-        if mode == 2:
-            return count
-    # The throw.
-    payer = np.empty(N, np.int64)
-    amt = np.empty(N, np.int64)
-    cred = np.empty(N, np.int64)
-    for d in range(1, F + 1):
-        t = sq + d
-        if t > G:
-            t = G if finish == 1 else 2 * G - t
-        kind = sq_kind[t]
-        a = sq_amt[t]
-        # The charges this landing makes: (payer, amount, creditor: -1 bank, -2 every other player).
-        nch = 0
-        if kind == 1:
-            payer[0], amt[0], cred[0] = m, a, -1
+
+@numba.njit(cache=True, inline="always")
+def _bet_branches(m, nphase, prm, total, work, out):
+    """The two branches of mover ``m``'s bet (lost, won), into phase ``nphase``; returns 2."""
+    N, F, bet, prize, D = prm[_P_N], prm[_P_F], prm[_P_BET], prm[_P_PRIZE], prm[_P_D]
+    st, au, bl = work[3], work[4], work[5]
+    for win in range(2):
+        bank = _restore(N, total, work)
+        bank0 = bank
+        bl[m] -= bet
+        bank += bet
+        if win == 1:
+            pay = prize if prize < bank else bank
+            bl[m] += pay
+            bank -= pay
+        _emit(out, win, _encode(nphase, m, prm, st, au, bl), D // F if win == 1 else D // F * (F - 1), 1,
+              bank - bank0, 0, 0)
+    return 2
+
+
+@numba.njit(cache=True, inline="always")
+def _charges(m, kind, a, N, work):
+    """The charges landing on a square of ``kind`` and amount ``a`` makes, into the work arrays
+    (payer, amount, creditor: -1 the bank, -2 every other player); returns how many."""
+    st0, payer, amt, cred = work[0], work[7], work[8], work[9]
+    nch = 0
+    if kind == PAY_BANK:
+        payer[0], amt[0], cred[0] = m, a, -1
+        nch = 1
+    elif kind == PAY_EACH:
+        others = 0
+        for i in range(N):
+            if i != m and st0[i] != 0:
+                others += 1
+        if others > 0:
+            payer[0], amt[0], cred[0] = m, a * others, -2
             nch = 1
-        elif kind == 4:
-            others = 0
-            for i in range(N):
-                if i != m and st0[i] != 0:
-                    others += 1
-            if others > 0:
-                payer[0], amt[0], cred[0] = m, a * others, -2
-                nch = 1
-        elif kind == 3:
-            for step in range(1, N):
-                q = (m + step) % N
-                if st0[q] != 0:
-                    payer[nch], amt[nch], cred[nch] = q, a, m
-                    nch += 1
-        for code in range(1 << nch):
-            bank = _restore(N, total, st0, au0, bl0, st, au, bl)
-            bank0 = bank
-            st[m] = t
-            p = 1
-            broke = 0
-            aidm = 0
-            if kind == 2:
-                pay = a if a < bank else bank
-                bl[m] += pay
-                bank -= pay
-            for k in range(nch):
-                bit = (code >> k) & 1
-                who = payer[k]
-                need = amt[k]
-                if bl[who] < need and uses > 0 and au[who] == 0:
-                    au[who] = 1
-                    aidm |= 1 << who
-                    if bit == 1:
-                        p *= aid_num
-                        aidm |= 1 << (N + who)
-                        for q in range(N):
-                            if q != who and st[q] != 0:
-                                give = aid if aid < bl[q] else bl[q]
-                                bl[q] -= give
-                                bl[who] += give
-                    else:
-                        p *= aid_den - aid_num
-                elif bit == 1:
-                    p = 0
-                    break
-                else:
-                    p *= aid_den
-                if bl[who] >= need:
-                    bl[who] -= need
-                    if cred[k] == -1:
-                        bank += need
-                    elif cred[k] == -2:
-                        for q in range(N):
-                            if q != who and st[q] != 0:
-                                bl[q] += a
-                    else:
-                        bl[cred[k]] += need
-                else:
-                    broke |= 1 << who
-                    bank += bl[who]
-                    bl[who] = 0
-                    st[who] = 0
-                    au[who] = 0
-            if p == 0:
-                continue
-            for _k in range(nch, N - 1):
-                p *= aid_den
-            for i in range(N):
-                final[i] = 0
-            nxt = _after_step(m, prm, st, au, bl, final)
-            out_next[count] = nxt
-            out_p[count] = p
-            out_act[count] = 0
-            out_bank[count] = bank - bank0
-            out_broke[count] = broke
-            out_aid[count] = aidm
-            for i in range(N):
-                out_final[count, i] = final[i]
-            count += 1
+    elif kind == COLLECT_EACH:
+        for step in range(1, N):
+            q = (m + step) % N
+            if st0[q] != 0:
+                payer[nch], amt[nch], cred[nch] = q, a, m
+                nch += 1
+    return nch
+
+
+@numba.njit(cache=True, inline="always")
+def _settle(code, nch, a, prm, work, bank):
+    """Pay the ``nch`` charges, bit k of ``code`` telling whether payer k's mutual aid succeeds
+    (when they ask for it). Returns (numerator, bank, bankrupt mask, aid mask); numerator 0: a
+    draw that cannot happen (an aid that is not asked for cannot succeed)."""
+    N, aid, aid_num, aid_den, uses = prm[_P_N], prm[_P_AID], prm[_P_AIDN], prm[_P_AIDD], prm[_P_USES]
+    st, au, bl, payer, amt, cred = work[3], work[4], work[5], work[7], work[8], work[9]
+    p = 1
+    broke = 0
+    aidm = 0
+    for k in range(nch):
+        bit = (code >> k) & 1
+        who = payer[k]
+        need = amt[k]
+        if bl[who] < need and uses > 0 and au[who] == 0:
+            au[who] = 1
+            aidm |= 1 << who
+            if bit == 1:
+                p *= aid_num
+                aidm |= 1 << (N + who)
+                for q in range(N):
+                    if q != who and st[q] != 0:
+                        give = aid if aid < bl[q] else bl[q]
+                        bl[q] -= give
+                        bl[who] += give
+            else:
+                p *= aid_den - aid_num
+        elif bit == 1:
+            return 0, bank, broke, aidm
+        else:
+            p *= aid_den
+        if bl[who] >= need:
+            bl[who] -= need
+            if cred[k] == -1:
+                bank += need
+            elif cred[k] == -2:
+                for q in range(N):
+                    if q != who and st[q] != 0:
+                        bl[q] += a
+            else:
+                bl[cred[k]] += need
+        else:
+            broke |= 1 << who
+            bank += bl[who]
+            bl[who] = 0
+            st[who] = 0
+            au[who] = 0
+    return p, bank, broke, aidm
+
+
+@numba.njit(cache=True, inline="always")
+def _throw_branches(m, d, prm, total, board, work, out, count):
+    """The branches of mover ``m`` throwing ``d`` (one per draw of the mutual-aid chances that can
+    happen), written from entry ``count`` on; returns the new count."""
+    N, G, finish, aid_den = prm[_P_N], prm[_P_G], prm[_P_FINISH], prm[_P_AIDD]
+    st0, st, au, bl, final = work[0], work[3], work[4], work[5], work[6]
+    out_final = out[6]
+    t = st0[m] + d
+    if t > G:
+        t = G if finish == 1 else 2 * G - t
+    kind = board[0][t]
+    a = board[1][t]
+    nch = _charges(m, kind, a, N, work)
+    for code in range(1 << nch):
+        bank = _restore(N, total, work)
+        bank0 = bank
+        st[m] = t
+        if kind == COLLECT_BANK:
+            pay = a if a < bank else bank
+            bl[m] += pay
+            bank -= pay
+        p, bank, broke, aidm = _settle(code, nch, a, prm, work, bank)
+        if p == 0:
+            continue
+        for _k in range(nch, N - 1):
+            p *= aid_den
+        for i in range(N):
+            final[i] = 0
+        _emit(out, count, _after_step(m, prm, st, au, bl, final), p, 0, bank - bank0, broke, aidm)
+        for i in range(N):
+            out_final[count, i] = final[i]
+        count += 1
+    return count
+
+
+@numba.njit(cache=True)
+def _expand(state, mode, prm, total, board, work, out):
+    """Every branch of one step from ``state`` into ``out``; returns how many.
+
+    ``board`` is (kind, amount, Pulcinellas) by square; ``work`` and ``out`` come from
+    :func:`_scratch`. ``out`` holds ids, or ``-mask`` (the leaders) when the game ends with
+    the final balances (levels) in its last array; the points (levels) the bank gained; the
+    bitmasks of the players who went bankrupt / asked for mutual aid (bit N + i: the aid of
+    player i succeeded).
+    """
+    st0, bl0 = work[0], work[2]
+    phase, m = _decode(state, prm, st0, work[1], bl0)
+    count = 0
+    left = _bets_left(phase, st0[m], prm, board[2])
+    if left > 0 and bl0[m] >= prm[_P_BET] and mode != MODE_NEVER:
+        count = _bet_branches(m, 1 if left > 1 else 2, prm, total, work, out)
+        if mode == MODE_ALWAYS:
+            return count
+    for d in range(1, prm[_P_F] + 1):
+        count = _throw_branches(m, d, prm, total, board, work, out, count)
     return count
 
 
@@ -324,19 +370,21 @@ def _rehash(keys, vals, new_keys, new_vals):
 
 @numba.njit(cache=True)
 def _scratch(N, J):
-    """The work arrays of :func:`_expand` for N players and J branches: the state decoded and
-    changed (status, aid used, balance; final balances) and one entry per branch of the output."""
-    return (np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
+    """The work arrays of :func:`_expand` for N players and J branches: ``work`` (ten of N entries:
+    the state decoded and changed, final balances, a landing's charges) and ``out`` (one entry per
+    branch: next id, numerator, action, the bank's gain, bankrupt and aid masks; final balances)."""
+    work = (np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
             np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
-            np.empty(J, np.int64), np.empty(J, np.int64), np.empty(J, np.int8), np.empty(J, np.int64),
-            np.empty(J, np.int8), np.empty(J, np.int8), np.empty((J, N), np.int64))
+            np.empty(N, np.int64), np.empty(N, np.int64))
+    out = (np.empty(J, np.int64), np.empty(J, np.int64), np.empty(J, np.int8), np.empty(J, np.int64),
+           np.empty(J, np.int8), np.empty(J, np.int8), np.empty((J, N), np.int64))
+    return work, out
 
 
 @numba.njit(cache=True)
-def _explore(mode, prm, total, sq_kind, sq_amt, sq_pulc, keys, vals, queue, head, tail, budget, J):
-    N = prm[_P_N]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
+def _explore(mode, prm, total, board, keys, vals, queue, head, tail, budget, J):
+    work, out = _scratch(prm[_P_N], J)
+    out_next = out[0]
     limit = keys.size // 2
     done = 0
     while head < tail and done < budget:
@@ -345,8 +393,7 @@ def _explore(mode, prm, total, sq_kind, sq_amt, sq_pulc, keys, vals, queue, head
         s = queue[head]
         head += 1
         done += 1
-        c = _expand(s, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        c = _expand(s, mode, prm, total, board, work, out)
         for j in range(c):
             t = out_next[j]
             if t >= 0 and _insert(keys, vals, t, tail) == tail:
@@ -356,15 +403,11 @@ def _explore(mode, prm, total, sq_kind, sq_amt, sq_pulc, keys, vals, queue, head
 
 
 @numba.njit(cache=True)
-def _write(ids, keys, vals, n_states, mode, prm, total, sq_kind, sq_amt, sq_pulc,
-           nxt, pnum, act, broke, lo, hi):
-    N = prm[_P_N]
-    J = nxt.shape[1]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
+def _write(ids, keys, vals, n_states, mode, prm, total, board, nxt, pnum, act, broke, lo, hi):
+    work, out = _scratch(prm[_P_N], nxt.shape[1])
+    out_next, out_p, out_act, out_broke = out[0], out[1], out[2], out[4]
     for r in range(lo, hi):
-        c = _expand(ids[r], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        c = _expand(ids[r], mode, prm, total, board, work, out)
         for j in range(c):
             t = out_next[j]
             nxt[r, j] = _lookup(keys, vals, t) if t >= 0 else n_states + (-t) - 1
@@ -374,14 +417,13 @@ def _write(ids, keys, vals, n_states, mode, prm, total, sq_kind, sq_amt, sq_pulc
 
 
 @numba.njit(cache=True)
-def _details(ids, rows, mode, prm, total, sq_kind, sq_amt, sq_pulc, J, bank_out, aid_out, final_out):
+def _details(ids, rows, mode, prm, total, board, J, bank_out, aid_out, final_out):
     """Per branch of the given states: the bank's gain, the aid mask and the final balances (levels)."""
     N = prm[_P_N]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
+    work, out = _scratch(N, J)
+    out_next, out_bank, out_aid, out_final = out[0], out[3], out[5], out[6]
     for k in range(rows.size):
-        c = _expand(ids[rows[k]], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        c = _expand(ids[rows[k]], mode, prm, total, board, work, out)
         for j in range(c):
             bank_out[k, j] = out_bank[j]
             aid_out[k, j] = out_aid[j]
@@ -564,8 +606,9 @@ class PuntiModel:
 
     # -------------------------------------------------------------- building
 
-    def _args(self) -> tuple:
-        return (self.params, self.total, self.kind, self.amount, self.pulc)
+    def kernel_args(self) -> tuple:
+        """The kernel's model arguments: (parameters, levels in play, (kind, amount, Pulcinellas) by square)."""
+        return (self.params, self.total, (self.kind, self.amount, self.pulc))
 
     def explore(self, mode: int, progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The reachable state ids in discovery order, and the hash table that numbers them."""
@@ -581,7 +624,7 @@ class PuntiModel:
         with progress_bar(progress, "exploring states") as bar:
             task = bar.add_task("exploring states", total=None)
             while head < tail:
-                head, tail = _explore(mode, *self._args(), keys, vals, queue, head, tail, 500_000, self.width)
+                head, tail = _explore(mode, *self.kernel_args(), keys, vals, queue, head, tail, 500_000, self.width)
                 bar.update(task, completed=head, total=tail)
                 if tail > budget:
                     raise TooLargeError(
@@ -613,7 +656,7 @@ class PuntiModel:
             task = bar.add_task("writing transitions", total=n_states)
             for lo in range(0, n_states, block):
                 hi = min(n_states, lo + block)
-                _write(ids, keys, vals, n_states, mode, *self._args(), nxt, pnum, act, broke, lo, hi)
+                _write(ids, keys, vals, n_states, mode, *self.kernel_args(), nxt, pnum, act, broke, lo, hi)
                 bar.update(task, completed=hi)
         del keys, vals
         for k in range(len(masks)):
@@ -676,7 +719,7 @@ class PuntiModel:
         bank = np.zeros((rows.size, J), np.int64)
         aid = np.zeros((rows.size, J), np.int8)
         final = np.full((rows.size, J, self.players), -1, np.int64)
-        _details(ids, rows, pc.mode, *self._args(), J, bank, aid, final)
+        _details(ids, rows, pc.mode, *self.kernel_args(), J, bank, aid, final)
         final = np.where(final >= 0, final * self.unit, -1)
         width = pc.chain.next.shape[1]
         if pc.branch_col is None:
