@@ -30,7 +30,6 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     """Every figure of the issue on one chain (see the module docstring)."""
     timer = {} if timer is None else timer
     m, chain = pc.model, pc.chain
-    rules, N = m.rules, m.players
     n = pc.n_states
 
     # One forward solve gives every figure: expected totals are visits times step rewards, and the
@@ -40,9 +39,35 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     x = visits[:n]
     timer["solve"] = time.perf_counter() - t1
 
-    # The step rewards, a block of states at a time, each summed against the visits at once: nothing
-    # of (states x branches) or (states x rewards) is held for the whole chain.
     t0 = time.perf_counter()
+    exp, w, out_k, finals = _rewards(pc, x)
+    mass = np.bincount(out_k, weights=w, minlength=len(pc.masks))
+    outcome_p = {name: float(mass[k]) for k, name in enumerate(chain.outcomes)}
+    timer["rewards"] = time.perf_counter() - t0
+    seats = _seats(pc, exp, mass, w, finals)
+
+    t2 = time.perf_counter()
+    length = length_summary(chain, exp["turns"], tail)
+    timer["length"] = time.perf_counter() - t2
+    return PuntiResults(
+        **game_fields(m, bet), states=chain.n, transitions=chain.n_transitions,
+        outcomes=outcome_p, seats=seats,
+        expected={k: exp[k] for k in ("turns", "throws", "bets")},
+        length=length, policy=policy,
+        solver=[{"method": report.method, "residual": report.residual, "iterations": report.iterations}],
+        timings=timer,
+    )
+
+
+def _rewards(pc: PuntiChain, x: np.ndarray) -> tuple[dict[str, float], np.ndarray, np.ndarray, np.ndarray]:
+    """The expected totals (game and per seat ``name@seat``) from the visits ``x``, and every branch into
+    the end: its mass, its outcome and the final balances (points).
+
+    The step rewards are taken a block of states at a time, each summed against the visits at once:
+    nothing of (states x branches) or (states x rewards) is held for the whole chain.
+    """
+    m, chain = pc.model, pc.chain
+    N, n = m.players, pc.n_states
     names = ["turns", "throws", "bets"] + [f"{k}@{i}" for i in range(N)
                                            for k in ("turns", "bets", "bankrupt", "aid", "aid_ok", "points")]
     exp = dict.fromkeys(names, 0.0)
@@ -81,10 +106,14 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     w = np.concatenate(w_parts) if w_parts else np.zeros(0)
     out_k = np.concatenate(k_parts) if k_parts else np.zeros(0, np.int64)
     finals = np.concatenate(f_parts) if f_parts else np.zeros((0, N), np.int64)
-    mass = np.bincount(out_k, weights=w, minlength=len(pc.masks))
-    outcome_p = {name: float(mass[k]) for k, name in enumerate(chain.outcomes)}
-    timer["rewards"] = time.perf_counter() - t0
+    return exp, w, out_k, finals
 
+
+def _seats(pc: PuntiChain, exp: dict[str, float], mass: np.ndarray, w: np.ndarray,
+           finals: np.ndarray) -> list[PuntiSeat]:
+    """Each seat's figures: win, tie and share from the outcome masses, the final points' law from the
+    branches into the end, the expected totals."""
+    rules, N = pc.model.rules, pc.model.players
     seats = []
     starts = rules.initial_balances(N)
     for i in range(N):
@@ -98,15 +127,4 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
             bets=exp[f"bets@{i}"], aid=exp[f"aid@{i}"], aid_success=exp[f"aid_ok@{i}"],
             turns=exp[f"turns@{i}"],
         ))
-
-    t2 = time.perf_counter()
-    length = length_summary(chain, exp["turns"], tail)
-    timer["length"] = time.perf_counter() - t2
-    return PuntiResults(
-        **game_fields(m, bet), states=chain.n, transitions=chain.n_transitions,
-        outcomes=outcome_p, seats=seats,
-        expected={k: exp[k] for k in ("turns", "throws", "bets")},
-        length=length, policy=policy,
-        solver=[{"method": report.method, "residual": report.residual, "iterations": report.iterations}],
-        timings=timer,
-    )
+    return seats
