@@ -303,33 +303,31 @@ def _slot(key, mask):
     return np.int64((h >> np.uint64(20)) & np.uint64(mask))
 
 
-@numba.njit(cache=True)
-def _lookup(keys, vals, key):
+@numba.njit(cache=True, inline="always")
+def _probe(keys, key):
+    """The slot holding ``key``, or the empty slot where it goes (linear probing)."""
     mask = keys.size - 1
     i = _slot(key, mask)
-    while True:
-        k = keys[i]
-        if k == key:
-            return vals[i]
-        if k == _EMPTY:
-            return -1
+    while keys[i] != key and keys[i] != _EMPTY:
         i = (i + 1) & mask
+    return i
+
+
+@numba.njit(cache=True)
+def _lookup(keys, vals, key):
+    i = _probe(keys, key)
+    return vals[i] if keys[i] == key else -1
 
 
 @numba.njit(cache=True)
 def _insert(keys, vals, key, value):
     """Insert ``key`` unless present; returns its value (the new one when inserted)."""
-    mask = keys.size - 1
-    i = _slot(key, mask)
-    while True:
-        k = keys[i]
-        if k == key:
-            return vals[i]
-        if k == _EMPTY:
-            keys[i] = key
-            vals[i] = value
-            return value
-        i = (i + 1) & mask
+    i = _probe(keys, key)
+    if keys[i] == _EMPTY:
+        keys[i] = key
+        vals[i] = value
+        return value
+    return vals[i]
 
 
 @numba.njit(cache=True)
