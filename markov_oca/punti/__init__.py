@@ -1,10 +1,15 @@
 """The Italian points game (seed 002, RULES.md section 2): rules, exact chains, optimal bets, simulation.
 
 Modules: ``rules`` (the TOML loader, :class:`PuntiRules`), ``model`` (balances in
-the state, the numba kernel, the hash-indexed state space, chains), ``optimal``
-(the bet as a decision: value iteration), ``analysis`` (wins, ties, bankruptcy,
-final points, length: :class:`PuntiResults`), ``report`` (:func:`punti_text`) and
-``simulate`` (plain-Python games, with the postcards under stated policies).
+the state, the numba kernel, the hash-indexed state space, chains), ``solve``
+(:func:`solve_punti`: the whole chain, independent paths or layer by layer),
+``optimal`` (the bet as a decision: value iteration), ``results``
+(:class:`PuntiResults`), ``analysis`` (wins, ties, bankruptcy, final points,
+length from one chain), ``report`` (:func:`punti_text`) and ``simulate``
+(plain-Python games, with the postcards under stated policies).
+
+Nothing here is imported back by the modules of the package: this file only
+gathers their public names.
 
 >>> r = solve_punti("gioco-oca-punti", 2, bet="never")
 >>> round(sum(s.win_share for s in r.seats), 9)
@@ -13,109 +18,11 @@ final points, length: :class:`PuntiResults`), ``report`` (:func:`punti_text`) an
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
-from ..core.errors import RulesError, TooLargeError
-from ..core.progress import progress_bar
-from .analysis import PuntiResults, PuntiSeat, analyse
-from .family import BETS, METHODS
-from .independent import applies, independent_results, solve_independent
-from .model import MODE_DECIDE, MODES, PuntiChain, PuntiModel, punti_model
+from .model import BETS, PuntiChain, PuntiModel, punti_model
 from .report import punti_text
+from .results import PuntiResults, PuntiSeat
 from .rules import PUNTI_OPTIONS, PuntiRules, build_punti, load_punti
-
-
-def build_punti_chain(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
-                      options: Mapping[str, Any] | None = None, progress: bool = False) -> PuntiChain:
-    """The chain of a points board under a bet policy (``never``, ``always`` or ``optimal``)."""
-    if not isinstance(rules, PuntiRules):
-        rules = load_punti(rules, options)
-    if bet not in BETS:
-        raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
-    m = punti_model(rules, players)
-    if bet == "optimal":
-        from .optimal import optimal_chain
-
-        return optimal_chain(m, progress=progress)[0]
-    return m.build(MODES[bet], progress=progress)
-
-
-def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
-                options: Mapping[str, Any] | None = None, progress: bool = False, tail: float = 1e-10,
-                postcards: int = 0, seed: int = 1, method: str = "auto") -> PuntiResults:
-    """Build and solve a points board: per seat the chance to win, to tie, to go bankrupt, the final points.
-
-    Parameters
-    ----------
-    rules:
-        A shipped name (``"gioco-oca-punti"``), a path to a TOML file, or loaded rules.
-    players:
-        2 or more (the board's default when None); the exact chain is refused with
-        :class:`~markov_oca.errors.TooLargeError` when it cannot fit in memory.
-    bet:
-        ``never``, ``always`` or ``optimal`` (see :mod:`markov_oca.punti.optimal`).
-    method:
-        ``chain`` builds the whole chain (needed for exports, reports and optimal bets);
-        ``independent`` sums over independent paths, exact when no balance can change a move
-        (:mod:`markov_oca.punti.independent`: seconds for three players on the shipped board);
-        ``layered`` solves the chain layer by layer without holding it
-        (:mod:`markov_oca.punti.layered`: any board, but hours for hundreds of millions of
-        states, so only on request); ``auto`` (default) takes the chain when its estimated size
-        fits in memory, else independent paths where they apply, else refuses with the estimate.
-    postcards:
-        When positive, also simulate that many games with and without the postcards
-        (:mod:`markov_oca.punti.simulate`) and report their effect on the winning shares.
-    """
-    if not isinstance(rules, PuntiRules):
-        rules = load_punti(rules, options)
-    if bet not in BETS:
-        raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
-    if method not in METHODS:
-        raise RulesError(f"--method is one of {', '.join(METHODS)}, not {method!r}")
-    m = punti_model(rules, players)
-    timer: dict[str, float] = {}
-    t0 = time.perf_counter()
-    policy_info = None
-    policy = None
-    res = None
-    mode = MODES.get(bet, MODE_DECIDE)
-    if method == "auto":
-        method = "chain" if m.fits_chain() else ("independent" if applies(m, mode)[0] else "chain")
-    if method != "chain" and bet == "optimal":
-        raise RulesError(f"{rules.name} with {m.players} players: optimal bets need the whole decision process "
-                         f"(--method chain), which the {method} solve does not build")
-    if method == "independent":
-        res = independent_results(m, solve_independent(m, mode), bet=bet, timer=timer)
-    elif method == "layered":
-        from .layered import layered_results, solve_layered
-
-        res = layered_results(m, solve_layered(m, mode, progress=progress), bet=bet, tail=tail, timer=timer)
-    elif bet == "optimal":
-        from .optimal import optimal_chain
-
-        pc, policy_info, policy = optimal_chain(m, progress=progress)
-    else:
-        try:
-            pc = m.build(mode, progress=progress)  # refused up front when it cannot fit
-        except TooLargeError as exc:
-            raise TooLargeError(f"{exc}; --method layered solves it without holding the chain (about 100,000 "
-                                "states a second: hours for hundreds of millions)") from None
-    if res is None:
-        timer["build"] = time.perf_counter() - t0
-        with progress_bar(progress) as bar:
-            bar.add_task(f"solving {pc.chain.n:,} states", total=None)
-            res = analyse(pc, bet=bet, tail=tail, timer=timer, policy=policy_info)
-    if postcards > 0:
-        from .simulate import postcard_effect
-
-        t1 = time.perf_counter()
-        res.postcards = postcard_effect(rules, m.players, bet, postcards, seed=seed, policy=policy)
-        timer["postcards"] = time.perf_counter() - t1
-    return res
-
+from .solve import METHODS, build_punti_chain, solve_punti
 
 __all__ = [
     "BETS",

@@ -7,10 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.family import Family, Play, RuleSource, Setting
+from .model import BETS
 from .rules import PuntiRules, build_punti
-
-BETS = ("never", "always", "optimal")
-METHODS = ("auto", "chain", "independent", "layered")
+from .solve import METHODS
 
 
 class PuntiFamily(Family):
@@ -38,12 +37,12 @@ class PuntiFamily(Family):
         return f"{self.model(play).players} players, bets {play['bet']}"
 
     def chain(self, play: Play, progress: bool = False):
-        from . import build_punti_chain
+        from .solve import build_punti_chain
 
         return build_punti_chain(play.rules, play["players"], bet=play["bet"], progress=progress).chain
 
     def solve(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
-        from . import solve_punti
+        from .solve import solve_punti
 
         return solve_punti(play.rules, play["players"], bet=play["bet"], progress=progress, tail=tail,
                            postcards=play.settings.get("postcards", 0), method=play.settings.get("method", "auto"))
@@ -67,7 +66,7 @@ class PuntiFamily(Family):
         """The exact answer, with the bet policy the simulation must follow (``simulate_with``)."""
         from ..analysis.crosscheck import ExactAnswer
         from ..core.progress import progress_bar
-        from . import build_punti_chain
+        from .solve import build_punti_chain
 
         rules, bet = play.rules, play["bet"]
         m = self.model(play)

@@ -36,12 +36,15 @@ whole-chain solve is used.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..analysis.chain import LengthDistribution
+from ..analysis.results import summarise_length
 from ..core.errors import RulesError, SolverError
 from .model import MODE_NEVER, PuntiModel
+from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 from .rules import COLLECT_BANK, COLLECT_EACH, PAY_BANK, PAY_EACH
 
 
@@ -151,6 +154,125 @@ def _player_laws(m: PuntiModel, eps: float, max_turns: int):
     return np.array(R), np.array(A), umin, vmin
 
 
+def _below(pw: np.ndarray) -> np.ndarray:
+    """P(w < x) along the last axis."""
+    c = np.cumsum(pw, axis=-1)
+    return np.concatenate([np.zeros((*c.shape[:-1], 1)), c[..., :-1]], axis=-1)
+
+
+@dataclass
+class _Laws:
+    """One player's laws turn by turn (not arrived R, arrived at A, arrived within CA; the arrival
+    turn's law alpha), with each seat's w = s + u - v on one common axis of W values (PW, by law
+    name and seat) and the u and v marginals (um, vm: (turn, U) and (turn, V))."""
+
+    K: int  # the longest path followed, in turns
+    U: int
+    V: int
+    umin: int
+    vmin: int
+    W: int  # values of w on the common axis
+    starts: np.ndarray
+    alpha: np.ndarray
+    PW: dict[str, list[np.ndarray]]
+    um: dict[str, np.ndarray]
+    vm: dict[str, np.ndarray]
+
+
+def _laws(m: PuntiModel, eps: float, max_turns: int) -> _Laws:
+    N = m.players
+    R, A, umin, vmin = _player_laws(m, eps, max_turns)
+    U, V = R.shape[1], R.shape[2]
+    CA = np.cumsum(A, axis=0)  # CA[k]: arrived within k turns
+    starts = np.array([b // m.unit for b in m.rules.initial_balances(N)])
+    # Each seat's w = s + u - v on one common axis: the projection of a (u, v) law onto it.
+    uu, vv = np.meshgrid(np.arange(U) + umin, np.arange(V) + vmin, indexing="ij")
+    w_lo = int(starts.min()) + umin - (V - 1 + vmin)
+    W = int(starts.max()) + (U - 1 + umin) - vmin - w_lo + 1
+
+    def on_w(laws: np.ndarray, seat: int) -> np.ndarray:
+        proj = np.zeros((U * V, W))
+        proj[np.arange(U * V), (starts[seat] + uu - vv - w_lo).ravel()] = 1.0
+        return laws.reshape(laws.shape[0], U * V) @ proj
+
+    return _Laws(
+        K=A.shape[0] - 1, U=U, V=V, umin=umin, vmin=vmin, W=W, starts=starts, alpha=A.sum(axis=(1, 2)),
+        PW={name: [on_w(law, j) for j in range(N)] for name, law in (("A", A), ("R", R), ("CA", CA))},
+        um={"A": A.sum(axis=2), "R": R.sum(axis=2), "CA": CA.sum(axis=2)},
+        vm={"A": A.sum(axis=1), "R": R.sum(axis=1), "CA": CA.sum(axis=1)},
+    )
+
+
+class _Sums:
+    """What the ways to end add up: outcome by leaders' mask, final points, turns, length."""
+
+    def __init__(self, m: PuntiModel, L: _Laws) -> None:
+        N = m.players
+        self.masks = m.outcome_masks()
+        self.timed = N <= 3  # the outcome turn by turn (the crosscheck's by_outcome)
+        self.outcome = np.zeros(2**N)
+        pad = N * (L.U + L.V)  # the (u, v) box may reach past the points in play where no path goes
+        self.pmf = np.zeros((N, m.levels + 1 + pad))
+        self.turns = np.zeros(N)
+        T = N * (L.K + 1) + 1
+        self.length = np.zeros(T)
+        self.by_outcome = np.zeros((T, len(self.masks))) if self.timed else None
+
+
+def _add_ending(L: _Laws, acc: _Sums, N: int, e: int, r: int, k: int) -> None:
+    """Add the games that end with e's arrival on their own turn k, r still racing (module docstring)."""
+    others = [i for i in range(N) if i not in (e, r)]
+    kr = k if r < e else k - 1
+    kmax = {i: (k if i < e else k - 1) for i in others}
+    pick = {e: ("A", k), r: ("R", kr)} | {i: ("CA", kmax[i]) for i in others}
+    tot = {j: float(L.um[name][t].sum()) for j, (name, t) in pick.items()}
+    mass = float(np.prod(list(tot.values())))
+    if mass == 0.0:
+        return
+    pw = {j: L.PW[name][j][t] for j, (name, t) in pick.items()}
+    _add_leaders(L, acc, N, e, r, k, kr, others, kmax, pw)
+    # Points of seat j: s_j + u_j + sum over i != j of v_i (a convolution).
+    for j in range(N):
+        law = L.um[pick[j][0]][pick[j][1]]
+        for i in range(N):
+            if i != j:
+                law = np.convolve(law, L.vm[pick[i][0]][pick[i][1]])
+        lo = L.starts[j] + L.umin + (N - 1) * L.vmin
+        acc.pmf[j, lo:lo + law.size] += law
+    # Turns: e took k, r took kr, each other i its arrival turn a <= kmax[i].
+    acc.turns[e] += k * mass
+    acc.turns[r] += kr * mass
+    tl = np.array([tot[e] * tot[r]])
+    for i in others:
+        a_law = L.alpha[: kmax[i] + 1]
+        acc.turns[i] += float((np.arange(a_law.size) * a_law).sum()) * mass / tot[i]
+        tl = np.convolve(tl, a_law)
+    acc.length[k + kr: k + kr + tl.size] += tl
+
+
+def _add_leaders(L: _Laws, acc: _Sums, N: int, e: int, r: int, k: int, kr: int, others: list[int],
+                 kmax: dict[int, int], pw: dict[int, np.ndarray]) -> None:
+    """The chance of each set of leaders: P(set M leads at x) = prod_{j in M} P(w_j = x) prod_{j not in M}
+    P(w_j < x); turn by turn when timed."""
+    lt = {j: _below(pw[j]) for j in range(N)}
+    for c, mask in enumerate(acc.masks):
+        if acc.timed and others:  # one other player, resolved by its arrival turn
+            (i,) = others
+            fixed = (pw[e] if mask >> e & 1 else lt[e]) * (pw[r] if mask >> r & 1 else lt[r])
+            rows = L.PW["A"][i][1:kmax[i] + 1]
+            fac = rows if mask >> i & 1 else _below(rows)
+            per_turn = fac @ fixed
+            acc.by_outcome[k + kr + 1:k + kr + 1 + per_turn.size, c] += per_turn
+            acc.outcome[mask] += per_turn.sum()
+            continue
+        prod = np.ones(L.W)
+        for j in range(N):
+            prod *= pw[j] if mask >> j & 1 else lt[j]
+        acc.outcome[mask] += prod.sum()
+        if acc.timed:
+            acc.by_outcome[k + kr, c] += prod.sum()
+
+
 def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-18,
                       max_turns: int = 100_000) -> dict:
     """Every figure of the points game by independent paths (see the module docstring).
@@ -167,113 +289,34 @@ def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-
         raise RulesError(f"--method independent does not apply to {m.rules.name} with {m.players} players: {why}")
     t0 = time.perf_counter()
     N = m.players
-    R, A, umin, vmin = _player_laws(m, eps, max_turns)
-    K = A.shape[0] - 1
-    U, V = R.shape[1], R.shape[2]
-    CA = np.cumsum(A, axis=0)  # CA[k]: arrived within k turns
-    alpha = A.sum(axis=(1, 2))  # arrival turn law
-    starts = np.array([b // m.unit for b in m.rules.initial_balances(N)])
-    # Each seat's w = s + u - v on one common axis: the projection of a (u, v) law onto it.
-    uu, vv = np.meshgrid(np.arange(U) + umin, np.arange(V) + vmin, indexing="ij")
-    w_lo = int(starts.min()) + umin - (V - 1 + vmin)
-    W = int(starts.max()) + (U - 1 + umin) - vmin - w_lo + 1
-
-    def on_w(laws: np.ndarray, seat: int) -> np.ndarray:
-        proj = np.zeros((U * V, W))
-        proj[np.arange(U * V), (starts[seat] + uu - vv - w_lo).ravel()] = 1.0
-        return laws.reshape(laws.shape[0], U * V) @ proj
-
-    def below(pw: np.ndarray) -> np.ndarray:  # P(w < x) along the last axis
-        c = np.cumsum(pw, axis=-1)
-        return np.concatenate([np.zeros((*c.shape[:-1], 1)), c[..., :-1]], axis=-1)
-
-    PW = {name: [on_w(law, j) for j in range(N)] for name, law in (("A", A), ("R", R), ("CA", CA))}
-    um = {"A": A.sum(axis=2), "R": R.sum(axis=2), "CA": CA.sum(axis=2)}  # u marginals (turn, U)
-    vm = {"A": A.sum(axis=1), "R": R.sum(axis=1), "CA": CA.sum(axis=1)}  # v marginals (turn, V)
-    masks = m.outcome_masks()
-    timed = N <= 3  # the outcome turn by turn (the crosscheck's by_outcome)
-    levels = m.levels
-    outcome = np.zeros(2**N)
-    pad = N * (U + V)  # the (u, v) box may reach past the points in play where no path goes
-    pmf = np.zeros((N, levels + 1 + pad))
-    turns = np.zeros(N)
-    T = N * (K + 1) + 1
-    length = np.zeros(T)
-    by_outcome = np.zeros((T, len(masks))) if timed else None
+    L = _laws(m, eps, max_turns)
+    acc = _Sums(m, L)
     for e in range(N):
         for r in range(N):
-            if r == e:
-                continue
-            others = [i for i in range(N) if i not in (e, r)]
-            for k in range(1, K + 1):
-                kr = k if r < e else k - 1
-                kmax = {i: (k if i < e else k - 1) for i in others}
-                pick = {e: ("A", k), r: ("R", kr)} | {i: ("CA", kmax[i]) for i in others}
-                tot = {j: float(um[name][t].sum()) for j, (name, t) in pick.items()}
-                mass = float(np.prod(list(tot.values())))
-                if mass == 0.0:
-                    continue
-                pw = {j: PW[name][j][t] for j, (name, t) in pick.items()}
-                lt = {j: below(pw[j]) for j in range(N)}
-                # Leaders: P(set M leads at x) = prod_{j in M} P(w_j = x) prod_{j not in M} P(w_j < x).
-                for c, mask in enumerate(masks):
-                    if timed and others:  # one other player, resolved by its arrival turn
-                        (i,) = others
-                        fixed = (pw[e] if mask >> e & 1 else lt[e]) * (pw[r] if mask >> r & 1 else lt[r])
-                        rows = PW["A"][i][1:kmax[i] + 1]
-                        fac = rows if mask >> i & 1 else below(rows)
-                        per_turn = fac @ fixed
-                        by_outcome[k + kr + 1:k + kr + 1 + per_turn.size, c] += per_turn
-                        outcome[mask] += per_turn.sum()
-                        continue
-                    prod = np.ones(W)
-                    for j in range(N):
-                        prod *= pw[j] if mask >> j & 1 else lt[j]
-                    outcome[mask] += prod.sum()
-                    if timed:
-                        by_outcome[k + kr, c] += prod.sum()
-                # Points of seat j: s_j + u_j + sum over i != j of v_i (a convolution).
-                for j in range(N):
-                    law = um[pick[j][0]][pick[j][1]]
-                    for i in range(N):
-                        if i != j:
-                            law = np.convolve(law, vm[pick[i][0]][pick[i][1]])
-                    lo = starts[j] + umin + (N - 1) * vmin
-                    pmf[j, lo:lo + law.size] += law
-                # Turns: e took k, r took kr, each other i its arrival turn a <= kmax[i].
-                turns[e] += k * mass
-                turns[r] += kr * mass
-                tl = np.array([tot[e] * tot[r]])
-                for i in others:
-                    a_law = alpha[: kmax[i] + 1]
-                    turns[i] += float((np.arange(a_law.size) * a_law).sum()) * mass / tot[i]
-                    tl = np.convolve(tl, a_law)
-                length[k + kr: k + kr + tl.size] += tl
-    if pmf[:, levels + 1:].any():
+            if r != e:
+                for k in range(1, L.K + 1):
+                    _add_ending(L, acc, N, e, r, k)
+    levels = m.levels
+    if acc.pmf[:, levels + 1:].any():
         raise SolverError("independent paths: a final balance beyond the points in play")
-    pmf = pmf[:, : levels + 1]
-    lost = 1.0 - float(outcome.sum())
+    lost = 1.0 - float(acc.outcome.sum())
     # Drop the turns past the last with any mass worth keeping (the tail is reported).
+    length = acc.length
     rest = np.cumsum(length[::-1])[::-1]
     keep = max(int(np.flatnonzero(rest > 1e-17)[-1]) + 1 if (rest > 1e-17).any() else 1, 1)
     dropped = float(length[keep:].sum())
-    length = length[:keep]
-    if by_outcome is not None:
-        by_outcome = by_outcome[:keep]
+    by_outcome = None if acc.by_outcome is None else acc.by_outcome[:keep]
     return {
-        "outcome": outcome, "points_pmf": pmf, "turns": turns,
-        "length": LengthDistribution(pmf=length, never_ends=0.0, tail=max(lost, 0.0) + dropped,
+        "outcome": acc.outcome, "points_pmf": acc.pmf[:, : levels + 1], "turns": acc.turns,
+        "length": LengthDistribution(pmf=length[:keep], never_ends=0.0, tail=max(lost, 0.0) + dropped,
                                      by_outcome=by_outcome),
-        "player_turns": K, "player_support": (U, V), "lost": lost, "why": why,
+        "player_turns": L.K, "player_support": (L.U, L.V), "lost": lost, "why": why,
         "timings": {"independent paths": time.perf_counter() - t0},
     }
 
 
 def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, float] | None = None):
-    """:class:`~markov_oca.punti.analysis.PuntiResults` from :func:`solve_independent`."""
-    from ..analysis.results import summarise_length
-    from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
-
+    """:class:`~markov_oca.punti.results.PuntiResults` from :func:`solve_independent`."""
     timer = {} if timer is None else timer
     timer.update(out["timings"])
     rules, N = m.rules, m.players

@@ -49,22 +49,13 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from ..analysis.results import length_summary
 from ..core.errors import SolverError, TooLargeError
 from ..core.memory import available_memory, gib
 from ..core.progress import progress_bar
-from .model import (
-    _EMPTY,
-    _P_G,
-    _P_L,
-    _P_N,
-    _P_NL,
-    MODE_NEVER,
-    PuntiModel,
-    _expand,
-    _insert,
-    _rehash,
-    _scratch,
-)
+from .kernel import _P_G, _P_N, _P_NL, MODE_NEVER, _expand, _insert, _scratch, _split, _status, grow_table, new_table
+from .model import PuntiModel
+from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
 # Columns of the per-seat totals.
 _TURNS, _BETS, _BROKE, _AID, _AIDOK, _POINTS = range(6)
@@ -75,15 +66,13 @@ _G_TURNS, _G_THROWS, _G_BETS, _G_TRANSITIONS = range(4)
 @numba.njit(cache=True)
 def _layer_key(state, prm, B):
     """(layer, order within the layer) of a state (see the module docstring)."""
-    N, G, nl, L1 = prm[_P_N], prm[_P_G], prm[_P_NL], prm[_P_L] + 1
-    phase = state % 3
-    rest = state // 3 // N
+    N, G, nl = prm[_P_N], prm[_P_G], prm[_P_NL]
+    phase, _seat, rest = _split(state, N)
     layer = 0
     exact = 0
     for _i in range(N):
-        loc = rest % nl
+        s = _status(rest % nl, prm)
         rest //= nl
-        s = loc // L1 // 2
         if s == 0 or s == G:
             layer += G
             exact += G
@@ -124,34 +113,29 @@ def _may_stay(state, mode, prm, B, sq_pulc):
     """Whether a step from ``state`` can stay in its layer: a bet (a Pulcinella at the turn's start,
     or a second bet; not when nobody bets), or a throw from the bounce zone. Any other throw moves
     the layer on."""
-    N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
-    phase = state % 3
-    rest = state // 3
-    m = rest % N
-    rest //= N
+    nl = prm[_P_NL]
+    phase, m, rest = _split(state, prm[_P_N])
     for _i in range(m):
         rest //= nl
-    s = (rest % nl) // L1 // 2
+    s = _status(rest % nl, prm)
     return s >= B or (mode != MODE_NEVER and (phase == 1 or (phase == 0 and sq_pulc[s] > 0)))
 
 
 @numba.njit(cache=True)
-def _close(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, keys, vals, ids, inflow, n, head,
-           e_src, e_dst, e_p, ne, J):
+def _close(mode, prm, total, board, B, S, keys, vals, ids, inflow, n, head, e_src, e_dst, e_p, ne, J):
     """Add the states the layer reaches within itself and its in-layer transitions.
 
     Stops early when an array is about to fill; returns (n, head, ne) to resume."""
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(prm[_P_N], J)
+    work, out = _scratch(prm[_P_N], J)
+    out_next, out_p = out[0], out[1]
     limit = keys.size // 2
     while head < n:
         if n + J >= ids.size or n + J >= limit or ne + J >= e_src.size:
             break
-        if not _may_stay(ids[head], mode, prm, B, sq_pulc):
+        if not _may_stay(ids[head], mode, prm, B, board[2]):
             head += 1
             continue
-        c = _expand(ids[head], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        c = _expand(ids[head], mode, prm, total, board, work, out)
         for j in range(c):
             t = out_next[j]
             if t >= 0 and _layer_key(t, prm, B)[0] == S:
@@ -166,6 +150,18 @@ def _close(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, keys, vals, ids, in
                 ne += 1
         head += 1
     return n, head, ne
+
+
+@numba.njit(cache=True, inline="always")
+def _tarjan_visit(v, idx, sp, csp, index, low, onstack, stack, cs_node, cs_edge, indptr):
+    """Number ``v``, put it on the component stack and the call stack; returns (idx, sp, csp) moved on."""
+    index[v] = idx
+    low[v] = idx
+    stack[sp] = v
+    onstack[v] = True
+    cs_node[csp] = v
+    cs_edge[csp] = indptr[v]
+    return idx + 1, sp + 1, csp + 1
 
 
 @numba.njit(cache=True)
@@ -185,15 +181,7 @@ def _tarjan(n, indptr, dst):
     for root in range(n):
         if index[root] != -1:
             continue
-        index[root] = idx
-        low[root] = idx
-        idx += 1
-        stack[sp] = root
-        sp += 1
-        onstack[root] = True
-        cs_node[0] = root
-        cs_edge[0] = indptr[root]
-        csp = 1
+        idx, sp, csp = _tarjan_visit(root, idx, sp, 0, index, low, onstack, stack, cs_node, cs_edge, indptr)
         while csp > 0:
             v = cs_node[csp - 1]
             e = cs_edge[csp - 1]
@@ -201,15 +189,8 @@ def _tarjan(n, indptr, dst):
                 cs_edge[csp - 1] = e + 1
                 w = dst[e]
                 if index[w] == -1:
-                    index[w] = idx
-                    low[w] = idx
-                    idx += 1
-                    stack[sp] = w
-                    sp += 1
-                    onstack[w] = True
-                    cs_node[csp] = w
-                    cs_edge[csp] = indptr[w]
-                    csp += 1
+                    idx, sp, csp = _tarjan_visit(w, idx, sp, csp, index, low, onstack, stack, cs_node, cs_edge,
+                                                 indptr)
                 elif onstack[w] and index[w] < low[v]:
                     low[v] = index[w]
             else:
@@ -284,22 +265,21 @@ def _residual(n, indptr, src, p, inflow, x):
 
 
 @numba.njit(cache=True)
-def _push(mode, prm, total, sq_kind, sq_amt, sq_pulc, B, S, ids, x, lo, hi, J, inv_d,
-          o_ids, o_mass, o_layer, game, seat, outcome, pmf, flags):
+def _push(mode, prm, total, board, B, S, ids, x, lo, hi, J, inv_d, o_ids, o_mass, o_layer, game, seat, outcome, pmf,
+          flags):
     """Send the visits of rows lo..hi on: to later layers (o_*), to the end, into the totals.
 
     Stops early when the out buffer is about to fill; returns (row reached, entries written).
     ``flags[0]`` counts branches where someone goes bankrupt."""
     N = prm[_P_N]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
+    work, out = _scratch(N, J)
+    out_next, out_p, out_act, _bank, out_broke, out_aid, out_final = out
     no = 0
     for r in range(lo, hi):
         if no + J > o_ids.size:
             return r, no
         s = ids[r]
-        c = _expand(s, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
+        c = _expand(s, mode, prm, total, board, work, out)
         xr = x[r]
         m = (s // 3) % N
         if s % 3 == 0:
@@ -349,10 +329,7 @@ def _grow(ids, inflow, keys, vals):
     """Twice the room for a layer's states and their hash table."""
     ids = np.concatenate([ids, np.empty(ids.size, np.int64)])
     inflow = np.concatenate([inflow, np.empty(inflow.size)])
-    new_keys = np.full(keys.size * 2, _EMPTY, np.int64)
-    new_vals = np.full(keys.size * 2, -1, np.int32)
-    _rehash(keys, vals, new_keys, new_vals)
-    return ids, inflow, new_keys, new_vals
+    return (ids, inflow, *grow_table(keys, vals))
 
 
 def _pow2(n: int) -> int:
@@ -432,95 +409,114 @@ def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool =
     m = model
     N, G = m.players, m.rules.goal
     B = bounce_start(m)
-    prm = m.params
-    args = (prm, m.total, m.kind, m.amount, m.pulc)
-    J = m.width
-    inv_d = 1.0 / m.denominator
-    budget = int(available_memory() * 0.8)
     start = m.start_state()
-    S0 = int(_layer_key(start, prm, B)[0])
+    S0 = int(_layer_key(start, m.params, B)[0])
     last = N * G
     pending = _Pending()
     pending.add(np.array([start], np.int64), np.array([1.0]), np.array([S0], np.int64))
-    game = np.zeros(4)
-    seat = np.zeros((N, 6))
-    outcome = np.zeros(2**N)
-    pmf = np.zeros((N, m.levels + 1))
-    flags = np.zeros(1, np.int64)
-    states = largest = layers = most_sweeps = 0
-    worst_res = 0.0
-    o_cap = 1 << 22
-    o_ids = np.empty(o_cap, np.int64)
-    o_mass = np.empty(o_cap)
-    o_layer = np.empty(o_cap, np.int64)
+    acc = _Totals(N, m.levels)
     t0 = time.perf_counter()
     with progress_bar(progress, "solving layer by layer") as bar:
         task = bar.add_task("solving layer by layer", total=last - S0 + 1)
         for S in range(S0, last + 1):
             got = pending.pop(S)
-            if got is None:
+            if got is not None:
+                _solve_one_layer(m, mode, B, S, got, pending, acc, tol, max_sweeps)
+                bar.update(task, completed=S - S0 + 1, description=f"solving layer by layer: {acc.states:,} states")
+            else:
                 bar.update(task, completed=S - S0 + 1)
-                continue
-            in_ids, in_mass = got
-            # A state gets its inflow from several states before it: size for a quarter of the entries.
-            cap = _pow2(in_ids.size // 4 + J + 1024)
-            keys = np.full(2 * cap, _EMPTY, np.int64)
-            vals = np.full(2 * cap, -1, np.int32)
-            ids = np.empty(cap, np.int64)
-            inflow = np.empty(cap)
-            n = k = 0
-            while True:
-                n, k = _gather(keys, vals, in_ids, in_mass, ids, inflow, n, k)
-                if k >= in_ids.size:
-                    break
-                ids, inflow, keys, vals = _grow(ids, inflow, keys, vals)
-            del in_ids, in_mass, got
-            e_cap = 1 << 12
-            e_src = np.empty(e_cap, np.int32)
-            e_dst = np.empty(e_cap, np.int32)
-            e_p = np.empty(e_cap, np.int64)
-            head = ne = 0
-            while True:
-                n, head, ne = _close(mode, *args, B, S, keys, vals, ids, inflow, n, head, e_src, e_dst, e_p, ne, J)
-                if head >= n:
-                    break
-                if n + J >= ids.size or n + J >= keys.size // 2:
-                    ids, inflow, keys, vals = _grow(ids, inflow, keys, vals)
-                if ne + J >= e_src.size:
-                    e_src, e_dst, e_p = (np.concatenate([a, np.empty(a.size, a.dtype)]) for a in (e_src, e_dst, e_p))
-            del keys, vals
-            used = n * _BYTES_PER_LAYER_STATE + pending.entries * _BYTES_PER_PENDING
-            if used > budget:
-                raise TooLargeError(
-                    f"{m.rules.name} with {N} players: layer {S} holds {n:,} states besides "
-                    f"{pending.entries:,} pending inflows (about {gib(used)}); "
-                    f"{gib(available_memory())} available")
-            x, res, sweeps = _solve_layer(ids, inflow, n, e_src[:ne], e_dst[:ne], e_p[:ne], inv_d, prm, B, tol,
-                                          max_sweeps, S)
-            del e_src, e_dst, e_p, inflow
-            worst_res = max(worst_res, res)
-            most_sweeps = max(most_sweeps, sweeps)
-            lo = 0
-            while lo < n:
-                lo, no = _push(mode, *args, B, S, ids, x, lo, n, J, inv_d, o_ids, o_mass, o_layer, game, seat,
-                               outcome, pmf, flags)
-                pending.add(o_ids[:no], o_mass[:no], o_layer[:no])
-            if pending.entries * _BYTES_PER_PENDING > budget // 2:
-                pending.compact()
-            states += n
-            largest = max(largest, n)
-            layers += 1
-            bar.update(task, completed=S - S0 + 1,
-                       description=f"solving layer by layer: {states:,} states")
     if pending.entries:
         raise SolverError(f"layered solve: {pending.entries} inflows left beyond the last layer")
     return LayeredSolve(
-        mode=mode, states=states, transitions=int(game[_G_TRANSITIONS]), layers=layers, largest_layer=largest,
-        outcome=outcome, points_pmf=pmf, seat=seat,
-        game={"turns": float(game[_G_TURNS]), "throws": float(game[_G_THROWS]), "bets": float(game[_G_BETS])},
-        bankruptcy_reachable=bool(flags[0] > 0), residual=worst_res, sweeps=most_sweeps,
+        mode=mode, states=acc.states, transitions=int(acc.game[_G_TRANSITIONS]), layers=acc.layers,
+        largest_layer=acc.largest, outcome=acc.outcome, points_pmf=acc.pmf, seat=acc.seat,
+        game={k: float(acc.game[i]) for k, i in (("turns", _G_TURNS), ("throws", _G_THROWS), ("bets", _G_BETS))},
+        bankruptcy_reachable=bool(acc.flags[0] > 0), residual=acc.residual, sweeps=acc.sweeps,
         timings={"layers": time.perf_counter() - t0},
     )
+
+
+class _Totals:
+    """What the layers add up as they are solved, and the out buffer of :func:`_push`."""
+
+    def __init__(self, N: int, levels: int) -> None:
+        self.budget = int(available_memory() * 0.8)  # bytes
+        self.game = np.zeros(4)
+        self.seat = np.zeros((N, 6))
+        self.outcome = np.zeros(2**N)
+        self.pmf = np.zeros((N, levels + 1))
+        self.flags = np.zeros(1, np.int64)
+        self.states = self.largest = self.layers = self.sweeps = 0
+        self.residual = 0.0
+        cap = 1 << 22
+        self.o_ids = np.empty(cap, np.int64)
+        self.o_mass = np.empty(cap)
+        self.o_layer = np.empty(cap, np.int64)
+
+
+def _gather_layer(in_ids: np.ndarray, in_mass: np.ndarray, J: int):
+    """Number a layer's incoming states (their inflow summed): (ids, inflow, keys, vals, n)."""
+    # A state gets its inflow from several states before it: size for a quarter of the entries.
+    cap = _pow2(in_ids.size // 4 + J + 1024)
+    keys, vals = new_table(2 * cap)
+    ids = np.empty(cap, np.int64)
+    inflow = np.empty(cap)
+    n = k = 0
+    while True:
+        n, k = _gather(keys, vals, in_ids, in_mass, ids, inflow, n, k)
+        if k >= in_ids.size:
+            return ids, inflow, keys, vals, n
+        ids, inflow, keys, vals = _grow(ids, inflow, keys, vals)
+
+
+def _close_layer(m: PuntiModel, mode: int, B: int, S: int, ids, inflow, keys, vals, n: int):
+    """Add the states layer S reaches within itself: (ids, inflow, n, in-layer edges src, dst, numerator)."""
+    J = m.width
+    e_src = np.empty(1 << 12, np.int32)
+    e_dst = np.empty(1 << 12, np.int32)
+    e_p = np.empty(1 << 12, np.int64)
+    head = ne = 0
+    while True:
+        n, head, ne = _close(mode, *m.kernel_args(), B, S, keys, vals, ids, inflow, n, head, e_src, e_dst, e_p, ne,
+                             J)
+        if head >= n:
+            return ids, inflow, n, e_src[:ne], e_dst[:ne], e_p[:ne]
+        if n + J >= ids.size or n + J >= keys.size // 2:
+            ids, inflow, keys, vals = _grow(ids, inflow, keys, vals)
+        if ne + J >= e_src.size:
+            e_src, e_dst, e_p = (np.concatenate([a, np.empty(a.size, a.dtype)]) for a in (e_src, e_dst, e_p))
+
+
+def _solve_one_layer(m: PuntiModel, mode: int, B: int, S: int, got, pending: _Pending, acc: _Totals, tol: float,
+                     max_sweeps: int) -> None:
+    """Gather, close, solve and push on layer S (steps 1 to 4 of the module docstring)."""
+    budget = acc.budget
+    in_ids, in_mass = got
+    ids, inflow, keys, vals, n = _gather_layer(in_ids, in_mass, m.width)
+    del in_ids, in_mass, got
+    ids, inflow, n, e_src, e_dst, e_p = _close_layer(m, mode, B, S, ids, inflow, keys, vals, n)
+    del keys, vals
+    used = n * _BYTES_PER_LAYER_STATE + pending.entries * _BYTES_PER_PENDING
+    if used > budget:
+        raise TooLargeError(
+            f"{m.rules.name} with {m.players} players: layer {S} holds {n:,} states besides "
+            f"{pending.entries:,} pending inflows (about {gib(used)}); "
+            f"{gib(available_memory())} available")
+    inv_d = 1.0 / m.denominator
+    x, res, sweeps = _solve_layer(ids, inflow, n, e_src, e_dst, e_p, inv_d, m.params, B, tol, max_sweeps, S)
+    del e_src, e_dst, e_p, inflow
+    acc.residual = max(acc.residual, res)
+    acc.sweeps = max(acc.sweeps, sweeps)
+    lo = 0
+    while lo < n:
+        lo, no = _push(mode, *m.kernel_args(), B, S, ids, x, lo, n, m.width, inv_d, acc.o_ids, acc.o_mass,
+                       acc.o_layer, acc.game, acc.seat, acc.outcome, acc.pmf, acc.flags)
+        pending.add(acc.o_ids[:no], acc.o_mass[:no], acc.o_layer[:no])
+    if pending.entries * _BYTES_PER_PENDING > budget // 2:
+        pending.compact()
+    acc.states += n
+    acc.largest = max(acc.largest, n)
+    acc.layers += 1
 
 
 def _solve_layer(ids, inflow, n, e_src, e_dst, e_p, inv_d, prm, B, tol, max_sweeps, S):
@@ -574,10 +570,7 @@ def race_chain(model: PuntiModel):
 
 def layered_results(model: PuntiModel, ls: LayeredSolve, *, bet: str, tail: float = 1e-10,
                     timer: dict[str, float] | None = None, policy: dict | None = None):
-    """:class:`~markov_oca.punti.analysis.PuntiResults` from a layered solve."""
-    from ..analysis.results import length_summary
-    from .analysis import PuntiResults, PuntiSeat, game_fields, win_tie_share
-
+    """:class:`~markov_oca.punti.results.PuntiResults` from a layered solve."""
     timer = {} if timer is None else timer
     timer.update(ls.timings)
     m = model

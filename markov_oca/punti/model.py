@@ -16,25 +16,14 @@ through an open-addressing hash table; the number of states is only known once
 they are found, and the exploration stops with :class:`TooLargeError` as soon as
 it passes what the memory at hand can hold.
 
-A turn: at phase 0 a player standing on a Pulcinella square (with the stake in
-hand) may bet; a bet is a step of its own (the bank's die: a right call with
-chance 1/faces), after which the player may bet again on a square with two
-Pulcinellas (phase 1) or throws (phase 2). A throw moves the piece (bouncing back
-past the end square) and applies the landing square's money effect. A loss the
-player cannot cover calls for mutual aid (once per player; a chance branch):
-on success every other player gives the aid (or all they hold), then the loss is
-paid if it can be; otherwise the player is bankrupt: their points go to the bank
-and they leave. The game ends when at most one player is still racing.
-
-The kernel's ``mode``: 0 keeps both choices at a decision state (the decision
-process, branches tagged with the action), 1 never bets, 2 always bets.
+The step of a state (bets, the throw, mutual aid, bankruptcy) is the numba kernel of
+:mod:`markov_oca.punti.kernel`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from ..analysis.chain import Chain
@@ -42,359 +31,35 @@ from ..core.errors import RulesError, TooLargeError
 from ..core.memory import available_memory, gib
 from ..core.progress import progress_bar
 from ..linalg.solve import progress_order
-from .rules import COLLECT_BANK, COLLECT_EACH, MAX_PLAYERS, PAY_BANK, PAY_EACH, PuntiRules
+from .kernel import (
+    ACT_BET,
+    ACT_THROW,
+    MODE_ALWAYS,
+    MODE_DECIDE,
+    MODE_NEVER,
+    _decode_many,
+    _details,
+    _encode,
+    _explore,
+    _insert,
+    _write,
+    grow_table,
+    new_table,
+)
+from .rules import MAX_PLAYERS, PuntiRules
 
-MODE_DECIDE, MODE_NEVER, MODE_ALWAYS = 0, 1, 2
+__all__ = ["ACT_BET", "ACT_THROW", "BETS", "MODES", "MODE_ALWAYS", "MODE_DECIDE", "MODE_NEVER", "Decoded", "PuntiChain",
+           "PuntiModel", "check_bet", "punti_model"]
+
 MODES = {"never": MODE_NEVER, "always": MODE_ALWAYS}
-ACT_THROW, ACT_BET = 0, 1
-_EMPTY = -1
-#: The kernel's scalar parameters, in order (see :meth:`PuntiModel.params`).
-_P_N, _P_G, _P_F, _P_L, _P_NL, _P_BET, _P_PRIZE, _P_AID, _P_AIDN, _P_AIDD, _P_USES, _P_FINISH, _P_D = range(13)
+#: The bet policies: the two kernel modes, and the bet as a decision (:mod:`markov_oca.punti.optimal`).
+BETS = ("never", "always", "optimal")
 
 
-# ----------------------------------------------------------------------------- encoding
-
-
-@numba.njit(cache=True)
-def _decode(state, prm, st, au, bl):
-    N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
-    phase = state % 3
-    rest = state // 3
-    seat = rest % N
-    rest //= N
-    for i in range(N):
-        loc = rest % nl
-        rest //= nl
-        bl[i] = loc % L1
-        loc //= L1
-        au[i] = loc % 2
-        st[i] = loc // 2
-    return phase, seat
-
-
-@numba.njit(cache=True)
-def _encode(phase, seat, prm, st, au, bl):
-    N, nl, L1 = prm[_P_N], prm[_P_NL], prm[_P_L] + 1
-    code = 0
-    for i in range(N - 1, -1, -1):
-        code = code * nl + (st[i] * 2 + au[i]) * L1 + bl[i]
-    return phase + 3 * (seat + N * code)
-
-
-# ----------------------------------------------------------------------------- kernel
-
-
-@numba.njit(cache=True)
-def _after_step(mover, prm, st, au, bl, final):
-    """The next state's id after a throw, or ``-mask`` of the leaders when the game is over."""
-    N, G = prm[_P_N], prm[_P_G]
-    racing = 0
-    for i in range(N):
-        if 1 <= st[i] < G:
-            racing += 1
-    if racing <= 1:
-        best = -1
-        for i in range(N):
-            if st[i] != 0 and bl[i] > best:
-                best = bl[i]
-        mask = 0
-        for i in range(N):
-            final[i] = bl[i]
-            if st[i] != 0 and bl[i] == best:
-                mask |= 1 << i
-        return -mask
-    for step in range(1, N + 1):
-        k = (mover + step) % N
-        if 1 <= st[k] < G:
-            return _encode(0, k, prm, st, au, bl)
-    return -1  # unreachable: at least two are racing
-
-
-@numba.njit(cache=True)
-def _restore(N, total, st0, au0, bl0, st, au, bl):
-    """Copy the decoded state into the work arrays; returns the bank's holding (total - balances)."""
-    bank = total
-    for i in range(N):
-        st[i] = st0[i]
-        au[i] = au0[i]
-        bl[i] = bl0[i]
-        bank -= bl0[i]
-    return bank
-
-
-@numba.njit(cache=True)
-def _bets_left(phase, square, prm, sq_pulc):
-    if phase == 0:
-        return sq_pulc[square]
-    if phase == 1:
-        return 1
-    return 0
-
-
-@numba.njit(cache=True)
-def _expand(state, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-            out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final):
-    """Every branch of one step from ``state``; returns how many.
-
-    ``out_next`` holds ids, or ``-mask`` (the leaders) when the game ends with
-    ``out_final`` the final balances (levels); ``out_bank`` is the points (levels)
-    the bank gained; ``out_broke``/``out_aid`` are bitmasks of the players who went
-    bankrupt / asked for mutual aid (bit N + i: the aid of player i succeeded).
-    """
-    N, G, F = prm[_P_N], prm[_P_G], prm[_P_F]
-    bet, prize, aid = prm[_P_BET], prm[_P_PRIZE], prm[_P_AID]
-    aid_num, aid_den, uses, finish, D = prm[_P_AIDN], prm[_P_AIDD], prm[_P_USES], prm[_P_FINISH], prm[_P_D]
-    phase, m = _decode(state, prm, st0, au0, bl0)
-    sq = st0[m]
-    count = 0
-    left = _bets_left(phase, sq, prm, sq_pulc)
-    can_bet = left > 0 and bl0[m] >= bet
-    if can_bet and mode != 1:
-        nphase = 1 if left > 1 else 2
-        for win in range(2):
-            bank = _restore(N, total, st0, au0, bl0, st, au, bl)
-            bank0 = bank
-            bl[m] -= bet
-            bank += bet
-            if win == 1:
-                pay = prize if prize < bank else bank
-                bl[m] += pay
-                bank -= pay
-            out_next[count] = _encode(nphase, m, prm, st, au, bl)
-            out_p[count] = D // F if win == 1 else D // F * (F - 1)
-            out_act[count] = 1
-            out_bank[count] = bank - bank0
-            out_broke[count] = 0
-            out_aid[count] = 0
-            count += 1
-        if mode == 2:
-            return count
-    # The throw.
-    payer = np.empty(N, np.int64)
-    amt = np.empty(N, np.int64)
-    cred = np.empty(N, np.int64)
-    for d in range(1, F + 1):
-        t = sq + d
-        if t > G:
-            t = G if finish == 1 else 2 * G - t
-        kind = sq_kind[t]
-        a = sq_amt[t]
-        # The charges this landing makes: (payer, amount, creditor: -1 bank, -2 every other player).
-        nch = 0
-        if kind == 1:
-            payer[0], amt[0], cred[0] = m, a, -1
-            nch = 1
-        elif kind == 4:
-            others = 0
-            for i in range(N):
-                if i != m and st0[i] != 0:
-                    others += 1
-            if others > 0:
-                payer[0], amt[0], cred[0] = m, a * others, -2
-                nch = 1
-        elif kind == 3:
-            for step in range(1, N):
-                q = (m + step) % N
-                if st0[q] != 0:
-                    payer[nch], amt[nch], cred[nch] = q, a, m
-                    nch += 1
-        for code in range(1 << nch):
-            bank = _restore(N, total, st0, au0, bl0, st, au, bl)
-            bank0 = bank
-            st[m] = t
-            p = 1
-            broke = 0
-            aidm = 0
-            if kind == 2:
-                pay = a if a < bank else bank
-                bl[m] += pay
-                bank -= pay
-            for k in range(nch):
-                bit = (code >> k) & 1
-                who = payer[k]
-                need = amt[k]
-                if bl[who] < need and uses > 0 and au[who] == 0:
-                    au[who] = 1
-                    aidm |= 1 << who
-                    if bit == 1:
-                        p *= aid_num
-                        aidm |= 1 << (N + who)
-                        for q in range(N):
-                            if q != who and st[q] != 0:
-                                give = aid if aid < bl[q] else bl[q]
-                                bl[q] -= give
-                                bl[who] += give
-                    else:
-                        p *= aid_den - aid_num
-                elif bit == 1:
-                    p = 0
-                    break
-                else:
-                    p *= aid_den
-                if bl[who] >= need:
-                    bl[who] -= need
-                    if cred[k] == -1:
-                        bank += need
-                    elif cred[k] == -2:
-                        for q in range(N):
-                            if q != who and st[q] != 0:
-                                bl[q] += a
-                    else:
-                        bl[cred[k]] += need
-                else:
-                    broke |= 1 << who
-                    bank += bl[who]
-                    bl[who] = 0
-                    st[who] = 0
-                    au[who] = 0
-            if p == 0:
-                continue
-            for _k in range(nch, N - 1):
-                p *= aid_den
-            for i in range(N):
-                final[i] = 0
-            nxt = _after_step(m, prm, st, au, bl, final)
-            out_next[count] = nxt
-            out_p[count] = p
-            out_act[count] = 0
-            out_bank[count] = bank - bank0
-            out_broke[count] = broke
-            out_aid[count] = aidm
-            for i in range(N):
-                out_final[count, i] = final[i]
-            count += 1
-    return count
-
-
-# ----------------------------------------------------------------------------- hash table
-
-
-@numba.njit(cache=True)
-def _slot(key, mask):
-    h = np.uint64(key) * np.uint64(11400714819323198485)
-    return np.int64((h >> np.uint64(20)) & np.uint64(mask))
-
-
-@numba.njit(cache=True)
-def _lookup(keys, vals, key):
-    mask = keys.size - 1
-    i = _slot(key, mask)
-    while True:
-        k = keys[i]
-        if k == key:
-            return vals[i]
-        if k == _EMPTY:
-            return -1
-        i = (i + 1) & mask
-
-
-@numba.njit(cache=True)
-def _insert(keys, vals, key, value):
-    """Insert ``key`` unless present; returns its value (the new one when inserted)."""
-    mask = keys.size - 1
-    i = _slot(key, mask)
-    while True:
-        k = keys[i]
-        if k == key:
-            return vals[i]
-        if k == _EMPTY:
-            keys[i] = key
-            vals[i] = value
-            return value
-        i = (i + 1) & mask
-
-
-@numba.njit(cache=True)
-def _rehash(keys, vals, new_keys, new_vals):
-    for i in range(keys.size):
-        if keys[i] != _EMPTY:
-            _insert(new_keys, new_vals, keys[i], vals[i])
-
-
-# ----------------------------------------------------------------------------- exploration
-
-
-@numba.njit(cache=True)
-def _scratch(N, J):
-    """The work arrays of :func:`_expand` for N players and J branches: the state decoded and
-    changed (status, aid used, balance; final balances) and one entry per branch of the output."""
-    return (np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
-            np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
-            np.empty(J, np.int64), np.empty(J, np.int64), np.empty(J, np.int8), np.empty(J, np.int64),
-            np.empty(J, np.int8), np.empty(J, np.int8), np.empty((J, N), np.int64))
-
-
-@numba.njit(cache=True)
-def _explore(mode, prm, total, sq_kind, sq_amt, sq_pulc, keys, vals, queue, head, tail, budget, J):
-    N = prm[_P_N]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
-    limit = keys.size // 2
-    done = 0
-    while head < tail and done < budget:
-        if tail + J >= queue.size or tail + J >= limit:
-            break
-        s = queue[head]
-        head += 1
-        done += 1
-        c = _expand(s, mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
-        for j in range(c):
-            t = out_next[j]
-            if t >= 0 and _insert(keys, vals, t, tail) == tail:
-                queue[tail] = t
-                tail += 1
-    return head, tail
-
-
-@numba.njit(cache=True)
-def _write(ids, keys, vals, n_states, mode, prm, total, sq_kind, sq_amt, sq_pulc,
-           nxt, pnum, act, broke, lo, hi):
-    N = prm[_P_N]
-    J = nxt.shape[1]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
-    for r in range(lo, hi):
-        c = _expand(ids[r], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
-        for j in range(c):
-            t = out_next[j]
-            nxt[r, j] = _lookup(keys, vals, t) if t >= 0 else n_states + (-t) - 1
-            pnum[r, j] = out_p[j]
-            act[r, j] = out_act[j]
-            broke[r, j] = out_broke[j]
-
-
-@numba.njit(cache=True)
-def _details(ids, rows, mode, prm, total, sq_kind, sq_amt, sq_pulc, J, bank_out, aid_out, final_out):
-    """Per branch of the given states: the bank's gain, the aid mask and the final balances (levels)."""
-    N = prm[_P_N]
-    (st0, au0, bl0, st, au, bl, final,
-     out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final) = _scratch(N, J)
-    for k in range(rows.size):
-        c = _expand(ids[rows[k]], mode, prm, total, sq_kind, sq_amt, sq_pulc, st0, au0, bl0, st, au, bl, final,
-                    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final)
-        for j in range(c):
-            bank_out[k, j] = out_bank[j]
-            aid_out[k, j] = out_aid[j]
-            for i in range(N):
-                final_out[k, j, i] = out_final[j, i] if out_next[j] < 0 else -1
-
-
-@numba.njit(cache=True)
-def _decode_many(ids, prm, phase, seat, st, au, bl):
-    N = prm[_P_N]
-    s1 = np.empty(N, np.int64)
-    a1 = np.empty(N, np.int64)
-    b1 = np.empty(N, np.int64)
-    for r in range(ids.size):
-        ph, se = _decode(ids[r], prm, s1, a1, b1)
-        phase[r] = ph
-        seat[r] = se
-        for i in range(N):
-            st[r, i] = s1[i]
-            au[r, i] = a1[i]
-            bl[r, i] = b1[i]
+def check_bet(bet: str) -> None:
+    """Refuse a bet policy other than :data:`BETS` (:class:`~markov_oca.errors.RulesError`)."""
+    if bet not in BETS:
+        raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
 
 
 # ----------------------------------------------------------------------------- the model
@@ -460,7 +125,6 @@ class PuntiModel:
             1 if rules.overshoot == "finish" else 0, self.denominator,
         ], np.int64)
         self.width = 2 + rules.faces * 2 ** (players - 1)  # branches a state can have
-        assert PAY_BANK == 1 and COLLECT_BANK == 2 and COLLECT_EACH == 3 and PAY_EACH == 4
 
     # -------------------------------------------------------------- states
 
@@ -556,15 +220,15 @@ class PuntiModel:
 
     # -------------------------------------------------------------- building
 
-    def _args(self) -> tuple:
-        return (self.params, self.total, self.kind, self.amount, self.pulc)
+    def kernel_args(self) -> tuple:
+        """The kernel's model arguments: (parameters, levels in play, (kind, amount, Pulcinellas) by square)."""
+        return (self.params, self.total, (self.kind, self.amount, self.pulc))
 
     def explore(self, mode: int, progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The reachable state ids in discovery order, and the hash table that numbers them."""
         budget = self.state_budget()
         cap = 1 << 16
-        keys = np.full(2 * cap, _EMPTY, np.int64)
-        vals = np.full(2 * cap, -1, np.int32)
+        keys, vals = new_table(2 * cap)
         queue = np.empty(cap, np.int64)
         start = self.start_state()
         _insert(keys, vals, start, 0)
@@ -573,7 +237,7 @@ class PuntiModel:
         with progress_bar(progress, "exploring states") as bar:
             task = bar.add_task("exploring states", total=None)
             while head < tail:
-                head, tail = _explore(mode, *self._args(), keys, vals, queue, head, tail, 500_000, self.width)
+                head, tail = _explore(mode, *self.kernel_args(), keys, vals, queue, head, tail, 500_000, self.width)
                 bar.update(task, completed=head, total=tail)
                 if tail > budget:
                     raise TooLargeError(
@@ -582,10 +246,7 @@ class PuntiModel:
                         f"{gib(available_memory())} available")
                 if head < tail and (tail + self.width >= queue.size or tail + self.width >= keys.size // 2):
                     queue = np.concatenate([queue, np.empty(queue.size, np.int64)])
-                    new_keys = np.full(keys.size * 2, _EMPTY, np.int64)
-                    new_vals = np.full(keys.size * 2, -1, np.int32)
-                    _rehash(keys, vals, new_keys, new_vals)
-                    keys, vals = new_keys, new_vals
+                    keys, vals = grow_table(keys, vals)
         return queue[:tail].copy(), keys, vals
 
     def build(self, mode: int, progress: bool = False) -> PuntiChain:
@@ -605,7 +266,7 @@ class PuntiModel:
             task = bar.add_task("writing transitions", total=n_states)
             for lo in range(0, n_states, block):
                 hi = min(n_states, lo + block)
-                _write(ids, keys, vals, n_states, mode, *self._args(), nxt, pnum, act, broke, lo, hi)
+                _write(ids, keys, vals, n_states, mode, *self.kernel_args(), nxt, pnum, act, broke, lo, hi)
                 bar.update(task, completed=hi)
         del keys, vals
         for k in range(len(masks)):
@@ -668,7 +329,7 @@ class PuntiModel:
         bank = np.zeros((rows.size, J), np.int64)
         aid = np.zeros((rows.size, J), np.int8)
         final = np.full((rows.size, J, self.players), -1, np.int64)
-        _details(ids, rows, pc.mode, *self._args(), J, bank, aid, final)
+        _details(ids, rows, pc.mode, *self.kernel_args(), J, bank, aid, final)
         final = np.where(final >= 0, final * self.unit, -1)
         width = pc.chain.next.shape[1]
         if pc.branch_col is None:

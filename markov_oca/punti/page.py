@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..core.text import option_text
 from ..engine.page import (
     BOARD_PNG,
     POINTS_PNG,
@@ -22,7 +23,6 @@ from ..engine.page import (
     Table,
     length_blocks,
     new_figure,
-    option_text,
     options_table,
     para,
     plural,
@@ -31,7 +31,7 @@ from ..engine.page import (
     solver_blocks,
 )
 from ..engine.text import fmt
-from .analysis import PuntiResults
+from .results import PuntiResults
 from .rules import PuntiRules
 
 # ----------------------------------------------------------------------------- points pages (punti)
@@ -83,6 +83,15 @@ def _punti_square_kind(sq) -> str:
 
 
 def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
+    """The report page of a solved points board: its title and blocks.
+
+    Parameters
+    ----------
+    r : PuntiRules
+        The rules as read.
+    res : PuntiResults
+        What the solve found for them.
+    """
     n = res.players
     head = f"{res.title} with {plural(n, 'player')}"
     blocks: list[Block] = [
@@ -90,6 +99,19 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
         para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
            f"; {plural(n, 'player')}, seat 1 (the head of the game) throws first; bets: ", Code(res.bet), "."),
     ]
+    blocks += _intro_blocks(r, res)
+    blocks += _rules_blocks(r, res)
+    blocks += _policy_blocks(res)
+    blocks += _wins_blocks(res)
+    blocks += _how_long_blocks(res)
+    blocks += _board_blocks(r, res)
+    blocks += solver_blocks(res.solver, res.timings)
+    return head, blocks
+
+
+def _intro_blocks(r: PuntiRules, res: PuntiResults) -> list[Block]:
+    """The rule file's summary, its example marks, how it was solved and the notes."""
+    blocks: list[Block] = []
     if r.summary:
         blocks.append(para(f"The rule file's summary: {r.summary}."))
     note = _punti_examples(r)
@@ -101,9 +123,23 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
     for text in res.notes:
         blocks.append(para(f"Note: {text}.", small=True))
 
-    # The rules as read.
-    blocks.append(Heading(2, "The rules as read"))
+    return blocks
+
+
+def _start_text(r: PuntiRules, n: int) -> str:
+    """What each seat starts with, in words."""
     starts = r.initial_balances(n)
+    if len(set(starts)) == 1:
+        return f"each seat starts with {starts[0]} points"
+    if n == 2:
+        return f"seat 1 starts with {starts[0]} points, seat 2 with {starts[1]}"
+    if len(set(starts[1:])) == 1:
+        return f"seat 1 starts with {starts[0]} points, seats 2–{n} with {starts[1]} each"
+    return "the seats start with " + ", ".join(map(str, starts)) + " points"
+
+
+def _fee_aid_texts(r: PuntiRules) -> tuple[str, str]:
+    """The head-of-game fee and the mutual aid, in words (the fee empty when there is none)."""
     if r.head_fee == 0:
         fee = ""
     elif r.head_fee_to == "seat-1":
@@ -111,14 +147,6 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
                f"{r.head_fee} from each other seat)")
     else:
         fee = f"a head-of-game fee of {r.head_fee} to the bank"
-    if len(set(starts)) == 1:
-        start_text = f"each seat starts with {starts[0]} points"
-    elif n == 2:
-        start_text = f"seat 1 starts with {starts[0]} points, seat 2 with {starts[1]}"
-    elif len(set(starts[1:])) == 1:
-        start_text = f"seat 1 starts with {starts[0]} points, seats 2–{n} with {starts[1]} each"
-    else:
-        start_text = "the seats start with " + ", ".join(map(str, starts)) + " points"
     num, den = r.aid_chance
     aid_p = Fraction(num, den)
     if r.aid_uses:
@@ -128,6 +156,14 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
                     "player goes bankrupt")
     else:
         aid_text = "there is no mutual aid: a loss a player cannot cover makes them bankrupt"
+    return fee, aid_text
+
+
+def _rules_blocks(r: PuntiRules, res: PuntiResults) -> list[Block]:
+    """The rules as read: the board, the economy, bets, bankruptcy, the end; the squares; the options."""
+    blocks: list[Block] = [Heading(2, "The rules as read")]
+    start_text = _start_text(r, res.players)
+    fee, aid_text = _fee_aid_texts(r)
     blocks.append(Bullets([
         [f"Board: squares 1 (the start, where every piece begins) to {r.goal} (the end square); one die of "
          f"{r.faces} faces; {_PUNTI_OVERSHOOT.get(r.overshoot, r.overshoot)}. The landing square's effect "
@@ -159,7 +195,12 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
     blocks.append(para("Options in force (the economy and the board's play):"))
     blocks.append(options_table(r.options, r.option_choices, r.option_docs))
 
-    # The bet policy.
+    return blocks
+
+
+def _policy_blocks(res: PuntiResults) -> list[Block]:
+    """The bet policy, and how an optimal one was found."""
+    blocks: list[Block] = []
     blocks.append(Heading(2, "The bet policy"))
     blocks.append(para("Bets: ", Code(res.bet), f": {_PUNTI_BETS.get(res.bet, res.bet)}. Expected Pulcinella bets "
                      "in a game: ", Num(fmt(res.expected["bets"], 4)), "."))
@@ -176,7 +217,12 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
                 items.append([f"{k.replace('_', ' ').capitalize()}: ", Num(text)])
         blocks.append(Bullets(items))
 
-    # Who wins.
+    return blocks
+
+
+def _wins_blocks(res: PuntiResults) -> list[Block]:
+    """Who wins: per seat, each way to end, the final points drawn, bets and mutual aid."""
+    blocks: list[Block] = []
     blocks.append(Heading(2, "Who wins"))
     blocks.append(para("The winner holds the most points at the end. Ties are counted as in ",
                      Code("markov-oca solve"), ": the chance to win counts a tie of k seats as 1/k of a win (the "
@@ -206,7 +252,12 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
                         [[f"seat {s.seat}", Num(fmt(s.turns, 4)), Num(fmt(s.bets, 4)), Num(fmt(s.aid)),
                           Num(fmt(s.aid_success))] for s in res.seats]))
 
-    # How long.
+    return blocks
+
+
+def _how_long_blocks(res: PuntiResults) -> list[Block]:
+    """The expected totals and the length distribution."""
+    blocks: list[Block] = []
     blocks.append(Heading(2, "How long it lasts"))
     blocks.append(para("Expected totals over the whole game. A turn is each time the turn comes to a player (a bet "
                      "does not start a new turn); a throw is one movement throw of the die."))
@@ -215,7 +266,12 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
     if res.length is not None:
         blocks += length_blocks(res.length, "all seats' turns")
 
-    # The board.
+    return blocks
+
+
+def _board_blocks(r: PuntiRules, res: PuntiResults) -> list[Block]:
+    """The board drawn, with its legend."""
+    blocks: list[Block] = []
     blocks.append(Heading(2, "The board"))
     legend = "; ".join(f"{text}: {colour_name}" for colour_name, text in
                        (("red", _PUNTI_KINDS["pay_bank"][1]), ("green", _PUNTI_KINDS["collect_bank"][1]),
@@ -230,8 +286,7 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
         "from every other player; P a Pulcinella bet). Landing chances are not computed for points boards.",
     ))
 
-    blocks += solver_blocks(res.solver, res.timings)
-    return head, blocks
+    return blocks
 
 
 def _punti_points_png(res: PuntiResults) -> bytes:

@@ -1,4 +1,8 @@
-"""The text report of a solved points board (:class:`~markov_oca.punti.analysis.PuntiResults`)."""
+"""The text report of a solved points board (:class:`~markov_oca.punti.results.PuntiResults`).
+
+The results' ``text`` method calls :func:`punti_text`, so this module leaves the results
+module unimported (no cycle between the two): it reads the results' fields only.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ import math
 import numpy as np
 
 from ..engine.text import options_lines
-from .analysis import PuntiResults
 
 _BETS = {
     "never": "nobody bets on Pulcinella",
@@ -27,8 +30,14 @@ def quantiles(pmf: dict[int, float], qs: tuple[float, ...]) -> list[int]:
     return [keys[min(int(np.searchsorted(cdf, q - 1e-12)), len(keys) - 1)] for q in qs]
 
 
-def punti_text(r: PuntiResults) -> str:
-    """The report for people: per seat the chance to win, to go bankrupt, the final points; the length."""
+def punti_text(r) -> str:
+    """The report for people: per seat the chance to win, to go bankrupt, the final points; the length.
+
+    Parameters
+    ----------
+    r : PuntiResults
+        A solved board (:class:`~markov_oca.punti.results.PuntiResults`).
+    """
     lines = [
         f"{r.title} [{r.rules}{', seed ' + r.seed if r.seed else ''}] with {r.players} players",
         f"bets: {r.bet} ({_BETS.get(r.bet, r.bet)})",

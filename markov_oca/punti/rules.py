@@ -202,13 +202,13 @@ def load_punti(rules: str | Path, options: Mapping[str, Any] | None = None) -> P
 
     Parameters
     ----------
-    rules:
+    rules : str or Path
         A shipped name such as ``"gioco-oca-punti"`` or a path to a TOML file.
-    options:
+    options : Mapping, optional
         Values of :data:`PUNTI_OPTIONS` to put in force; strings are converted.
 
-    Example
-    -------
+    Examples
+    --------
     >>> r = load_punti("gioco-oca-punti", {"bet_prize": "60"})
     >>> r.goal, r.bet_prize, r.initial_balances(2)
     (37, 60, [155, 145])
@@ -223,22 +223,55 @@ def _amount(source: str, key: str, value: Any) -> int:
 
 
 def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> PuntiRules:
-    """Validate a parsed points board with options in force."""
+    """Validate a parsed points board with options in force.
+
+    Parameters
+    ----------
+    raw : dict
+        The parsed TOML file.
+    source : str
+        The file's name or path, for the messages.
+    options : Mapping
+        Values of :data:`PUNTI_OPTIONS` to put in force; strings are converted.
+    """
     game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "punti")
-
     chosen = parse_options(source, options, {k: v[0] for k, v in PUNTI_OPTIONS.items()})
-
     texts = game_texts(source, game)
     goal = int_value(source, "game.goal", game.get("goal", 37), lo=2, hi=200)
     players = int_value(source, "game.players", game.get("players", 2), lo=2, hi=MAX_PLAYERS)
+    values = _economy(source, raw, chosen)
+    faces = values["faces"]
+    if goal < faces:
+        raise RulesError(f"the end square must be at least the die's faces ({faces}), so a bounce stays on the "
+                         "board", source=source, key="game.goal")
+    squares = _squares(source, raw, goal)
+    deck, jolly, per_player = _postcards(source, raw, goal)
+    return PuntiRules(
+        **texts,
+        source=source,
+        goal=goal,
+        default_players=players,
+        faces=faces,
+        squares=MappingProxyType(dict(sorted(squares.items()))),
+        deck=tuple(deck),
+        jolly=tuple(jolly),
+        cards_per_player=per_player,
+        options=MappingProxyType(dict(values)),
+        option_docs=MappingProxyType({k: d for k, (_, d) in PUNTI_OPTIONS.items()}),
+        option_choices=MappingProxyType(dict(_CHOICES)),
+        **{k: v for k, v in values.items() if k != "faces"},
+    )
 
+
+def _economy(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option's value in force: the one chosen, else the file's ([dice], [rules], [economy]), else
+    the default; checked one by one and together."""
     dice = raw.get("dice", {})
     check_keys(source, "dice", dice, _DICE_KEYS)
     economy = raw.get("economy", {})
     check_keys(source, "economy", economy, _ECONOMY_KEYS)
     rules_t = raw.get("rules", {})
     check_keys(source, "rules", rules_t, _RULES_KEYS)
-
     values: dict[str, Any] = {}
     for key, (default, _doc) in PUNTI_OPTIONS.items():
         if key in chosen:
@@ -268,11 +301,11 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     if values["bet_cost"] == 0:
         where = "option bet_cost" if "bet_cost" in chosen else "economy.bet_cost"
         raise RulesError("a bet costs at least 1 point", source=source, key=where)
-    faces = values["faces"]
-    if goal < faces:
-        raise RulesError(f"the end square must be at least the die's faces ({faces}), so a bounce stays on the "
-                         "board", source=source, key="game.goal")
+    return values
 
+
+def _squares(source: str, raw: dict[str, Any], goal: int) -> dict[int, PuntiSquare]:
+    """The [squares] table: per square at most one money effect, Pulcinellas and a name."""
     squares: dict[int, PuntiSquare] = {}
     for where, s, eff in square_entries(source, raw):
         if s == 1:
@@ -293,7 +326,11 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
             raise RulesError("the end square cannot hold a Pulcinella: nobody throws from it", source=source,
                              key=f"{where}.pulcinella")
         squares[s] = PuntiSquare(str_value(source, f"{where}.name", eff.get("name", "")), kind, amount, pulc)
+    return squares
 
+
+def _postcards(source: str, raw: dict[str, Any], goal: int) -> tuple[list[int], list[int], int]:
+    """The [postcards] table: (deck, jolly cards, cards dealt to each player)."""
     cards = raw.get("postcards", {})
     check_keys(source, "postcards", cards, _POSTCARD_KEYS)
     deck = _square_list(source, "postcards.deck", cards.get("deck", []), goal)
@@ -302,22 +339,7 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
         if s not in deck:
             raise RulesError(f"jolly {s} is not a card of the deck", source=source, key=f"postcards.jolly[{i}]")
     per_player = int_value(source, "postcards.per_player", cards.get("per_player", 3), lo=0, hi=10)
-
-    return PuntiRules(
-        **texts,
-        source=source,
-        goal=goal,
-        default_players=players,
-        faces=faces,
-        squares=MappingProxyType(dict(sorted(squares.items()))),
-        deck=tuple(deck),
-        jolly=tuple(jolly),
-        cards_per_player=per_player,
-        options=MappingProxyType(dict(values)),
-        option_docs=MappingProxyType({k: d for k, (_, d) in PUNTI_OPTIONS.items()}),
-        option_choices=MappingProxyType(dict(_CHOICES)),
-        **{k: v for k, v in values.items() if k != "faces"},
-    )
+    return deck, jolly, per_player
 
 
 def _square_list(source: str, key: str, value: Any, goal: int) -> list[int]:

@@ -281,13 +281,10 @@ def simulate_summary(rules: PuntiRules, players: int | None = None, games: int =
     """
     import time
 
-    from ..core.errors import RulesError
     from ..core.progress import progress_bar
-    from . import BETS
-    from .model import punti_model
+    from .model import check_bet, punti_model
 
-    if bet not in BETS:
-        raise RulesError(f"--bet is one of {', '.join(BETS)}, not {bet!r}")
+    check_bet(bet)
     model = punti_model(rules, players)
     N = model.players
     if bet == "optimal" and policy is None:
