@@ -25,9 +25,9 @@ import time
 import numba
 
 from markov_oca import api
-from markov_oca.sampling.goose import flatten_goose, play_goose_python, simulate_goose
-from markov_oca.sampling.ur import play_ur_python, simulate_ur
+from markov_oca.goose.simulate import flatten_goose, play_goose_python, simulate_goose
 from markov_oca.ur.rules import load_ur
+from markov_oca.ur.simulate import play_ur_python, simulate_ur
 
 Row = tuple[str, int, float]  # label, games, seconds
 

@@ -1,6 +1,6 @@
 """The numba goose simulator against the exact chains, and against its plain-Python twin.
 
-The simulator plays the rules move by move (``markov_oca.sampling.goose``),
+The simulator plays the rules move by move (``markov_oca.goose.simulate``),
 never the compiled board, so agreement checks the chain compiler. Every
 frequency is compared with the exact chance by a z-test at 4.5 standard
 errors of the sample (a false alarm has odds of about 1 in 150,000 per
@@ -25,7 +25,7 @@ from conftest import board
 from markov_oca import api
 from markov_oca.goose.model import goose_model
 from markov_oca.goose.rules import build_goose
-from markov_oca.sampling.goose import (
+from markov_oca.goose.simulate import (
     DEFAULT_TURN_LIMIT,
     flatten_goose,
     game_stream,

@@ -1,4 +1,4 @@
-"""The numba Ur simulator (markov_oca.sampling.ur) against the exact policy chains.
+"""The numba Ur simulator (markov_oca.ur.simulate) against the exact policy chains.
 
 Statistical checks use a z-test at Z = 4.5 standard errors of the sample size at hand
 (two-sided, a correct simulator fails one such assertion with chance about 7e-6):
@@ -19,17 +19,11 @@ import pytest
 from scipy.stats import chi2
 
 from markov_oca.core.errors import RulesError
-from markov_oca.sampling.ur import (
-    OUTCOMES,
-    SEATS,
-    play_ur_python,
-    simulate_ur,
-    ur_decisions,
-)
 from markov_oca.ur.chain import policy_weights, ur_chain
 from markov_oca.ur.kernel import GAME_OVER, MOVER_WINS, PASS, moves
 from markov_oca.ur.optimal import solve_optimal
 from markov_oca.ur.rules import build_ur, load_ur
+from markov_oca.ur.simulate import OUTCOMES, SEATS, play_ur_python, simulate_ur, ur_decisions
 from markov_oca.ur.state import UrSpace
 
 Z = 4.5

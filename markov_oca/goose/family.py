@@ -49,7 +49,7 @@ class GooseFamily(Family):
 
     def simulate(self, play: Play, games: int, *, seed: int = 0, turn_limit: int | None = None,
                  on_batch: Callable | None = None, progress: bool = False, **extra: Any):
-        from ..sampling.goose import simulate_goose
+        from .simulate import simulate_goose
 
         return simulate_goose(play.rules, self.players(play), games, seed=seed, turn_limit=turn_limit,
                               on_batch=on_batch, progress=progress)

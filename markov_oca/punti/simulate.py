@@ -273,7 +273,7 @@ def simulate_punti(rules: PuntiRules, players: int | None = None, *, bet: str = 
 def simulate_summary(rules: PuntiRules, players: int | None = None, games: int = 10_000, *, bet: str = "never",
                      policy: dict[int, bool] | None = None, seed: int = 0, turn_limit: int = 10_000,
                      on_batch: Callable | None = None, progress: bool = False) -> SimSummary:
-    """Games streamed into a :class:`~markov_oca.sampling.summary.SimSummary` (for ``simulate`` and ``crosscheck``).
+    """Games streamed into a :class:`~markov_oca.analysis.sampling.SimSummary` (for ``simulate`` and ``crosscheck``).
 
     Outcomes are named as the chain names them (``seat k wins``, ``seats 1 and 2 tie``); a
     game longer than ``turn_limit`` turns counts as unfinished. ``bet = "optimal"`` needs the

@@ -66,7 +66,7 @@ class UrFamily(Family):
 
     def simulate(self, play: Play, games: int, *, seed: int = 0, turn_limit: int | None = None,
                  on_batch: Callable | None = None, progress: bool = False, **extra: Any):
-        from ..sampling.ur import simulate_ur
+        from .simulate import simulate_ur
 
         return simulate_ur(play.rules, play["light"], play["dark"], games, seed=seed, turn_limit=turn_limit,
                            on_batch=on_batch, progress=progress)
