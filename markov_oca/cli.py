@@ -13,6 +13,11 @@ up-front size check compares with (default: 80% of the memory at hand, cgroup li
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m markov_oca.cli: the loading-time handler before the heavy imports
+    from markov_oca.core.loading import install_loading_handler
+
+    install_loading_handler()
+
 import inspect
 import json
 import sys

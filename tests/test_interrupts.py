@@ -104,7 +104,7 @@ def assert_clean_stop(s: Stopped, previous: dict[str, bytes] | None = None) -> N
 MECHANISM = textwrap.dedent("""
     import sys, threading, time
     import numba, numpy as np, typer
-    from markov_oca import interrupt
+    from markov_oca.core import interrupt
 
     @numba.njit(nogil=True)
     def spin(stop, out):  # a kernel that would run for minutes, watching the flag
@@ -121,7 +121,7 @@ MECHANISM = textwrap.dedent("""
     def go(threads: int = 0, out: str = ""):
         spin(np.ones(1, np.uint8), np.zeros(1))  # compile before saying ready
         if out:
-            from markov_oca.atomic import atomic_write
+            from markov_oca.core.atomic import atomic_write
 
             with atomic_write(out) as fh:
                 fh.write("partial\\n")
