@@ -160,7 +160,7 @@ def test_five_players_refused_at_once_with_the_estimate():
 
 
 def test_report_shows_uncomputed_landing_chances_as_a_dash():
-    from markov_oca.goose.report import _chance
+    from markov_oca.engine.race import _chance
 
     assert _chance(float("nan")) == "-" and _chance(None) == "-"
     assert _chance(0.25) == "0.2500"
