@@ -16,7 +16,7 @@ from markov_oca.analysis.chain import Chain
 from markov_oca.analysis.exact import EXACT_LIMIT, ExactChain
 from markov_oca.core.errors import TooLargeError
 from markov_oca.goose.model import goose_model
-from markov_oca.rational import sparse as exact_sparse
+from markov_oca.rational import refine as refine_module
 from markov_oca.rational.sparse import (
     Coupling,
     DixonSolver,
@@ -144,7 +144,7 @@ def test_a_wrong_denominator_fails_the_exact_check():
 
 def test_refinement_falls_back_to_lifting(monkeypatch):
     # a float solve that gains no bits (forced here) leaves the answer to the p-adic lifting
-    monkeypatch.setattr(exact_sparse, "_refine", lambda *a: (0, 1))
+    monkeypatch.setattr(refine_module, "_refine", lambda *a: (0, 1))
     A, b = ruin_matrix(30, 2, 3)
     s = RefineSolver(A)
     r = F(3, 2)

@@ -6,7 +6,7 @@ is in E and ``Q_E`` is ``Q`` without the branches of E. Each event has its own
 matrix, so the solves cannot share a factorisation; but ``Q_E`` differs from
 ``Q`` only by the stopped branches, so one symmetric Gauss-Seidel sweep of the plain
 system still preconditions them all well. Every event is a column of one block
-BiCGSTAB (:func:`markov_oca.solve.block_bicgstab`, the solver's own driver), with
+BiCGSTAB (:func:`markov_oca.linalg.bicgstab.block_bicgstab`, the solver's own driver), with
 a mat-vec in branch form that skips each column's own stopped branches. The cost
 is that of a solve with one right-hand side per event (the whole board for a seat:
 G + 1 columns), carried four at a time through each pass.
@@ -22,7 +22,8 @@ import numba
 import numpy as np
 
 from ..core.errors import SolverError
-from .solve import LinearSystem, block_bicgstab
+from .bicgstab import block_bicgstab
+from .system import LinearSystem
 
 
 @numba.njit(cache=True)

@@ -1,0 +1,74 @@
+"""The true residual of a solve, straight from branch form: ``x = b + Q x`` and its adjoints."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def _residual(nxt, pnum, inv_denom, active, stop, b, x):
+    """``max |x - b - Q x|`` over the active states and columns, ``Q`` without the ``stop`` branches."""
+    worst = 0.0
+    n_rhs = b.shape[1]
+    acc = np.empty(n_rhs)
+    for s in range(nxt.shape[0]):
+        if not active[s]:
+            continue
+        for r in range(n_rhs):
+            acc[r] = x[s, r] - b[s, r]
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if stop[s, j] or not active[t]:
+                continue
+            p = pnum[s, j] * inv_denom
+            for r in range(n_rhs):
+                acc[r] -= p * x[t, r]
+        for r in range(n_rhs):
+            if abs(acc[r]) > worst:
+                worst = abs(acc[r])
+    return worst
+
+
+@numba.njit(cache=True)
+def _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v):
+    """``max |v - b - Q^T v|`` over the active states and columns; with ``shift``, a branch with shift ``d``
+    carries column ``c`` to column ``(c + d) mod m``."""
+    n, m = b.shape
+    acc = np.zeros((n, m))
+    for s in range(n):
+        if not active[s]:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if not active[t]:
+                continue
+            p = pnum[s, j] * inv_denom
+            for c in range(m):
+                to = c if shift is None else (c + shift[s, j]) % m
+                acc[t, to] += p * v[s, c]
+    worst = 0.0
+    for s in range(n):
+        if not active[s]:
+            continue
+        for c in range(m):
+            r = abs(v[s, c] - b[s, c] - acc[s, c])
+            if not r <= worst:
+                worst = r
+    return worst
+
+
+@numba.njit(cache=True)
+def _adjoint_residual(nxt, pnum, inv_denom, active, b, v):
+    """``max |v - b - Q^T v|`` over the active states and columns."""
+    return _transposed_residual(nxt, pnum, None, inv_denom, active, b, v)
+
+
+@numba.njit(cache=True)
+def _shifted_adjoint_residual(nxt, pnum, shift, inv_denom, active, b, v):
+    """``max |v - b - Q_shift^T v|`` over the active states and every column."""
+    return _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v)
