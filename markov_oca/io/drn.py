@@ -24,10 +24,10 @@ from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from .edges import _identifier, _merged_edges, _turn_rewards
 from .explicit import _state_labels
-from .properties import _reward_names
 from .lex import _digits, _is_space, _skip_to_line_end, numbers
-from .tokens import initial_state
+from .properties import _reward_names
 from .source import line_of, read_text_bytes
+from .tokens import initial_state
 
 
 def _fraction_text(num: np.ndarray, den: np.ndarray | int) -> list[str]:
@@ -155,6 +155,79 @@ def _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len):
             return i, k, nr, False
 
 
+@numba.njit(cache=True, inline="always")
+def _rewards_at(buf, i, state, nr, nrew, fill, rw_state, rw_model, rw_start, rw_len):
+    """An optional reward list at ``i``: (next index, rewards so far, reward models, error, values read)."""
+    if i >= buf.size or buf[i] != 91:
+        return i, nr, nrew, 0, 0
+    i, k, nr, ok = _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len)
+    if not ok:
+        return i, nr, nrew, 8, k
+    if nrew < 0:
+        nrew = k
+    if k != nrew and k != 0:
+        return i, nr, nrew, 4, k
+    return i, nr, nrew, 0, k
+
+
+@numba.njit(cache=True, inline="always")
+def _transition(buf, i, cur, nt, fill, tr_src, tr_dst, tr_start, tr_len):
+    """A ``target : value`` line at ``i``: (index after the line, or -1 when malformed)."""
+    n = buf.size
+    d, k, big, i = _digits(buf, i, n)
+    i = _skip_spaces(buf, i)
+    if big or i >= n or buf[i] != 58:
+        return -1
+    s = _skip_spaces(buf, i + 1)
+    i = _token_end(buf, s)
+    if i == s:
+        return -1
+    if fill:
+        tr_src[nt] = cur
+        tr_dst[nt] = d
+        tr_start[nt] = s
+        tr_len[nt] = i - s
+    return _skip_to_line_end(buf, i)
+
+
+@numba.njit(cache=True, inline="always")
+def _label_span(buf, i):
+    """The labels after a state's number and rewards: (start, end, index of the line's end)."""
+    n = buf.size
+    i = _skip_spaces(buf, i)
+    s = e = i
+    while i < n and buf[i] != 10 and not (buf[i] == 47 and i + 1 < n and buf[i + 1] == 47):
+        if not _is_space(buf[i]):
+            e = i + 1
+        i += 1
+    while i < n and buf[i] != 10:
+        i += 1
+    return s, e, i
+
+
+@numba.njit(cache=True, inline="always")
+def _skip_spaces(buf, i):
+    while i < buf.size and _is_space(buf[i]):
+        i += 1
+    return i
+
+
+@numba.njit(cache=True, inline="always")
+def _token_end(buf, i):
+    while i < buf.size and not _is_space(buf[i]) and buf[i] != 10:
+        i += 1
+    return i
+
+
+@numba.njit(cache=True, inline="always")
+def _until_bracket(buf, i):
+    """Skip an action's name: to its ``[``, a ``//`` comment or the line's end."""
+    n = buf.size
+    while i < n and buf[i] != 10 and buf[i] != 91 and not (buf[i] == 47 and i + 1 < n and buf[i + 1] == 47):
+        i += 1
+    return i
+
+
 @numba.njit(cache=True)
 def _scan_model(buf, pos, nrew, fill, st_id, tr_src, tr_dst, tr_start, tr_len, rw_state, rw_model, rw_start,
                 rw_len, lb_state, lb_start, lb_end):
@@ -163,125 +236,66 @@ def _scan_model(buf, pos, nrew, fill, st_id, tr_src, tr_dst, tr_start, tr_len, r
     Returns (error, offset, extra, reward models, states, transitions, rewards, label spans, actions).
     """
     n = buf.size
-    ns = nt = nr = nl = na = 0
+    ns = nt = nr = nl = na = acts = trans = cur_line = 0
     cur = -1
-    cur_line = 0
-    acts = 0
-    trans = 0
     i = pos
     while True:
         line = i
         while i < n and _is_space(buf[i]):
             i += 1
         at_state = i < n and _keyword(buf, i, _STATE_KW)
-        if i >= n or at_state:  # the previous state is complete
-            if cur >= 0 and acts == 0:
-                return 9, cur_line, cur, nrew, ns, nt, nr, nl, na
-            if cur >= 0 and trans == 0:
-                return 10, cur_line, cur, nrew, ns, nt, nr, nl, na
+        if (i >= n or at_state) and cur >= 0 and (acts == 0 or trans == 0):  # the previous state is incomplete
+            return 9 if acts == 0 else 10, cur_line, cur, nrew, ns, nt, nr, nl, na
         if i >= n:
             break
         c = buf[i]
+        err = extra = 0
         if c == 10:
             i += 1
-            continue
-        if c == 47 and i + 1 < n and buf[i + 1] == 47:
+        elif c == 47 and i + 1 < n and buf[i + 1] == 47:
             while i < n and buf[i] != 10:
                 i += 1
-            continue
-        if 48 <= c <= 57:
+        elif 48 <= c <= 57:
             if cur < 0:
                 return 1, line, 0, nrew, ns, nt, nr, nl, na
-            d, k, big, i = _digits(buf, i, n)
-            while i < n and _is_space(buf[i]):
-                i += 1
-            if big or i >= n or buf[i] != 58:
-                return 5, line, 0, nrew, ns, nt, nr, nl, na
-            i += 1
-            while i < n and _is_space(buf[i]):
-                i += 1
-            s = i
-            while i < n and not _is_space(buf[i]) and buf[i] != 10:
-                i += 1
-            if i == s:
-                return 5, line, 0, nrew, ns, nt, nr, nl, na
-            if fill:
-                tr_src[nt] = cur
-                tr_dst[nt] = d
-                tr_start[nt] = s
-                tr_len[nt] = i - s
+            i = _transition(buf, i, cur, nt, fill, tr_src, tr_dst, tr_start, tr_len)
+            err = 5 if i < 0 else 0
             nt += 1
             trans += 1
             acts = max(acts, 1)
-            i = _skip_to_line_end(buf, i)
-            if i < 0:
-                return 5, line, 0, nrew, ns, nt, nr, nl, na
-            continue
-        if at_state:
-            i += 5
-            while i < n and _is_space(buf[i]):
-                i += 1
-            d, k, big, i = _digits(buf, i, n)
+        elif at_state:
+            d, k, big, i = _digits(buf, _skip_spaces(buf, i + 5), n)
             if k == 0 or big:
                 return 6, line, 0, nrew, ns, nt, nr, nl, na
             cur, cur_line, acts, trans = d, line, 0, 0
             if fill:
                 st_id[ns] = d
             ns += 1
-            while i < n and _is_space(buf[i]):
-                i += 1
+            i = _skip_spaces(buf, i)
             if i < n and buf[i] == 33:  # a CTMC's exit rate: skipped (the header is a DTMC's)
-                while i < n and not _is_space(buf[i]) and buf[i] != 10:
-                    i += 1
-                while i < n and _is_space(buf[i]):
-                    i += 1
-            if i < n and buf[i] == 91:
-                i, k, nr, ok = _bracket(buf, i, cur, nr, fill, rw_state, rw_model, rw_start, rw_len)
-                if not ok:
-                    return 8, line, 0, nrew, ns, nt, nr, nl, na
-                if nrew < 0:
-                    nrew = k
-                if k != nrew and k != 0:
-                    return 4, line, k, nrew, ns, nt, nr, nl, na
-            while i < n and _is_space(buf[i]):
-                i += 1
-            s = i
-            e = i
-            while i < n and buf[i] != 10 and not (buf[i] == 47 and i + 1 < n and buf[i + 1] == 47):
-                if not _is_space(buf[i]):
-                    e = i + 1
-                i += 1
-            if e > s:
+                i = _skip_spaces(buf, _token_end(buf, i))
+            i, nr, nrew, err, extra = _rewards_at(buf, i, cur, nr, nrew, fill, rw_state, rw_model, rw_start, rw_len)
+            s, e, i = _label_span(buf, i)
+            if e > s and not err:
                 if fill:
-                    lb_state[nl] = cur
-                    lb_start[nl] = s
-                    lb_end[nl] = e
+                    lb_state[nl], lb_start[nl], lb_end[nl] = cur, s, e
                 nl += 1
-            while i < n and buf[i] != 10:
-                i += 1
-            continue
-        if _keyword(buf, i, _ACTION_KW):
+        elif _keyword(buf, i, _ACTION_KW):
             if cur < 0:
                 return 7, line, 0, nrew, ns, nt, nr, nl, na
             acts += 1
             na += 1
             if acts > 1:
                 return 3, line, 0, nrew, ns, nt, nr, nl, na
-            while i < n and buf[i] != 10 and buf[i] != 91 and not (buf[i] == 47 and i + 1 < n and buf[i + 1] == 47):
-                i += 1
-            if i < n and buf[i] == 91:
-                i, k, nr, ok = _bracket(buf, i, cur, nr, fill, rw_state, rw_model, rw_start, rw_len)
-                if not ok:
-                    return 8, line, 0, nrew, ns, nt, nr, nl, na
-                if nrew < 0:
-                    nrew = k
-                if k != nrew and k != 0:
-                    return 4, line, k, nrew, ns, nt, nr, nl, na
-            i = _skip_to_line_end(buf, i)
-            if i < 0:
-                return 8, line, 0, nrew, ns, nt, nr, nl, na
-            continue
-        return 2, line, 0, nrew, ns, nt, nr, nl, na
+            i, nr, nrew, err, extra = _rewards_at(buf, _until_bracket(buf, i), cur, nr, nrew, fill, rw_state,
+                                                  rw_model, rw_start, rw_len)
+            if not err:
+                i = _skip_to_line_end(buf, i)
+                err = 8 if i < 0 else 0
+        else:
+            err = 2
+        if err:
+            return err, line, extra, nrew, ns, nt, nr, nl, na
     return 0, 0, 0, nrew, ns, nt, nr, nl, na
 
 

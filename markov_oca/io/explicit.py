@@ -23,8 +23,8 @@ from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.errors import RulesError
 from .edges import _factorize, _merged_edges, _turn_rewards, label_names
-from .properties import _props_text, _reward_names, _reward_suffix
 from .lex import numbers, scan_rows
+from .properties import _props_text, _reward_names, _reward_suffix
 from .source import read_text_bytes
 from .tokens import _branch_values, _stem, initial_state
 

@@ -56,7 +56,8 @@ class _Archive:
             self.tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
             self.members = {m.name.lstrip("./"): m for m in self.tar.getmembers() if m.isfile()}
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-            raise ChainError(f"not a UMB archive (a tar file of index.json and arrays): {exc}", source=self.src) from None
+            raise ChainError(f"not a UMB archive (a tar file of index.json and arrays): {exc}",
+                             source=self.src) from None
         try:
             self.index = json.loads(self.read("index.json", None).decode())
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
