@@ -19,6 +19,10 @@ Peak memory of one case, from outside::
 
     /usr/bin/time -v python benchmarks/bench_any_chain.py --case random-1000000
 
+Reading DRN against Storm (``--case drn-100000``, ``--case drn-2500000``, not run by default): a random
+absorbing chain written as Storm writes DRN (ten-digit decimals), then read by ``read_chain`` and by
+``stormpy.build_model_from_drn`` in the same run.
+
 Options: ``--case NAME`` (repeatable) runs only those cases; ``--pydtmc-limit N``
 (default 2,000) skips PyDTMC above N states (its construction grows as n**2 in
 memory and worse in time); ``--big`` also gives PyDTMC the 5,932-state game.
@@ -171,6 +175,61 @@ def case_game(players: int, limit: int) -> None:
          f"{secs:.2f} s, deadlock {float(r.deadlock):.6f}, steps {float(r.steps):.4f}", theirs)
 
 
+def write_storm_drn(path: Path, n: int, per_row: int = 10, absorbing: int = 10, seed: int = 0) -> int:
+    """A random absorbing chain as Storm writes DRN: ten-digit decimals (each row summing to exactly 1),
+    targets ascending and distinct, the absorbing states labelled ``goal``. Returns the transitions."""
+    rng = np.random.default_rng(seed)
+    m = n - absorbing
+    base = rng.integers(0, m, size=(m, 1))
+    stride = rng.integers(1, max(2, m // per_row), size=(m, 1))
+    cols = np.sort(np.concatenate([(base + stride * np.arange(per_row - 1)) % m,
+                                   rng.integers(m, n, size=(m, 1))], axis=1), axis=1)
+    w = rng.random((m, per_row)) + 0.01
+    units = np.floor(w / w.sum(axis=1, keepdims=True) * 1e10).astype(np.int64)
+    units[:, 0] += 10 ** 10 - units.sum(axis=1)
+    with open(path, "w") as fh:
+        fh.write("// Exported by storm\n// Original model type: DTMC\n@type: DTMC\n@value_type: double\n"
+                 f"@parameters\n\n@reward_models\n\n@nr_states\n{n}\n@nr_choices\n{n}\n@model\n")
+        chunk = 100_000
+        for lo in range(0, m, chunk):
+            hi = min(m, lo + chunk)
+            c, u = cols[lo:hi].tolist(), units[lo:hi].tolist()
+            fh.write("".join(f"state {lo + i}{' init' if lo + i == 0 else ''}\n\taction 0\n"
+                             + "".join(f"\t\t{t} : 0.{x:010d}\n" for t, x in zip(c[i], u[i], strict=True))
+                             for i in range(hi - lo)))
+        fh.write("".join(f"state {s} goal\n\taction 0\n\t\t{s} : 1\n" for s in range(m, n)))
+    return m * per_row + absorbing
+
+
+def case_drn(n: int) -> None:
+    """Reading a Storm-style DRN: ours (read_chain) against stormpy.build_model_from_drn, same file, one run."""
+    import tempfile
+
+    from markov_oca.io.chains import read_chain
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"random-{n}.drn"
+        t = time.perf_counter()
+        transitions = write_storm_drn(path, n)
+        made = time.perf_counter() - t
+        size = path.stat().st_size / 2 ** 20
+        t = time.perf_counter()
+        chain = read_chain(path)
+        ours_s = time.perf_counter() - t
+        try:
+            import stormpy
+        except ImportError:
+            theirs = "absent"
+        else:
+            t = time.perf_counter()
+            model = stormpy.build_model_from_drn(str(path))
+            theirs = f"build_model_from_drn {time.perf_counter() - t:.2f} s ({model.nr_states:,} states, " \
+                     f"{model.nr_transitions:,} transitions)"
+            del model
+        line(f"read a Storm DRN ({size:,.0f} MB, written in {made:.0f} s)", f"{n:,}",
+             f"read_chain {ours_s:.2f} s ({chain.n:,} states, {transitions:,} transitions)", theirs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--case", action="append", default=None)
@@ -181,7 +240,8 @@ def main() -> None:
     cases = {f"ruin-{k}": (lambda k=k: case_ruin(k, limit)) for k in (10, 100, 1_000)}
     cases.update({f"random-{k}": (lambda k=k: case_random(k, limit)) for k in (200, 2_000, 100_000, 1_000_000)})
     cases.update({f"game-{p}": (lambda p=p: case_game(p, 10_000 if args.big else limit)) for p in (1, 2)})
-    chosen = args.case or list(cases)
+    cases.update({f"drn-{k}": (lambda k=k: case_drn(k)) for k in (100_000, 2_500_000)})
+    chosen = args.case or [k for k in cases if not k.startswith("drn-")]
     # warm the jit caches so the first case is not charged for compiling
     analyse(from_matrix(np.array([[0.5, 0.5], [0, 1]]), init=0), hit={"a": [1]})
     line("case", "states", "markov_oca (time, agreement)", "PyDTMC")

@@ -1,19 +1,22 @@
 """Storm's DRN format, read and written.
 
-DRN is Storm's explicit format (``@type``, ``@parameters``, ``@reward_models``,
-``@nr_states``, ``@model``, then ``state``/``action`` lines with their targets). Only DTMCs
-(one action a state) without parameters are read. A reward model's state reward and action
-reward add up to what one step from the state earns, which is how Storm accumulates them.
-Probabilities written as integers or fractions (``1/6``) are read exactly; decimals as floats.
+DRN is Storm's explicit format (``@type``, ``@value_type``, ``@parameters``, ``@reward_models``,
+``@nr_states``, ``@nr_choices``, ``@model``, then ``state``/``action`` lines with their targets, and
+``//`` comments anywhere). Only DTMCs (one action a state) without parameters are read. A reward
+model's state reward and action reward add up to what one step from the state earns, which is how
+Storm accumulates them; Storm writes an unnamed reward model as an empty name, read as
+:data:`UNNAMED_REWARD`. Probabilities written as integers or fractions (``1/6``) are read exactly,
+decimals as floats, or exactly too with ``exact=True``. The file is read as one buffer: a numba
+kernel walks its lines (:func:`_scan_model`), the numbers are converted at once (:mod:`.lex`).
 """
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 
 from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
@@ -21,8 +24,10 @@ from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from .edges import _identifier, _merged_edges, _turn_rewards
 from .explicit import _state_labels
+from .lex import _digits, _is_space, _skip_to_line_end, numbers
 from .properties import _reward_names
-from .tokens import _init_from, _is_exact, _numbers
+from .source import line_of, read_text_bytes
+from .tokens import initial_state
 
 
 def _fraction_text(num: np.ndarray, den: np.ndarray | int) -> list[str]:
@@ -90,7 +95,287 @@ def write_drn(chain: Chain, path: str | Path) -> Path:
     return path
 
 
-def read_drn(path: str | Path, *, tol: float = ROW_TOL) -> AnyChain:
+# ----------------------------------------------------------------------------- reading
+
+#: The name given to a reward model Storm writes without one (an empty name under ``@reward_models``).
+UNNAMED_REWARD = "default"
+_HEADER_WITH_VALUE = ("@parameters", "@placeholders", "@reward_models", "@nr_states", "@nr_choices")
+_STATE_KW = np.frombuffer(b"state", np.uint8)
+_ACTION_KW = np.frombuffer(b"action", np.uint8)
+#: Kernel errors, by code.
+_ERRORS = {1: "a transition before any state", 2: "not a DRN line", 3: "a second action: an MDP, not a DTMC",
+           4: "rewards for {extra} reward model(s), the header names {nrew}", 5: "a transition is 'target : value'",
+           6: "a state line is 'state <number> [rewards] labels'", 7: "an action before any state",
+           8: "a reward list is '[value, value, ...]'", 9: "state {extra} has no action (is the file cut short?)",
+           10: "state {extra} has no transitions (is the file cut short?)"}
+
+
+@numba.njit(cache=True, inline="always")
+def _keyword(buf, i, kw):
+    n = buf.size
+    if i + kw.size > n:
+        return False
+    for q in range(kw.size):
+        if buf[i + q] != kw[q]:
+            return False
+    j = i + kw.size
+    return j == n or _is_space(buf[j]) or buf[j] == 10
+
+
+@numba.njit(cache=True)
+def _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len):
+    """The reward list at ``buf[i] == '['``: (next index, values read, rewards so far, ok)."""
+    n = buf.size
+    k = 0
+    i += 1
+    while True:
+        while i < n and _is_space(buf[i]):
+            i += 1
+        if i < n and buf[i] == 93 and k == 0:
+            return i + 1, 0, nr, True
+        s = i
+        while i < n and not _is_space(buf[i]) and buf[i] != 44 and buf[i] != 93 and buf[i] != 10:
+            i += 1
+        if i == s:
+            return i, k, nr, False
+        if fill:
+            rw_state[nr] = state
+            rw_model[nr] = k
+            rw_start[nr] = s
+            rw_len[nr] = i - s
+        nr += 1
+        k += 1
+        while i < n and _is_space(buf[i]):
+            i += 1
+        if i < n and buf[i] == 44:
+            i += 1
+        elif i < n and buf[i] == 93:
+            return i + 1, k, nr, True
+        else:
+            return i, k, nr, False
+
+
+@numba.njit(cache=True, inline="always")
+def _rewards_at(buf, i, state, nr, nrew, fill, rw_state, rw_model, rw_start, rw_len):
+    """An optional reward list at ``i``: (next index, rewards so far, reward models, error, values read)."""
+    if i >= buf.size or buf[i] != 91:
+        return i, nr, nrew, 0, 0
+    i, k, nr, ok = _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len)
+    if not ok:
+        return i, nr, nrew, 8, k
+    if nrew < 0:
+        nrew = k
+    if k != nrew and k != 0:
+        return i, nr, nrew, 4, k
+    return i, nr, nrew, 0, k
+
+
+@numba.njit(cache=True, inline="always")
+def _transition(buf, i, cur, nt, fill, tr_src, tr_dst, tr_start, tr_len):
+    """A ``target : value`` line at ``i``: (index after the line, or -1 when malformed)."""
+    n = buf.size
+    d, k, big, i = _digits(buf, i, n)
+    i = _skip_spaces(buf, i)
+    if big or i >= n or buf[i] != 58:
+        return -1
+    s = _skip_spaces(buf, i + 1)
+    i = _token_end(buf, s)
+    if i == s:
+        return -1
+    if fill:
+        tr_src[nt] = cur
+        tr_dst[nt] = d
+        tr_start[nt] = s
+        tr_len[nt] = i - s
+    return _skip_to_line_end(buf, i)
+
+
+@numba.njit(cache=True, inline="always")
+def _label_span(buf, i):
+    """The labels after a state's number and rewards: (start, end, index of the line's end)."""
+    n = buf.size
+    i = _skip_spaces(buf, i)
+    s = e = i
+    while i < n and buf[i] != 10 and not (buf[i] == 47 and i + 1 < n and buf[i + 1] == 47):
+        if not _is_space(buf[i]):
+            e = i + 1
+        i += 1
+    while i < n and buf[i] != 10:
+        i += 1
+    return s, e, i
+
+
+@numba.njit(cache=True, inline="always")
+def _skip_spaces(buf, i):
+    while i < buf.size and _is_space(buf[i]):
+        i += 1
+    return i
+
+
+@numba.njit(cache=True, inline="always")
+def _token_end(buf, i):
+    while i < buf.size and not _is_space(buf[i]) and buf[i] != 10:
+        i += 1
+    return i
+
+
+@numba.njit(cache=True, inline="always")
+def _until_bracket(buf, i):
+    """Skip an action's name: to its ``[``, a ``//`` comment or the line's end."""
+    n = buf.size
+    while i < n and buf[i] != 10 and buf[i] != 91 and not (buf[i] == 47 and i + 1 < n and buf[i + 1] == 47):
+        i += 1
+    return i
+
+
+@numba.njit(cache=True)
+def _scan_model(buf, pos, nrew, fill, st_id, tr_src, tr_dst, tr_start, tr_len, rw_state, rw_model, rw_start,
+                rw_len, lb_state, lb_start, lb_end):
+    """The ``@model`` section, line by line in one pass (counting only when not ``fill``).
+
+    Returns (error, offset, extra, reward models, states, transitions, rewards, label spans, actions).
+    """
+    n = buf.size
+    ns = nt = nr = nl = na = acts = trans = cur_line = 0
+    cur = -1
+    i = pos
+    while True:
+        line = i
+        while i < n and _is_space(buf[i]):
+            i += 1
+        at_state = i < n and _keyword(buf, i, _STATE_KW)
+        if (i >= n or at_state) and cur >= 0 and (acts == 0 or trans == 0):  # the previous state is incomplete
+            return 9 if acts == 0 else 10, cur_line, cur, nrew, ns, nt, nr, nl, na
+        if i >= n:
+            break
+        c = buf[i]
+        err = extra = 0
+        if c == 10:
+            i += 1
+        elif c == 47 and i + 1 < n and buf[i + 1] == 47:
+            while i < n and buf[i] != 10:
+                i += 1
+        elif 48 <= c <= 57:
+            if cur < 0:
+                return 1, line, 0, nrew, ns, nt, nr, nl, na
+            i = _transition(buf, i, cur, nt, fill, tr_src, tr_dst, tr_start, tr_len)
+            err = 5 if i < 0 else 0
+            nt += 1
+            trans += 1
+            acts = max(acts, 1)
+        elif at_state:
+            d, k, big, i = _digits(buf, _skip_spaces(buf, i + 5), n)
+            if k == 0 or big:
+                return 6, line, 0, nrew, ns, nt, nr, nl, na
+            cur, cur_line, acts, trans = d, line, 0, 0
+            if fill:
+                st_id[ns] = d
+            ns += 1
+            i = _skip_spaces(buf, i)
+            if i < n and buf[i] == 33:  # a CTMC's exit rate: skipped (the header is a DTMC's)
+                i = _skip_spaces(buf, _token_end(buf, i))
+            i, nr, nrew, err, extra = _rewards_at(buf, i, cur, nr, nrew, fill, rw_state, rw_model, rw_start, rw_len)
+            s, e, i = _label_span(buf, i)
+            if e > s and not err:
+                if fill:
+                    lb_state[nl], lb_start[nl], lb_end[nl] = cur, s, e
+                nl += 1
+        elif _keyword(buf, i, _ACTION_KW):
+            if cur < 0:
+                return 7, line, 0, nrew, ns, nt, nr, nl, na
+            acts += 1
+            na += 1
+            if acts > 1:
+                return 3, line, 0, nrew, ns, nt, nr, nl, na
+            i, nr, nrew, err, extra = _rewards_at(buf, _until_bracket(buf, i), cur, nr, nrew, fill, rw_state,
+                                                  rw_model, rw_start, rw_len)
+            if not err:
+                i = _skip_to_line_end(buf, i)
+                err = 8 if i < 0 else 0
+        else:
+            err = 2
+        if err:
+            return err, line, extra, nrew, ns, nt, nr, nl, na
+    return 0, 0, 0, nrew, ns, nt, nr, nl, na
+
+
+class _Model:
+    """The arrays of a DRN ``@model`` section (see :func:`_scan`)."""
+
+    def __init__(self, counts: tuple[int, ...]):
+        nrew, ns, nt, nr, nl, na = counts
+        self.nrew, self.actions = nrew, na
+        self.state = np.empty(ns, np.int64)
+        self.src, self.dst = np.empty(nt, np.int64), np.empty(nt, np.int64)
+        self.tstart, self.tlen = np.empty(nt, np.int64), np.empty(nt, np.int64)
+        self.rstate, self.rmodel = np.empty(nr, np.int64), np.empty(nr, np.int64)
+        self.rstart, self.rlen = np.empty(nr, np.int64), np.empty(nr, np.int64)
+        self.lstate, self.lstart, self.lend = np.empty(nl, np.int64), np.empty(nl, np.int64), np.empty(nl, np.int64)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return (self.state, self.src, self.dst, self.tstart, self.tlen, self.rstate, self.rmodel, self.rstart,
+                self.rlen, self.lstate, self.lstart, self.lend)
+
+
+def _scan(data: bytes, buf: np.ndarray, pos: int, nrew: int, n_declared: int, src: str) -> _Model:
+    """Count, check the count against ``@nr_states`` (before allocating anything by it), then fill."""
+    empty = np.zeros(0, np.int64)
+    got = _scan_model(buf, pos, nrew, False, *([empty] * 12))
+    _kernel_error(data, got, src)
+    if got[4] != n_declared:
+        raise ChainError(f"@nr_states declares {n_declared:,} states but the model lists {got[4]:,}"
+                         + (" (is the file cut short?)" if got[4] < n_declared else ""), source=src)
+    model = _Model(got[3:])
+    _kernel_error(data, _scan_model(buf, pos, nrew, True, *model.arrays()), src)
+    return model
+
+
+def _kernel_error(data: bytes, got: tuple, src: str) -> None:
+    err, at, extra, nrew = got[:4]
+    if err:
+        text = data[at:data.find(b"\n", at) if data.find(b"\n", at) >= 0 else len(data)]
+        text = text.decode(errors="replace").strip()
+        why = _ERRORS[err].format(extra=extra, nrew=nrew)
+        raise ChainError(f"line {line_of(data, at)}: {text[:60]!r}: {why}", source=src)
+
+
+def _header(data: bytes, src: str) -> tuple[dict[str, str], int]:
+    """The header's entries (``type``, ``value_type``, ``reward_models`` as written...) and where the model starts."""
+    at = data.find(b"@model")
+    while at > 0 and data[at - 1:at] != b"\n":
+        at = data.find(b"@model", at + 1)
+    if at < 0:
+        raise ChainError("no @model line: not a DRN file, or cut short", source=src)
+    lines = data[:at].decode().split("\n")
+    header: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip("\r")
+        i += 1
+        if line.startswith("@type:") or line.startswith("@value_type:"):
+            key, _, value = line[1:].partition(":")
+            header[key] = value.strip()
+        elif line.strip() in _HEADER_WITH_VALUE:
+            value = lines[i].rstrip("\r") if i < len(lines) and not lines[i].startswith("@") else ""
+            header[line.strip()[1:]] = value
+            i += value != "" or (i < len(lines) and not lines[i].startswith("@"))
+    end = data.find(b"\n", at)
+    return header, len(data) if end < 0 else end + 1
+
+
+def _model_names(written: str) -> list[str]:
+    """Reward model names as Storm writes them: each followed by a space, so ``" "`` is one unnamed model."""
+    names = written[:-1].split(" ") if written.endswith(" ") else written.split()
+    out: list[str] = []
+    for name in names:
+        name = name or UNNAMED_REWARD
+        while name in out:
+            name += "'"
+        out.append(name)
+    return out
+
+
+def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> AnyChain:
     """A chain from a DRN file (Storm's explicit format; ours from ``export --format drn``).
 
     Parameters
@@ -98,116 +383,101 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL) -> AnyChain:
     path : str or Path
     tol : float
         How far from 1 a row of decimal probabilities may sum.
+    exact : bool
+        Read decimals exactly too (``0.7`` is ``7/10``, whatever ``@value_type`` says); then every row must
+        sum to exactly 1. Otherwise a file of integers and fractions is exact, one with decimals is floats.
 
     Returns
     -------
     AnyChain
-        Labels as in the file, ``init`` the state labelled ``init``, one reward per
-        reward model (state plus action reward: what a step from the state earns).
+        Labels as in the file; ``init`` the first state labelled ``init`` (all of them stay in
+        ``labels["init"]``, and a note says so when there are several); one reward per reward model
+        (state plus action reward: what a step from the state earns), an unnamed one called
+        :data:`UNNAMED_REWARD`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "walk.drn"
+    >>> _ = p.write_text("@type: DTMC\\n@value_type: double\\n@reward_models\\n \\n@nr_states\\n2\\n@model\\n"
+    ...                  "state 0 [1] init\\n\\taction 0 [0]\\n\\t\\t0 : 0.3\\n\\t\\t1 : 0.7\\n"
+    ...                  "state 1 [0] goal\\n\\taction 0 [0]\\n\\t\\t1 : 1\\n")
+    >>> c = read_drn(p, exact=True)
+    >>> c.exact, c.outcomes, c.state_rewards["default"].tolist()
+    (True, {'goal': 1}, [1, 0])
     """
-    path = Path(path)
     src = str(path)
-    if not path.exists():
-        raise ChainError("no such file", source=src)
-    lines = path.read_text().splitlines()
-    header: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i].strip()
-        i += 1
-        if line.startswith("@type:"):
-            header["type"] = line.split(":", 1)[1].strip()
-        elif line in ("@parameters", "@reward_models", "@nr_states", "@nr_choices", "@placeholders"):
-            header[line[1:]] = lines[i].strip() if i < len(lines) and not lines[i].startswith("@") else ""
-            if header[line[1:]] or (i < len(lines) and not lines[i].startswith("@")):
-                i += 1
-        elif line == "@model":
-            break
+    data = read_text_bytes(path)
+    header, pos = _header(data, src)
     kind = header.get("type", "")
     if kind.upper() != "DTMC":
         raise ChainError(f"a DRN model of type {kind or 'unknown'}: only DTMCs are analysed", source=src,
                          key="@type")
-    if header.get("parameters"):
-        raise ChainError(f"a parametric model (parameters {header['parameters']}): give values first", source=src,
-                         key="@parameters")
-    reward_names = header.get("reward_models", "").split()
+    if header.get("parameters", "").strip():
+        raise ChainError(f"a parametric model (parameters {header['parameters'].strip()}): give values first",
+                         source=src, key="@parameters")
     try:
         n = int(header["nr_states"])
     except (KeyError, ValueError):
-        raise ChainError("no @nr_states", source=src) from None
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[str] = []
-    labels: dict[str, list[int]] = {}
-    rew = np.zeros((len(reward_names), n))
-    exact_rew: list[list[Fraction]] = [[Fraction(0)] * n for _ in reward_names]
-    cur = -1
-    actions = 0
-    for lineno, raw in enumerate(lines[i:], start=i + 1):
-        line = raw.strip()
-        if not line or line.startswith("//"):
-            continue
-        if m := _BRANCH.fullmatch(line):
-            if cur < 0:
-                raise ChainError(f"line {lineno}: a transition before any state", source=src)
-            rows.append(cur)
-            cols.append(int(m.group(1)))
-            vals.append(m.group(2))
-        elif line.startswith("state "):
-            m = _STATE.fullmatch(line)
-            if not m:
-                raise ChainError(f"line {lineno}: {line!r} is not a state line", source=src)
-            cur = int(m.group(1))
-            actions = 0
-            if cur >= n:
-                raise ChainError(f"line {lineno}: state {cur} beyond @nr_states {n}", source=src)
-            _add_rewards(m.group(3), rew, exact_rew, cur, reward_names, lineno, src)
-            for lab in m.group(4).split():
-                labels.setdefault(lab.strip('"'), []).append(cur)
-        elif line.startswith("action"):
-            m = _ACTION.fullmatch(line)
-            actions += 1
-            if not m or actions > 1:
-                raise ChainError(f"line {lineno}: state {cur} has more than one action: an MDP, not a DTMC",
-                                 source=src)
-            _add_rewards(m.group(2), rew, exact_rew, cur, reward_names, lineno, src)
-        else:
-            raise ChainError(f"line {lineno}: {line!r} is not a DRN line", source=src)
-    tokens = [v.encode() for v in vals]
-    probs = _numbers(tokens, _is_exact(tokens), src)
-    label_sets = {k: np.array(v, np.int64) for k, v in labels.items()}
-    init = _init_from({k: np.unique(v) for k, v in label_sets.items()}, src)
-    exact_ok = all(all(isinstance(x, Fraction) for x in col) for col in exact_rew)
-    rewards: dict[str, Any] = {name: (exact_rew[k] if exact_ok else rew[k]) for k, name in enumerate(reward_names)}
-    return from_triples(n, np.array(rows, np.int64), np.array(cols, np.int64), probs, init=init, labels=label_sets,
-                        rewards=rewards, tol=tol, source=src)
+        raise ChainError("no @nr_states, or not a number", source=src) from None
+    names = _model_names(header.get("reward_models", ""))
+    blank = not header.get("reward_models", "").strip()
+    buf = np.frombuffer(data, np.uint8)
+    model = _scan(data, buf, pos, -1 if blank else len(names), n, src)
+    if blank:
+        names = _model_names(" " * model.nrew)
+    _check_states(model, n, header, src)
+    probs = numbers(data, buf, model.tstart, model.tlen, src, exact)
+    vals = probs.fractions() if exact or probs.rational else probs.value
+    labels = _labels(data, model)
+    init, notes = initial_state(labels)
+    rewards = _rewards(data, buf, model, names, n, src, exact)
+    chain = from_triples(n, model.src, model.dst, vals, init=init, labels=labels, rewards=rewards, tol=tol,
+                         source=src)
+    chain.notes.extend(notes)
+    return chain
 
 
-def _add_rewards(text: str | None, rew: np.ndarray, exact_rew: list, s: int, names: list[str], lineno: int,
-                 src: str) -> None:
-    if not text:
-        return
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) != len(names):
-        raise ChainError(f"line {lineno}: {len(parts)} rewards for {len(names)} reward models", source=src)
-    for k, p in enumerate(parts):
-        try:
-            if re.fullmatch(r"-?\d+(/\d+)?", p):
-                f = Fraction(p)
-                if isinstance(exact_rew[k][s], Fraction):
-                    exact_rew[k][s] += f
-                rew[k, s] += float(f)
-            else:
-                rew[k, s] += float(p)
-                exact_rew[k][s] = None  # a decimal: this reward is a float
-        except ValueError:
-            raise ChainError(f"line {lineno}: reward {p!r} is not a number", source=src) from None
+def _check_states(model: _Model, n: int, header: dict[str, str], src: str) -> None:
+    ids = model.state
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        bad = int(ids[(ids < 0) | (ids >= n)][0])
+        raise ChainError(f"state {bad} is beyond @nr_states {n:,}", source=src)
+    seen = np.bincount(ids, minlength=n)
+    if (seen > 1).any():
+        raise ChainError(f"state {int(np.flatnonzero(seen > 1)[0])} is listed twice", source=src)
+    if model.dst.size and model.dst.max() >= n:
+        raise ChainError(f"a transition to state {int(model.dst.max())}, beyond @nr_states {n:,}", source=src)
+    choices = header.get("nr_choices", "").strip()
+    if choices.isdigit() and int(choices) != model.actions and model.actions:
+        raise ChainError(f"@nr_choices declares {int(choices):,} choices but the model lists {model.actions:,}",
+                         source=src)
 
 
-_STATE = re.compile(r"state (\d+)((?:\s+!\S+)?)(?:\s*\[([^\]]*)\])?(.*)")
+def _labels(data: bytes, model: _Model) -> dict[str, np.ndarray]:
+    per: dict[str, list[int]] = {}
+    for s, a, b in zip(model.lstate.tolist(), model.lstart.tolist(), model.lend.tolist(), strict=True):
+        for lab in data[a:b].decode().split():
+            per.setdefault(lab.strip('"'), []).append(s)
+    return {k: np.unique(np.array(v, np.int64)) for k, v in per.items()}
 
 
-_ACTION = re.compile(r"action\s+(\S+)(?:\s*\[([^\]]*)\])?\s*")
-
-
-_BRANCH = re.compile(r"(\d+)\s*:\s*(\S+)")
+def _rewards(data: bytes, buf: np.ndarray, model: _Model, names: list[str], n: int, src: str,
+             exact: bool) -> dict[str, Any]:
+    """Each model's reward a state: its state reward plus its action reward."""
+    if not names or model.rstart.size == 0:
+        return {name: np.zeros(n, np.int64) for name in names}
+    got = numbers(data, buf, model.rstart, model.rlen, src, exact)
+    if not (exact or got.rational):
+        flat = np.bincount(model.rmodel * n + model.rstate, weights=got.value, minlength=n * len(names))
+        return {name: flat[k * n:(k + 1) * n] for k, name in enumerate(names)}
+    fractions = got.fractions()
+    if all(f.denominator == 1 for f in fractions):
+        whole = np.array([f.numerator for f in fractions], np.int64)
+        flat = np.zeros(n * len(names), np.int64)
+        np.add.at(flat, model.rmodel * n + model.rstate, whole)
+        return {name: flat[k * n:(k + 1) * n] for k, name in enumerate(names)}
+    out = {name: [Fraction(0)] * n for name in names}
+    for k, s, f in zip(model.rmodel.tolist(), model.rstate.tolist(), fractions, strict=True):
+        out[names[k]][s] += f
+    return out

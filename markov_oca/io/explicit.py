@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.errors import RulesError
 from .edges import _factorize, _merged_edges, _turn_rewards, label_names
+from .lex import numbers, scan_rows
 from .properties import _props_text, _reward_names, _reward_suffix
-from .tokens import _branch_values, _init_from, _ints, _is_exact, _numbers, _stem
+from .source import read_text_bytes
+from .tokens import _branch_values, _stem, initial_state
 
 
 @numba.njit(cache=True)
@@ -215,47 +218,56 @@ def _write_labels(chain: Chain, path: Path, prism: bool) -> None:
         _write_lines(fh, states, None, list(combos), tok)
 
 
+def _head(data: bytes) -> tuple[list[bytes], int]:
+    """The first line that is not a ``#`` comment, split, and where the line after it starts."""
+    pos = 0
+    while True:
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        line = data[pos:end]
+        if not line.lstrip().startswith(b"#"):
+            return line.split(), min(end + 1, len(data))
+        pos = end + 1
 
 
-
-
-def _read_tra(path: Path) -> tuple[bool, int | None, np.ndarray, np.ndarray, list[bytes]]:
-    """(prism flavour, declared states, sources, targets, probability tokens)."""
+def _read_tra(path: Path) -> tuple[bytes, bool, int | None, np.ndarray, np.ndarray, np.ndarray]:
+    """(the file's bytes, prism flavour, declared states, sources, targets, the probabilities' token spans)."""
     src = str(path)
-    lines = path.read_bytes().split(b"\n", 1)
-    head = lines[0].split()
-    body = lines[1] if len(lines) > 1 else b""
+    data = read_text_bytes(path)
+    head, body = _head(data)
+    declared = None
     if head == [b"dtmc"]:
-        prism, n = False, None
+        prism = False
     elif len(head) == 2 and all(t.isdigit() for t in head):
-        prism, n = True, int(head[0])
-    elif head and head[0].decode(errors="replace").lower() in ("mdp", "ctmc", "ma", "pomdp"):
-        raise ChainError(f"a {head[0].decode()} model: only DTMCs are analysed", source=src)
+        prism, declared, transitions = True, int(head[0]), int(head[1])
+    elif head and head[0].decode(errors="replace").lower() in ("mdp", "ctmc", "ma", "pomdp", "smg"):
+        raise ChainError(f"a {head[0].decode(errors='replace')} model: only DTMCs are analysed", source=src)
     else:
-        prism, n = False, None  # no header: Storm's transitions from the first line
-        body = path.read_bytes()
-    tok = body.split()
-    if len(tok) % 3:
-        raise ChainError(f"{len(tok)} fields: transitions are 'source target probability' lines "
-                         "(a 4-column file is an MDP)", source=src)
-    return prism, n, _ints(tok[0::3], "source", src), _ints(tok[1::3], "target", src), tok[2::3]
+        prism, body = False, 0  # no header: Storm's transitions from the first line
+    ints, start, length = scan_rows(data, body, 2, src, "transitions (4 columns: an MDP)")
+    if prism and start.size != transitions:
+        raise ChainError(f"the header declares {transitions:,} transitions but the file lists {start.size:,}"
+                         + (" (is it cut short?)" if start.size < transitions else ""), source=src)
+    return data, prism, declared, ints[0], ints[1], np.stack([start, length])
 
 
 def _read_lab(path: Path, prism: bool, n: int) -> dict[str, np.ndarray]:
     src = str(path)
-    text = path.read_text()
-    lines = text.splitlines()
+    lines = read_text_bytes(path).decode().splitlines()
     per: dict[str, list[int]] = {}
     if prism:
         names = dict(re.findall(r'(\d+)="([^"]*)"', lines[0] if lines else ""))
-        for line in lines[1:]:
+        per = {v: [] for v in names.values()}
+        for no, line in enumerate(lines[1:], start=2):
+            s, colon, labs = line.partition(":")
             if not line.strip():
                 continue
-            s, _, labs = line.partition(":")
+            if not colon or not s.strip().isdigit():
+                raise ChainError(f"line {no}: {line[:60]!r} is not 'state: label numbers'", source=src)
             for i in labs.split():
                 if i not in names:
-                    raise ChainError(f"label number {i} is not declared", source=src)
-                per.setdefault(names[i], []).append(int(s))
+                    raise ChainError(f"line {no}: label number {i} is not declared", source=src)
+                per[names[i]].append(int(s))
     else:
         try:
             start, end = lines.index("#DECLARATION"), lines.index("#END")
@@ -263,13 +275,15 @@ def _read_lab(path: Path, prism: bool, n: int) -> dict[str, np.ndarray]:
             raise ChainError("a Storm label file starts with #DECLARATION ... #END", source=src) from None
         declared = " ".join(lines[start + 1:end]).split()
         per = {k: [] for k in declared}
-        for line in lines[end + 1:]:
+        for no, line in enumerate(lines[end + 1:], start=end + 2):
             parts = line.split()
             if not parts:
                 continue
+            if not parts[0].isdigit():
+                raise ChainError(f"line {no}: {line[:60]!r} is not 'state label ...'", source=src)
             for lab in parts[1:]:
                 if lab not in per:
-                    raise ChainError(f"label {lab!r} is not declared", source=src)
+                    raise ChainError(f"line {no}: label {lab!r} is not declared", source=src)
                 per[lab].append(int(parts[0]))
     out = {k: np.unique(np.array(v, np.int64)) for k, v in per.items()}
     for k, v in out.items():
@@ -289,7 +303,36 @@ def _reward_files(stem: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def read_explicit(path: str | Path, *, tol: float = ROW_TOL) -> AnyChain:
+def _read_rewards(p: Path, prism: bool, n: int, exact: bool) -> Any:
+    """A ``.srew`` as one value a state, or a ``.trew`` as (sources, targets, values)."""
+    src = str(p)
+    data = read_text_bytes(p)
+    head, after = _head(data)
+    body = after if prism and len(head) == 2 and all(t.isdigit() for t in head) else 0
+    nint = 1 if p.suffix == ".srew" else 2
+    what = "state rewards" if nint == 1 else "transition rewards"
+    ints, start, length = scan_rows(data, body, nint, src, what)
+    if ints.size and ints.max() >= n:
+        raise ChainError(f"a reward for state {int(ints.max())}, beyond the {n:,} states", source=src)
+    got = numbers(data, np.frombuffer(data, np.uint8), start, length, src, exact)
+    if nint == 2:
+        return ints[0], ints[1], got.value
+    if exact or got.rational:
+        values = got.fractions()
+        if all(f.denominator == 1 for f in values):
+            out = np.zeros(n, np.int64)
+            out[ints[0]] = [f.numerator for f in values]
+            return out
+        full = [Fraction(0)] * n
+        for s, f in zip(ints[0].tolist(), values, strict=True):
+            full[s] = f
+        return full
+    out = np.zeros(n)
+    out[ints[0]] = got.value
+    return out
+
+
+def read_explicit(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> AnyChain:
     """A chain from Storm's or PRISM's explicit files (``.tra`` and, beside it, ``.lab``, ``.srew``, ``.trew``).
 
     Parameters
@@ -298,46 +341,43 @@ def read_explicit(path: str | Path, *, tol: float = ROW_TOL) -> AnyChain:
         The ``.tra`` file, or the stem the files share.
     tol : float
         How far from 1 a row of decimal probabilities may sum.
+    exact : bool
+        Read decimals exactly too (``0.7`` is ``7/10``); then every row must sum to exactly 1.
 
     Returns
     -------
     AnyChain
-        ``init`` is the state labelled ``init`` (state 0 when no label says); every
-        reward file becomes a reward of that name (per state: ``state_rewards``; per
-        transition: ``branch_rewards``).
+        ``init`` is the first state labelled ``init`` (state 0 when no label says; all of them stay
+        in ``labels["init"]``); every reward file becomes a reward of that name (per state:
+        ``state_rewards``; per transition: ``branch_rewards``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "w.tra").write_text("3 4\\n0 1 0.7\\n0 2 0.3\\n1 1 1\\n2 2 1\\n")
+    >>> c = read_explicit(d / "w.tra", exact=True)
+    >>> c.exact, c.pnum[0].tolist(), c.denom
+    (True, [7, 3], 10)
     """
     tra = Path(path)
     if tra.suffix != ".tra":
         tra = tra.parent / (tra.name + ".tra")
-    if not tra.exists():
-        raise ChainError("no such file", source=str(tra))
     stem = _stem(tra)
-    prism, n_decl, rows, cols, vals = _read_tra(tra)
+    data, prism, n_decl, rows, cols, spans = _read_tra(tra)
     n = n_decl if n_decl is not None else int(max(rows.max(initial=-1), cols.max(initial=-1))) + 1
-    exact = _is_exact(vals)
-    probs = _numbers(vals, exact, str(tra))
+    probs = numbers(data, np.frombuffer(data, np.uint8), spans[0], spans[1], str(tra), exact)
     lab = stem.parent / (stem.name + ".lab")
     labels = _read_lab(lab, prism, n) if lab.exists() else {}
-    init = _init_from(labels, str(lab))
+    init, notes = initial_state(labels)
     state_rewards: dict[str, Any] = {}
     trans_rewards: dict[str, tuple] = {}
     for name, p in _reward_files(stem):
-        tok = p.read_bytes().split()
-        if prism and tok:
-            tok = tok[2:]  # "states nonzeros" (srew) or "states transitions" (trew)
-        if p.suffix == ".srew":
-            if len(tok) % 2:
-                raise ChainError("state rewards are 'state value' lines", source=str(p))
-            v = np.zeros(n)
-            v[_ints(tok[0::2], "state", str(p))] = _numbers(tok[1::2], False, str(p))
-            state_rewards[name] = v
-        else:
-            if len(tok) % 3:
-                raise ChainError("transition rewards are 'source target value' lines", source=str(p))
-            trans_rewards[name] = (_ints(tok[0::3], "source", str(p)), _ints(tok[1::3], "target", str(p)),
-                                   _numbers(tok[2::3], False, str(p)))
-    chain = from_triples(n, rows, cols, probs, init=init, labels=labels, rewards=state_rewards, tol=tol,
-                         source=str(tra))
+        got = _read_rewards(p, prism, n, exact)
+        (trans_rewards if p.suffix == ".trew" else state_rewards)[name] = got
+    chain = from_triples(n, rows, cols, probs.fractions() if exact or probs.rational else probs.value, init=init,
+                         labels=labels, rewards=state_rewards, tol=tol, source=str(tra))
+    chain.notes.extend(notes)
     for name, (s, t, v) in trans_rewards.items():
         chain.branch_rewards[name] = _branch_values(chain, s, t, v, name)
     return chain

@@ -1,58 +1,36 @@
-"""The tokens of text chain files: numbers (exact or float), state numbers, labels and rewards."""
+"""What the text chain files share: the stem of explicit files, the initial state, transition rewards."""
 
 from __future__ import annotations
 
-import re
-from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..analysis.build import AnyChain, ChainError
 
 
-def _numbers(tokens: list[bytes], exact: bool, source: str) -> Any:
-    if exact:
-        try:
-            return [Fraction(t.decode()) for t in tokens]
-        except (ValueError, ZeroDivisionError):
-            bad = next(t for t in tokens if not re.fullmatch(rb"-?\d+(/\d+)?", t))
-            raise ChainError(f"{bad.decode(errors='replace')!r} is not a number", source=source) from None
-    try:
-        return np.array(tokens).astype(np.float64)
-    except ValueError:
-        for t in tokens:
-            try:
-                float(t)
-            except ValueError:
-                raise ChainError(f"{t.decode(errors='replace')!r} is not a number", source=source) from None
-        raise
-
-
-def _is_exact(tokens: list[bytes]) -> bool:
-    return all(re.fullmatch(rb"\d+(/\d+)?", t) for t in tokens)
-
-
-def _ints(tokens: list[bytes], what: str, source: str) -> np.ndarray:
-    try:
-        return np.array(tokens).astype(np.int64)
-    except ValueError:
-        bad = next(t for t in tokens if not t.isdigit())
-        raise ChainError(f"{what} {bad.decode(errors='replace')!r} is not a state number", source=source) from None
-
-
 def _stem(path: Path) -> Path:
     return path.with_suffix("") if path.suffix == ".tra" else path
 
 
-def _init_from(labels: dict[str, np.ndarray], source: str) -> int:
+def initial_state(labels: dict[str, np.ndarray]) -> tuple[int, list[str]]:
+    """The initial state (the first labelled ``init``, else state 0), and a note when several states are.
+
+    Every initial state stays in ``labels["init"]``.
+
+    Examples
+    --------
+    >>> initial_state({"init": np.array([2, 5])})
+    (2, ['2 initial states (2, 5): analysed from state 2; all of them are labelled init'])
+    """
     init = labels.get("init")
     if init is None or init.size == 0:
-        return 0
-    if init.size > 1:
-        raise ChainError(f"{init.size} states carry the label init: analyses start from one", source=source)
-    return int(init[0])
+        return 0, []
+    if init.size == 1:
+        return int(init[0]), []
+    shown = ", ".join(map(str, init[:5].tolist())) + (", ..." if init.size > 5 else "")
+    return int(init[0]), [f"{init.size} initial states ({shown}): analysed from state {int(init[0])}; "
+                          "all of them are labelled init"]
 
 
 def _branch_values(chain: AnyChain, s: np.ndarray, t: np.ndarray, v: np.ndarray, name: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""One chain to any of the export formats: the NetworkX graph files, PRISM, Storm and DRN."""
+"""One chain to any of the export formats: the NetworkX graph files, PRISM, Storm, DRN and UMB."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from ..core.errors import RulesError, TooLargeError
 from .drn import write_drn
 from .explicit import write_explicit
 from .graph import to_networkx
+from .umb import write_umb
 
 #: Suffixes of the explicit files, dropped from ``out`` to get the stem.
 _EXPLICIT_SUFFIXES = {".tra", ".lab", ".srew", ".trew", ".props"}
 #: Every format :func:`write_chain` writes.
-FORMATS = ("graphml", "gexf", "dot", "json", "prism", "storm", "drn")
+FORMATS = ("graphml", "gexf", "dot", "json", "prism", "storm", "drn", "umb")
 #: The graph formats and their file suffixes.
 GRAPH_SUFFIX = {"graphml": ".graphml", "gexf": ".gexf", "dot": ".dot", "json": ".json"}
 #: States above which the graph file formats are refused (NetworkX writes about 1,000 edges a second).
@@ -42,7 +43,8 @@ def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: Any = None,
     fmt : str
         One of :data:`FORMATS`: ``graphml``, ``gexf``, ``dot``, ``json`` (NetworkX
         node-link data, ``{"directed", "multigraph", "graph", "nodes", "edges"}``),
-        ``prism`` (PRISM's explicit files), ``storm`` (Storm's).
+        ``prism`` (PRISM's explicit files), ``storm`` (Storm's), ``drn`` (Storm's DRN), ``umb`` (the
+        binary exchange format of Storm and PRISM, probabilities as doubles).
     model, rules :
         As for :func:`to_networkx`.
     max_states : int or None
@@ -65,8 +67,10 @@ def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: Any = None,
     if fmt in ("prism", "storm"):
         stem = path.with_suffix("") if path.suffix in _EXPLICIT_SUFFIXES else path
         return write_explicit(chain, stem, flavour=fmt)
-    if fmt == "drn":
-        return [write_drn(chain, path if path.suffix == ".drn" else path.with_name(path.name + ".drn"))]
+    if fmt in ("drn", "umb"):
+        suffix = f".{fmt}"
+        target = path if path.suffix == suffix else path.with_name(path.name + suffix)
+        return [write_drn(chain, target) if fmt == "drn" else write_umb(chain, target)]
     if fmt not in GRAPH_SUFFIX:
         raise RulesError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
     if max_states is not None and chain.n > max_states:
