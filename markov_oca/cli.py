@@ -266,11 +266,14 @@ def analyse(
     hit: list[str] | None = typer.Option(None, "--hit", help="a label whose hitting probability to give, repeatable"),
     tail: float = typer.Option(1e-10, "--tail", help="carry the absorption-time distribution until this mass is left"),
     pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the absorption-time pmf in JSON output"),
+    precision: float = typer.Option(1e-9, "--precision",
+                                    help="relative precision every float figure is certified to (its bound)"),
 ) -> None:
     """Analyse any absorbing chain from a file: absorption into each closed class, steps, visits, length."""
     from .io.chains import analyse_file
 
-    _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail), fmt, with_pmf=pmf))
+    _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail, precision=precision), fmt,
+                            with_pmf=pmf))
 
 
 # A family's own commands: ``markov-oca ur best-move ...``.

@@ -206,6 +206,8 @@ def test_notebook_views():
 
 
 @pytest.mark.parametrize("name", ["markov_oca.analysis.build", "markov_oca.analysis.general",
+                                  "markov_oca.analysis.absorbing", "markov_oca.analysis.bounds",
+                                  "markov_oca.linalg.certify",
                                   "markov_oca.io.chains"])
 def test_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

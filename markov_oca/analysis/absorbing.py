@@ -1,0 +1,307 @@
+"""The structure of an absorbing chain and its two basic solves, each with a certified error bound.
+
+:func:`closed_classes` splits the states into transient states and closed classes;
+:func:`expected_visits` is the row of the fundamental matrix ``N = (I - Q)^-1`` at the initial
+state (one adjoint solve), with a certified bound on its true residual; :func:`hitting_probability`
+is the chance of ever visiting a set, as the absorption of the chain stopped on that set.
+
+A probability ``p = v . b`` read from the visits ``v`` (``b`` the one-step chance of entering a
+target) is off by ``(v - v') . b = r N b = r . h`` where ``r`` is the adjoint residual and ``h``
+the probability of the target from each state. As ``0 <= h <= 1``, the error is at most the
+residual's 1-norm, whatever ``N`` is: no bound on ``N`` is needed for a probability
+(:mod:`~markov_oca.analysis.bounds` gives the rest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+from ..core.errors import SolverError
+from ..linalg.certify import SLACK, adjoint_residual, compensated_dot
+from ..linalg.solve import DIRECT_LIMIT, adjoint_solve
+from .build import AnyChain, ChainError
+from .chain import Chain
+from .exact import ExactChain
+
+Number = float | Fraction
+#: Rounds of iterative refinement the visits get when their bound misses the precision asked.
+REFINE_ROUNDS = 3
+
+
+@dataclass
+class Closed:
+    """A closed class: an absorbing state (``size`` 1, an outcome) or a larger class (a deadlock)."""
+
+    name: str
+    kind: str  # "absorbing" or "closed class"
+    states: np.ndarray
+    absorption: Number = 0.0
+    steps_given: Number | None = None  # expected steps, given that the chain ends here
+    bound: float | None = None  # certified error bound of ``absorption`` (float mode)
+    steps_given_bound: float | None = None
+
+    def to_dict(self) -> dict:
+        from .results import number
+
+        d = {"name": self.name, "kind": self.kind, "size": int(self.states.size),
+             "states": self.states[:20].tolist(), "absorption": number(self.absorption),
+             "steps_given": None if self.steps_given is None else number(self.steps_given)}
+        if self.bound is not None:
+            d["absorption_bound"] = self.bound
+        if self.steps_given_bound is not None:
+            d["steps_given_bound"] = self.steps_given_bound
+        return d
+
+
+def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
+    """The closed classes of a chain, and the class of each state (-1 for a transient one).
+
+    Examples
+    --------
+    >>> from markov_oca import from_matrix
+    >>> c = from_matrix([[0.5, 0.25, 0.25, 0], [0, 1, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]], init=0)
+    >>> classes, of = closed_classes(c)
+    >>> [(k.name, k.kind, k.states.tolist()) for k in classes], of.tolist()
+    ([('state 1', 'absorbing', [1]), ('closed class 1', 'closed class', [2, 3])], [-1, 0, 1, 1])
+    """
+    P = chain.P
+    n_comp, label = connected_components(P, directed=True, connection="strong")
+    coo = P.tocoo()
+    leaves = np.zeros(n_comp, bool)
+    out = label[coo.row] != label[coo.col]
+    leaves[label[coo.row[out]]] = True
+    closed = np.flatnonzero(~leaves)
+    # classes in the order of their smallest state
+    members = np.argsort(label, kind="stable")
+    starts = np.searchsorted(label[members], np.arange(n_comp + 1))
+    closed = closed[np.argsort([members[starts[c]] for c in closed], kind="stable")]
+    outcome_of = {s: k for k, s in chain.outcomes.items()}
+    classes: list[Closed] = []
+    of = np.full(chain.n, -1, np.int64)
+    dead = 0
+    for c in closed.tolist():
+        states = np.sort(members[starts[c]:starts[c + 1]])
+        if states.size == 1 and int(states[0]) in outcome_of:
+            classes.append(Closed(outcome_of[int(states[0])], "absorbing", states))
+        else:
+            dead += 1
+            classes.append(Closed(f"closed class {dead}", "closed class", states))
+        of[states] = len(classes) - 1
+    return classes, of
+
+
+def reachable(chain: Chain, start: int) -> np.ndarray:
+    """The states reachable from ``start`` (a boolean mask), by the graph alone."""
+    mask = np.zeros(chain.n, bool)
+    mask[breadth_first_order(chain.P, start, directed=True, return_predecessors=False)] = True
+    return mask
+
+
+def _q_transient(chain: Chain, ids: np.ndarray, pos: np.ndarray) -> sp.csr_array:
+    """``Q`` restricted to the transient states ``ids`` (local numbering ``pos``), duplicates summed."""
+    nxt = chain.next[ids]
+    valid = nxt >= 0
+    local = np.where(valid, pos[np.maximum(nxt, 0)], -1)
+    keep = local >= 0
+    rows = np.broadcast_to(np.arange(ids.size)[:, None], nxt.shape)[keep]
+    vals = chain.pnum[ids][keep] / chain.denom
+    return sp.csr_array((vals, (rows, local[keep])), shape=(ids.size, ids.size))
+
+
+def residual_bound(chain: Chain, active: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The computed adjoint residual ``e_init + Q^T v - v`` and a certified bound on the true one, per state."""
+    e = np.zeros(chain.n)
+    e[chain.init] = 1.0
+    res, err = np.empty(chain.n), np.empty(chain.n)
+    adjoint_residual(chain.next, chain.pnum, 1.0 / chain.denom, active, e, v, res, err)
+    return res, np.abs(res) + err
+
+
+class _Adjoint:
+    """``(I - Q)^T x = b`` on the active states: one factorisation (or the iterative driver), reused."""
+
+    def __init__(self, chain: Chain, active: np.ndarray):
+        self.chain, self.active = chain, active
+        self.ids = np.flatnonzero(active)
+        self.lu = None
+        if self.ids.size <= DIRECT_LIMIT:
+            pos = np.full(chain.n, -1, np.int64)
+            pos[self.ids] = np.arange(self.ids.size)
+            at = (sp.eye_array(self.ids.size, format="csr") - _q_transient(chain, self.ids, pos)).T.tocsc()
+            self.lu = spla.splu(at)
+            self.method = "direct sparse LU (SuperLU), adjoint"
+
+    def solve(self, b: np.ndarray) -> tuple[np.ndarray, int]:
+        out = np.zeros(self.chain.n)
+        if self.lu is not None:
+            out[self.ids] = self.lu.solve(b[self.ids])
+            return out, 1
+        # The figures derived from v are sums over every state, so their error is the residual's 1-norm:
+        # ask for an inf-norm residual n times smaller than the usual 1e-12 (down to 1e-15, near
+        # where double precision stalls on a million states; the default 1e-12 if even that fails).
+        # The solver's own adjoint driver sweeps with the race (the reverse of the chain's order).
+        c = self.chain
+        scale = float(np.abs(b).max()) or 1.0
+        try:
+            x, rep = adjoint_solve(c.next, c.pnum, c.denom, self.active, c.order(), b / scale,
+                                   tol=max(1e-12 / self.ids.size, 1e-15))
+        except SolverError:
+            x, rep = adjoint_solve(c.next, c.pnum, c.denom, self.active, c.order(), b / scale)
+        self.method = rep.method
+        return x * scale, int(rep.iterations)
+
+
+def expected_visits(chain: Chain, transient: np.ndarray | None = None, *,
+                    target: float | None = None) -> tuple[np.ndarray, dict]:
+    """Expected visits to every state from ``chain.init``: the fundamental matrix's row, one adjoint solve.
+
+    Parameters
+    ----------
+    chain : Chain
+    transient : boolean array, optional
+        The transient states (by default those that are in no closed class).
+    target : float, optional
+        Refine the solve (up to :data:`REFINE_ROUNDS` times) while the certified residual bound's
+        1-norm is above this.
+
+    Returns
+    -------
+    visits : numpy.ndarray
+        ``(n,)``: expected visits to each transient state (0 on the closed classes and on the
+        states the initial state does not reach).
+    report : dict
+        ``method``, ``residual`` (``||(I - Q)^T v - e_init||_inf`` as computed), ``residual_1`` (its
+        1-norm), ``residual_bound`` (a certified bound on the true residual's 1-norm: it bounds the
+        error of every probability read from ``v``), ``iterations`` and ``bound`` (the per-state bound,
+        an array, not in the JSON).
+
+    Examples
+    --------
+    >>> from markov_oca import from_matrix
+    >>> v, rep = expected_visits(from_matrix([[0.5, 0.5], [0, 1]], init=0))
+    >>> v.tolist(), rep["residual"] < 1e-12, rep["residual_bound"] < 1e-14
+    ([2.0, 0.0], True, True)
+    """
+    if transient is None:
+        transient = closed_classes(chain)[1] < 0
+    visits = np.zeros(chain.n)
+    if not transient[chain.init]:
+        return visits, {"analysis": "expected visits", "method": "none", "residual": 0.0, "residual_1": 0.0,
+                        "residual_bound": 0.0, "iterations": 0, "bound": np.zeros(chain.n)}
+    # States the start does not reach have no visits, exactly; leaving them out keeps their residual 0.
+    active = transient & reachable(chain, chain.init)
+    solver = _Adjoint(chain, active)
+    e = np.zeros(chain.n)
+    e[chain.init] = 1.0
+    visits, iters = solver.solve(e)
+    res, bound = residual_bound(chain, active, visits)
+    rounds = 0
+    while target is not None and bound.sum() * SLACK > target and rounds < REFINE_ROUNDS and np.isfinite(res).all():
+        step, it = solver.solve(res)
+        better = visits + step
+        res2, bound2 = residual_bound(chain, active, better)
+        rounds += 1
+        iters += it
+        if not bound2.sum() < bound.sum():
+            break
+        visits, res, bound = better, res2, bound2
+    method = solver.method + (f", {rounds} refinement(s)" if rounds else "")
+    return visits, {"analysis": "expected visits", "method": method, "residual": float(np.abs(res).max()),
+                    "residual_1": float(np.abs(res).sum()), "residual_bound": float(bound.sum() * SLACK),
+                    "iterations": int(iters), "bound": bound}
+
+
+def _target_key(chain: Chain, states: np.ndarray, classes: list[Closed], class_of: np.ndarray) -> np.ndarray:
+    """The set ``states``, with every closed class it touches (a chain in one never leaves it)."""
+    target = np.zeros(chain.n, bool)
+    target[states] = True
+    for k in np.unique(class_of[states]):
+        if k >= 0:
+            target[classes[k].states] = True
+    return target
+
+
+def hitting_probability(chain: Chain, states: Any, *, exact: bool = False,
+                        target: float | None = None) -> tuple[Number, dict]:
+    """The chance that the chain, from ``chain.init``, ever visits one of ``states`` (time 0 counts).
+
+    The chain is stopped on the set; the chance is the absorption into it, read from the visits
+    of the stopped chain, so its certified bound is that solve's residual bound (see the module
+    docstring).
+
+    Parameters
+    ----------
+    chain : Chain
+    states : array of ints, boolean mask, or a label name of an :class:`AnyChain`
+    exact : bool
+        Answer as a :class:`fractions.Fraction` (rational chains).
+    target : float, optional
+        Refine the solve while its bound is above this.
+
+    Returns
+    -------
+    probability : float or Fraction
+    report : dict
+        ``method``, ``residual``, ``bound`` (certified, float mode) and ``iterations`` of the solve.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from markov_oca import from_matrix
+    >>> h = F(1, 2)
+    >>> c = from_matrix([[0, h, h, 0], [0, 0, 0, 1], [0, 0, 1, 0], [0, 0, 0, 1]], init=0)
+    >>> hitting_probability(c, [1])[0], hitting_probability(c, [1], exact=True)[0]
+    (0.5, Fraction(1, 2))
+    """
+    ids = _states(chain, states)
+    classes, class_of = closed_classes(chain)
+    rep = {"analysis": "hitting", "method": "none", "residual": 0.0, "iterations": 0, "bound": 0.0}
+    if np.isin(chain.init, ids):
+        return (Fraction(1) if exact else 1.0), rep
+    target_set = _target_key(chain, ids, classes, class_of)
+    if exact:
+        _exact_ok(chain)
+        return exact_hitting(chain, target_set), {**rep, "method": "exact (FLINT)"}
+    active = (class_of < 0) & ~target_set
+    if not active[chain.init]:
+        return 0.0, rep
+    v, vrep = expected_visits(chain, active, target=target)
+    into = np.where((chain.next >= 0) & target_set[np.maximum(chain.next, 0)], chain.pnum.astype(np.int64), 0)
+    p, err = compensated_dot(v, into.sum(axis=1) / chain.denom)  # one rounding a term more: twice err covers it
+    bound = (vrep["residual_bound"] + 2 * err) * SLACK
+    return min(max(float(p), 0.0), 1.0), {**rep, "method": vrep["method"], "residual": vrep["residual"],
+                                          "iterations": vrep["iterations"], "bound": float(bound)}
+
+
+def exact_hitting(chain: Chain, target_set: np.ndarray) -> Fraction:
+    """The exact chance of ever entering ``target_set`` (a mask closed under the chain's closed classes)."""
+    key = np.where((chain.next >= 0) & target_set[np.maximum(chain.next, 0)], 0, -1).astype(np.int64)
+    return ExactChain(chain).hitting_probabilities(key, np.ones((1, 1), bool))[0]
+
+
+def _states(chain: Chain, states: Any) -> np.ndarray:
+    if isinstance(states, str):
+        labels = getattr(chain, "labels", {})
+        if states not in labels:
+            raise ChainError(f"no label {states!r} (labels: {', '.join(labels) or 'none'})", key="hit")
+        return labels[states]
+    a = np.asarray(states)
+    if a.dtype == bool:
+        a = np.flatnonzero(a)
+    a = a.astype(np.int64).ravel()
+    if a.size and (a.min() < 0 or a.max() >= chain.n):
+        raise ChainError(f"state {int(a.min() if a.min() < 0 else a.max())} is not in 0..{chain.n - 1}", key="hit")
+    return a
+
+
+def _exact_ok(chain: Chain) -> None:
+    if isinstance(chain, AnyChain) and not chain.exact:
+        raise ChainError("exact mode needs rational probabilities (Fractions or a DRN file of fractions); "
+                         "this chain's are floats", key="exact")

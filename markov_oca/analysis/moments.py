@@ -1,0 +1,179 @@
+"""Means and second moments of the absorption time and of every reward total, with certified bounds.
+
+A total ``X = sum_{t < T} rho(X_t, X_{t+1})`` (``rho`` a reward per branch; a reward per state is
+the same on each of its branches; the steps are ``rho = 1``) has, from each state, the mean
+``g = N r`` (``r`` the expected reward of one step) and the second moment ``m2 = N c`` with
+``c(s) = sum_u P(s, u) (rho(s, u)^2 + 2 rho(s, u) g(u))`` (``g = 0`` off the transient states): a
+step's reward squared, plus twice its product with what follows, plus what follows squared. For
+the steps ``c = 2 t - 1``, the textbook ``(I - Q) m2 = 2 t - 1``. From the start both are sums
+over the visits: ``E[X] = v . r``, ``E[X^2] = v . c``; the variance is ``E[X^2] - E[X]^2``.
+
+One forward block solve gives ``t`` (which also certifies ``||N||_inf``,
+:func:`~markov_oca.analysis.bounds.norm_bound`), every ``g`` and the conditional columns ``h_k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numba
+import numpy as np
+
+from ..core.errors import SolverError
+from ..linalg.certify import SLACK, U, compensated_dot, gamma
+from .bounds import forward_bound, norm_bound
+from .chain import Chain
+
+INF = float("inf")
+
+
+@dataclass
+class Forward:
+    """The forward block ``X = N B``: expected steps ``t``, reward means ``g``, conditional columns ``h``."""
+
+    x: np.ndarray | None  # (n, columns) or None when the solve failed
+    res: np.ndarray | None  # certified residual bounds, same shape
+    norm: float  # certified bound on ||N||_inf (inf when none)
+    report: dict = field(default_factory=dict)
+
+    def delta(self, c: int) -> float:
+        """Certified ``max |x - x'|`` of column ``c``."""
+        if self.x is None or not np.isfinite(self.norm):
+            return INF
+        return self.norm * float(self.res[:, c].max(initial=0.0)) * SLACK
+
+
+def forward_block(chain: Chain, columns: np.ndarray) -> Forward:
+    """Solve ``(I - Q) X = [1 | columns]`` on the transient states and certify ``||N||_inf`` from column 0."""
+    transient = chain.structure.transient
+    b = np.concatenate([transient.astype(np.float64)[:, None], columns.reshape(chain.n, -1)], axis=1)
+    try:
+        x, rep = chain.system.solve(b)
+    except SolverError as exc:
+        return Forward(None, None, INF, {"analysis": "forward block", "method": str(exc), "residual": None,
+                                         "iterations": 0})
+    res = forward_bound(chain, b, x)
+    norm, d = norm_bound(chain, x[:, 0])
+    return Forward(x, res, norm, {"analysis": f"expected steps, rewards and {b.shape[1] - 1} columns from every "
+                                              f"state", "method": rep.method, "residual": rep.residual,
+                                  "iterations": rep.iterations, "norm_bound": norm})
+
+
+@numba.njit(cache=True)
+def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
+    """``c(s) = sum_j p_j (rho_j^2 + 2 rho_j g(next_j))``, the magnitudes of its terms, and ``sum_j p_j |rho_j|``."""
+    for s in range(nxt.shape[0]):
+        c[s] = 0.0
+        c_abs[s] = 0.0
+        c_dg[s] = 0.0
+        if not transient[s]:
+            continue
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            p = pnum[s, j] * inv_denom
+            r = rho[s, j]
+            gt = g[t] if transient[t] else 0.0
+            c[s] += p * (r * r + 2.0 * r * gt)
+            c_abs[s] += p * (r * r + 2.0 * abs(r * gt))
+            c_dg[s] += p * abs(r)
+
+
+@dataclass
+class Moment:
+    """Mean, second moment and variance of a total, each with a certified bound (float mode)."""
+
+    mean: float | Fraction
+    second: float | Fraction
+    mean_bound: float | None = None
+    second_bound: float | None = None
+
+    @property
+    def variance(self) -> float | Fraction:
+        return self.second - self.mean * self.mean
+
+    @property
+    def variance_bound(self) -> float | None:
+        if self.mean_bound is None or self.second_bound is None:
+            return None
+        m = abs(float(self.mean))
+        return (self.second_bound + self.mean_bound * (2 * m + self.mean_bound)) * SLACK \
+            + 4 * U * (abs(float(self.second)) + m * m)
+
+    def to_dict(self) -> dict:
+        from .results import number
+
+        d = {"mean": number(self.mean), "second_moment": number(self.second), "variance": number(self.variance)}
+        if self.mean_bound is not None:
+            d.update(mean_bound=self.mean_bound, second_moment_bound=self.second_bound,
+                     variance_bound=self.variance_bound)
+        return d
+
+
+def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray, v: np.ndarray, v_bound: np.ndarray) -> Moment:
+    """The total whose step rewards are column ``col`` of the forward block, per branch ``rho``, from the visits."""
+    transient = chain.structure.transient
+    g = fwd.x[:, col] if fwd.x is not None else np.zeros(chain.n)
+    step = np.asarray(fwd_rhs(chain, rho), np.float64)
+    mean, err_m = compensated_dot(v, step)
+    delta = fwd.delta(col)
+    mean_bound = float((v_bound @ (np.abs(g) + delta)) * SLACK + 2 * err_m) if np.isfinite(delta) else INF
+    c, c_abs, c_dg = np.empty(chain.n), np.empty(chain.n), np.empty(chain.n)
+    _second_rhs(chain.next, chain.pnum, 1.0 / chain.denom, rho, g, transient, c, c_abs, c_dg)
+    second, err_s = compensated_dot(v, c)
+    if np.isfinite(delta):
+        dc = 2 * c_dg * delta + gamma(chain.next.shape[1] + 3) * c_abs
+        second_bound = float((v_bound.sum() * fwd.norm * (np.abs(c) + dc).max(initial=0.0)
+                              + np.abs(v) @ dc) * SLACK + 2 * err_s)
+    else:
+        second_bound = INF
+    return Moment(float(mean), float(second), mean_bound, second_bound)
+
+
+def fwd_rhs(chain: Chain, rho: np.ndarray) -> np.ndarray:
+    """The expected reward of one step from each transient state (0 elsewhere), for per-branch values ``rho``."""
+    p = np.where(chain.next >= 0, chain.pnum, 0) / chain.denom
+    return np.where(chain.structure.transient, (p * rho).sum(axis=1), 0.0)
+
+
+def branch_values(chain: Chain, values: np.ndarray) -> np.ndarray:
+    """A reward as a value per branch ``(n, J)`` (a per-state reward repeated on each branch)."""
+    values = np.asarray(values)
+    if values.ndim == 1:
+        return np.ascontiguousarray(np.broadcast_to(values.astype(np.float64)[:, None], chain.next.shape))
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+def exact_moments(chain: Chain, a, ids: np.ndarray, pos: np.ndarray, vis: list[Fraction],
+                  rho: list[list[Fraction]]) -> Moment:
+    """Mean and second moment, exactly: ``g = N r`` by FLINT on ``a = D (I - Q)``, then ``v . c``.
+
+    ``rho[i]`` are the rewards of the branches of transient state ``ids[i]`` (in branch order).
+    """
+    import flint
+
+    d = int(chain.denom)
+    n_t = ids.size
+    r = [sum((Fraction(int(chain.pnum[s, j]), d) * rho[i][j] for j in range(len(rho[i]))), Fraction(0))
+         for i, s in enumerate(ids.tolist())]
+    b = flint.fmpq_mat(n_t, 1)
+    for i in range(n_t):
+        if r[i]:
+            b[i, 0] = flint.fmpq(r[i].numerator * d, r[i].denominator)
+    aq = flint.fmpq_mat(a)
+    gm = aq.solve(b)
+    if aq * gm != b:
+        raise ArithmeticError("the exact reward solve does not check")
+    g = [Fraction(int(gm[i, 0].p), int(gm[i, 0].q)) for i in range(n_t)]
+    mean = sum((x * y for x, y in zip(vis, r, strict=True)), Fraction(0))
+    second = Fraction(0)
+    for i, s in enumerate(ids.tolist()):
+        ci = Fraction(0)
+        for j in range(len(rho[i])):
+            t = int(chain.next[s, j])
+            gt = g[int(pos[t])] if pos[t] >= 0 else Fraction(0)
+            ci += Fraction(int(chain.pnum[s, j]), d) * (rho[i][j] * rho[i][j] + 2 * rho[i][j] * gt)
+        second += vis[i] * ci
+    return Moment(mean, second)
