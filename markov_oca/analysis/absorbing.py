@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import breadth_first_order
 
 from ..core.errors import SolverError
 from ..linalg.certify import SLACK, adjoint_residual, compensated_dot
 from ..linalg.solve import DIRECT_LIMIT, adjoint_solve
+from .branches import strong_classes
 from .build import AnyChain, ChainError
 from .chain import Chain
 from .exact import ExactChain
@@ -71,13 +72,9 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
     >>> [(k.name, k.kind, k.states.tolist()) for k in classes], of.tolist()
     ([('state 1', 'absorbing', [1]), ('closed class 1', 'closed class', [2, 3])], [-1, 0, 1, 1])
     """
-    P = chain.P
-    n_comp, label = connected_components(P, directed=True, connection="strong")
-    coo = P.tocoo()
-    leaves = np.zeros(n_comp, bool)
-    out = label[coo.row] != label[coo.col]
-    leaves[label[coo.row[out]]] = True
-    closed = np.flatnonzero(~leaves)
+    label, is_closed = strong_classes(chain.next, chain.pnum, chain.denom)
+    n_comp = is_closed.size
+    closed = np.flatnonzero(is_closed)
     # classes in the order of their smallest state
     members = np.argsort(label, kind="stable")
     starts = np.searchsorted(label[members], np.arange(n_comp + 1))

@@ -211,6 +211,21 @@ def _quantile_check(q: float, hist: np.ndarray, cond_cdf: np.ndarray, n: int) ->
                  float(res.pvalue), "binomial count at the exact quantile")
 
 
+def _landing_checks(exact: ExactAnswer, sample: SimSummary, checks: list[Check], notes: list[str]) -> None:
+    """Each seat's landing chance on each special square (binomial), or a note saying why it is not tested."""
+    T, n = sample.turn_limit, sample.games
+    if sample.landings is not None and exact.landings and T >= exact.horizon:
+        for (seat, square), chance in sorted(exact.landings.items()):
+            if square < sample.landings.shape[1]:
+                checks.append(_binomial(f"{exact.seats[seat]} lands on {square}",
+                                        int(sample.landings[seat, square]), n, chance))
+    elif sample.landings is not None and exact.landings:
+        notes.append(f"landing chances not tested: the turn limit {T} is below {exact.horizon}, where the "
+                     "games that end are all over")
+    elif sample.landings is None and exact.landings:
+        notes.append("no landings in the sample: landing chances not tested")
+
+
 def compare(exact: ExactAnswer, sample: SimSummary, *, alpha: float = 0.01,
             source: str = "", players: int | None = None) -> CrosscheckResult:
     """Test a sample of games against the exact answer.
@@ -272,16 +287,7 @@ def compare(exact: ExactAnswer, sample: SimSummary, *, alpha: float = 0.01,
             checks.append(chi)
     else:
         chi_info = {"note": "no finished games"}
-    if sample.landings is not None and exact.landings and T >= exact.horizon:
-        for (seat, square), chance in sorted(exact.landings.items()):
-            if square < sample.landings.shape[1]:
-                checks.append(_binomial(f"{exact.seats[seat]} lands on {square}",
-                                        int(sample.landings[seat, square]), n, chance))
-    elif sample.landings is not None and exact.landings:
-        notes.append(f"landing chances not tested: the turn limit {T} is below {exact.horizon}, where the "
-                     "games that end are all over")
-    elif sample.landings is None and exact.landings:
-        notes.append("no landings in the sample: landing chances not tested")
+    _landing_checks(exact, sample, checks, notes)
 
     adjusted = holm([c.p_value for c in checks])
     for c, a in zip(checks, adjusted, strict=True):

@@ -8,6 +8,7 @@ fills a :class:`SolveResults` with :func:`analyse`; the command line prints its
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,40 +179,10 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     SolveResults
         The figures, with ``text()`` and ``to_dict()``.
     """
-    import time
-
     timer = {} if timer is None else timer
     t0 = time.perf_counter()
     engine = ExactChain(chain) if exact else chain
-
-    # Every expected total in one call (one block solve with the absorption in floating point).
-    values: dict[str, np.ndarray] = {
-        "turns": chain.state_rewards["turns"],
-        "rounds": chain.state_rewards["rounds"],
-        "throws": chain.branch_rewards["throws"],
-    }
-    stakes = chain.branch_rewards.get("stakes")
-    place = chain.branch_rewards.get("place")
-    if exact:  # the exact engine takes integer rewards per branch
-        def per_seat(branch_values: np.ndarray, mine: np.ndarray) -> np.ndarray:
-            return branch_values * mine[:, None]
-    else:  # a step reward per state (8 bytes a state) instead of a copy of the branches per seat
-        steps: dict[int, np.ndarray] = {}
-
-        def per_seat(branch_values: np.ndarray, mine: np.ndarray) -> np.ndarray:
-            key = id(branch_values)
-            if key not in steps:
-                steps[key] = chain.step_reward(branch_values)
-            return np.where(mine, steps[key], 0.0)
-    places = {k: (place == k) for k in range(1, players)} if place is not None else {}
-    for i in range(players):
-        mine = _seat_mask(chain, i)
-        values[f"turns@{i}"] = chain.state_rewards["turns"] & mine
-        values[f"throws@{i}"] = per_seat(chain.branch_rewards["throws"], mine)
-        if stakes is not None:
-            values[f"stakes@{i}"] = per_seat(stakes, mine)
-        for k, at in places.items():
-            values[f"place{k}@{i}"] = per_seat(at, mine)
+    values = _reward_values(chain, players, exact)
     # Places are chances, not conditioned on the end; every total is given both ways.
     # The solves' reports are returned to this list (the exact solves report nothing).
     rep: list = []
@@ -220,60 +191,15 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     outcome_p = engine.outcome_probabilities(**logged)
     deadlock = outcome_p.pop("deadlock")
     timer["solve"] = time.perf_counter() - t0
-
-    def expectation(key: str) -> Expectation:
-        return Expectation(*exp[key])
-
-    seats = []
-    names = list(chain.outcomes)
-    for i in range(players):
-        if place is not None:
-            places = [exp[f"place{k}@{i}"][0] for k in range(1, players)] + [outcome_p[names[i]]]
-            win = places[0]
-        else:
-            places = None
-            win = outcome_p[names[i]]
-        seats.append(SeatResult(
-            seat=i + 1,
-            win=win,
-            turns=expectation(f"turns@{i}"),
-            throws=expectation(f"throws@{i}"),
-            stakes=expectation(f"stakes@{i}") if stakes is not None else None,
-            places=places,
-        ))
-
+    seats = _seat_results(chain, players, exp, outcome_p)
     t1 = time.perf_counter()
     length = length_summary(chain, exp["turns"][1], tail)
     timer["length"] = time.perf_counter() - t1
-
+    landings, note = _landings_wanted(chain, engine, exact, landings)
     landing_list = None
-    note = ""
-    if landings is None and exact and getattr(engine, "sparse", False):
-        landings = False
-        note = ("exact landing chances not computed above 1,000 transient states (one sparse factorisation "
-                "and lifting per seat and square); ask for them with --landings")
-    if landings is None:
-        landings = chain.n <= LANDING_LIMIT
-        if not landings:
-            note = (f"landing chances not computed for chains over {LANDING_LIMIT:,} states "
-                    "(chances: one right-hand side per seat and square); ask for them with --landings")
     if landings and landing_events is not None:
         t2 = time.perf_counter()
-        landing_list = []
-        squares = range(0, rules.goal + 1)
-        for i in range(players):
-            key, table = landing_events(i)
-            chances = engine.hitting_probabilities(key, table, **logged)
-            if exact:
-                found = engine.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
-                                         for q in squares}, given_end=False)
-                counts = [found[str(q)][0] for q in squares]
-            else:  # every square's expected landings from one adjoint solve (the expected visits)
-                flat, report = chain.expected_landings(key, table)
-                rep.append(report)
-                counts = [float(flat[q]) for q in squares]
-            for q, ch, cnt in zip(squares, chances, counts, strict=True):
-                landing_list.append(Landing(i + 1, q, ch, cnt))
+        landing_list = _landings(chain, engine, exact, players, rules.goal, landing_events, logged, rep)
         timer["landings"] = time.perf_counter() - t2
 
     return SolveResults(
@@ -289,7 +215,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         outcomes=outcome_p,
         deadlock=deadlock,
         seats=seats,
-        expected={k: expectation(k) for k in ("turns", "rounds", "throws")},
+        expected={k: Expectation(*exp[k]) for k in ("turns", "rounds", "throws")},
         length=length,
         landings=landing_list,
         landings_note=note,
@@ -362,3 +288,87 @@ def solve_text(r: SolveResults) -> str:
 def _chance(x) -> str:
     """A landing chance, or ``-`` where it was not computed (nan: see the results' landings note)."""
     return "-" if x is None or x != x else f"{float(x):.4f}"
+
+
+def _reward_values(chain: Chain, players: int, exact: bool) -> dict[str, np.ndarray]:
+    """Every reward whose expected total a race reports: the game's and each seat's, in one dict for one solve."""
+    values: dict[str, np.ndarray] = {
+        "turns": chain.state_rewards["turns"],
+        "rounds": chain.state_rewards["rounds"],
+        "throws": chain.branch_rewards["throws"],
+    }
+    stakes = chain.branch_rewards.get("stakes")
+    place = chain.branch_rewards.get("place")
+    steps: dict[int, np.ndarray] = {}
+
+    def per_seat(branch_values: np.ndarray, mine: np.ndarray) -> np.ndarray:
+        if exact:  # the exact engine takes integer rewards per branch
+            return branch_values * mine[:, None]
+        # a step reward per state (8 bytes a state) instead of a copy of the branches per seat
+        key = id(branch_values)
+        if key not in steps:
+            steps[key] = chain.step_reward(branch_values)
+        return np.where(mine, steps[key], 0.0)
+
+    places = {k: (place == k) for k in range(1, players)} if place is not None else {}
+    for i in range(players):
+        mine = _seat_mask(chain, i)
+        values[f"turns@{i}"] = chain.state_rewards["turns"] & mine
+        values[f"throws@{i}"] = per_seat(chain.branch_rewards["throws"], mine)
+        if stakes is not None:
+            values[f"stakes@{i}"] = per_seat(stakes, mine)
+        for k, at in places.items():
+            values[f"place{k}@{i}"] = per_seat(at, mine)
+    return values
+
+
+def _seat_results(chain: Chain, players: int, exp: dict, outcome_p: dict) -> list[SeatResult]:
+    """Each seat's chance to win (or finishing places), turns, throws and stakes."""
+    stakes = chain.branch_rewards.get("stakes")
+    place = chain.branch_rewards.get("place")
+    names = list(chain.outcomes)
+    seats = []
+    for i in range(players):
+        places = None
+        win = outcome_p[names[i]]
+        if place is not None:
+            places = [exp[f"place{k}@{i}"][0] for k in range(1, players)] + [outcome_p[names[i]]]
+            win = places[0]
+        seats.append(SeatResult(seat=i + 1, win=win, turns=Expectation(*exp[f"turns@{i}"]),
+                                throws=Expectation(*exp[f"throws@{i}"]),
+                                stakes=Expectation(*exp[f"stakes@{i}"]) if stakes is not None else None,
+                                places=places))
+    return seats
+
+
+def _landings_wanted(chain: Chain, engine: Any, exact: bool, landings: bool | None) -> tuple[bool, str]:
+    """Whether to compute the landing chances, and the note that says why not when they are left out."""
+    if landings is None and exact and getattr(engine, "sparse", False):
+        return False, ("exact landing chances not computed above 1,000 transient states (one sparse factorisation "
+                       "and lifting per seat and square); ask for them with --landings")
+    if landings is None:
+        if chain.n <= LANDING_LIMIT:
+            return True, ""
+        return False, (f"landing chances not computed for chains over {LANDING_LIMIT:,} states "
+                       "(chances: one right-hand side per seat and square); ask for them with --landings")
+    return landings, ""
+
+
+def _landings(chain: Chain, engine: Any, exact: bool, players: int, goal: int, landing_events: Any,
+              logged: dict, rep: list) -> list[Landing]:
+    """Each seat's chance of ever landing on each square, and its expected number of landings there."""
+    out = []
+    squares = range(0, goal + 1)
+    for i in range(players):
+        key, table = landing_events(i)
+        chances = engine.hitting_probabilities(key, table, **logged)
+        if exact:
+            found = engine.expected({str(q): ((key >= 0) & table[np.maximum(key, 0), q]).astype(np.int8)
+                                     for q in squares}, given_end=False)
+            counts = [found[str(q)][0] for q in squares]
+        else:  # every square's expected landings from one adjoint solve (the expected visits)
+            flat, report = chain.expected_landings(key, table)
+            rep.append(report)
+            counts = [float(flat[q]) for q in squares]
+        out.extend(Landing(i + 1, q, ch, cnt) for q, ch, cnt in zip(squares, chances, counts, strict=True))
+    return out

@@ -130,8 +130,8 @@ def write_explicit(chain: Chain, stem: str | Path, flavour: str = "storm") -> li
         ``deadlock`` (states in a closed class without an outcome). Absorbing states
         keep their self-loops.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> from markov_oca import build
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -165,27 +165,33 @@ def write_explicit(chain: Chain, stem: str | Path, flavour: str = "storm") -> li
             _write_lines(fh, edges.src, edges.dst, tokens, inv)
         _write_labels(chain, lab, prism)
         for name, p in zip(names, reward_files, strict=True):
-            with open(p, "wb") as fh:
-                if name in chain.state_rewards or name == "turns":
-                    values = np.asarray(_turn_rewards(chain) if name == "turns" else chain.state_rewards[name])
-                    values = np.rint(values).astype(np.int64) if values.dtype.kind in "biu" else values
-                    nz = np.flatnonzero(values)
-                    if prism:
-                        fh.write(f"{n} {nz.size}\n".encode())
-                    if values.dtype.kind == "f":
-                        tokens = [" " + repr(float(v)) for v in values[nz]]
-                        inv = np.arange(nz.size)
-                    else:
-                        tokens, inv = _value_tokens(values[nz].astype(np.int64), 1)
-                    _write_lines(fh, nz, None, tokens, inv)
-                else:
-                    nz = np.flatnonzero(edges.reward_num[name])
-                    if prism:
-                        fh.write(f"{n} {nz.size}\n".encode())
-                    tokens, inv = _value_tokens(edges.reward_num[name][nz], edges.num[nz])
-                    _write_lines(fh, edges.src[nz], edges.dst[nz], tokens, inv)
+            _write_reward(chain, edges, name, p, prism)
         props.write_text(_props_text(chain, stem.name, prism, int(edges.src.size)))
     return finals
+
+
+def _write_reward(chain: Chain, edges: Any, name: str, path: Path, prism: bool) -> None:
+    """One reward file: a state reward (``.srew``, turns included) or a branch reward (``.trew``)."""
+    n = chain.n
+    with open(path, "wb") as fh:
+        if name in chain.state_rewards or name == "turns":
+            values = np.asarray(_turn_rewards(chain) if name == "turns" else chain.state_rewards[name])
+            values = np.rint(values).astype(np.int64) if values.dtype.kind in "biu" else values
+            nz = np.flatnonzero(values)
+            if prism:
+                fh.write(f"{n} {nz.size}\n".encode())
+            if values.dtype.kind == "f":
+                tokens = [" " + repr(float(v)) for v in values[nz]]
+                inv = np.arange(nz.size)
+            else:
+                tokens, inv = _value_tokens(values[nz].astype(np.int64), 1)
+            _write_lines(fh, nz, None, tokens, inv)
+        else:
+            nz = np.flatnonzero(edges.reward_num[name])
+            if prism:
+                fh.write(f"{n} {nz.size}\n".encode())
+            tokens, inv = _value_tokens(edges.reward_num[name][nz], edges.num[nz])
+            _write_lines(fh, edges.src[nz], edges.dst[nz], tokens, inv)
 
 
 def _state_labels(chain: Chain) -> tuple[list[str], dict[int, list[str]]]:
