@@ -108,9 +108,8 @@ def _after_step(mover, prm, st, au, bl, final):
 
 
 @numba.njit(cache=True, inline="always")
-def _restore(N, total, work):
+def _restore(N, total, st0, au0, bl0, st, au, bl):
     """Copy the decoded state into the work arrays; returns the bank's holding (total - balances)."""
-    st0, au0, bl0, st, au, bl = work[0], work[1], work[2], work[3], work[4], work[5]
     bank = total
     for i in range(N):
         st[i] = st0[i]
@@ -130,24 +129,12 @@ def _bets_left(phase, square, prm, sq_pulc):
 
 
 @numba.njit(cache=True, inline="always")
-def _emit(out, j, nxt, p, act, gain, broke, aidm):
-    """Write branch ``j``: next id (or ``-mask``), numerator, action, the bank's gain, the masks."""
-    out_next, out_p, out_act, out_bank, out_broke, out_aid = out[0], out[1], out[2], out[3], out[4], out[5]
-    out_next[j] = nxt
-    out_p[j] = p
-    out_act[j] = act
-    out_bank[j] = gain
-    out_broke[j] = broke
-    out_aid[j] = aidm
-
-
-@numba.njit(cache=True, inline="always")
-def _bet_branches(m, nphase, prm, total, work, out):
+def _bet_branches(m, nphase, prm, total, st0, au0, bl0, st, au, bl, out_next, out_p, out_act, out_bank, out_broke,
+                  out_aid):
     """The two branches of mover ``m``'s bet (lost, won), into phase ``nphase``; returns 2."""
     N, F, bet, prize, D = prm[_P_N], prm[_P_F], prm[_P_BET], prm[_P_PRIZE], prm[_P_D]
-    st, au, bl = work[3], work[4], work[5]
     for win in range(2):
-        bank = _restore(N, total, work)
+        bank = _restore(N, total, st0, au0, bl0, st, au, bl)
         bank0 = bank
         bl[m] -= bet
         bank += bet
@@ -155,16 +142,28 @@ def _bet_branches(m, nphase, prm, total, work, out):
             pay = prize if prize < bank else bank
             bl[m] += pay
             bank -= pay
-        _emit(out, win, _encode(nphase, m, prm, st, au, bl), D // F if win == 1 else D // F * (F - 1), 1,
-              bank - bank0, 0, 0)
+        out_next[win] = _encode(nphase, m, prm, st, au, bl)
+        out_p[win] = D // F if win == 1 else D // F * (F - 1)
+        out_act[win] = 1
+        out_bank[win] = bank - bank0
+        out_broke[win] = 0
+        out_aid[win] = 0
     return 2
 
 
 @numba.njit(cache=True, inline="always")
-def _charges(m, kind, a, N, work):
+def _target(square, d, G, finish):
+    """Where a throw of ``d`` from ``square`` lands (bouncing back past the end square unless ``finish``)."""
+    t = square + d
+    if t > G:
+        t = G if finish == 1 else 2 * G - t
+    return t
+
+
+@numba.njit(cache=True, inline="always")
+def _charges(m, kind, a, N, st0, payer, amt, cred):
     """The charges landing on a square of ``kind`` and amount ``a`` makes, into the work arrays
     (payer, amount, creditor: -1 the bank, -2 every other player); returns how many."""
-    st0, payer, amt, cred = work[0], work[7], work[8], work[9]
     nch = 0
     if kind == PAY_BANK:
         payer[0], amt[0], cred[0] = m, a, -1
@@ -187,88 +186,13 @@ def _charges(m, kind, a, N, work):
 
 
 @numba.njit(cache=True, inline="always")
-def _settle(code, nch, a, prm, work, bank):
-    """Pay the ``nch`` charges, bit k of ``code`` telling whether payer k's mutual aid succeeds
-    (when they ask for it). Returns (numerator, bank, bankrupt mask, aid mask); numerator 0: a
-    draw that cannot happen (an aid that is not asked for cannot succeed)."""
-    N, aid, aid_num, aid_den, uses = prm[_P_N], prm[_P_AID], prm[_P_AIDN], prm[_P_AIDD], prm[_P_USES]
-    st, au, bl, payer, amt, cred = work[3], work[4], work[5], work[7], work[8], work[9]
-    p = 1
-    broke = 0
-    aidm = 0
-    for k in range(nch):
-        bit = (code >> k) & 1
-        who = payer[k]
-        need = amt[k]
-        if bl[who] < need and uses > 0 and au[who] == 0:
-            au[who] = 1
-            aidm |= 1 << who
-            if bit == 1:
-                p *= aid_num
-                aidm |= 1 << (N + who)
-                for q in range(N):
-                    if q != who and st[q] != 0:
-                        give = aid if aid < bl[q] else bl[q]
-                        bl[q] -= give
-                        bl[who] += give
-            else:
-                p *= aid_den - aid_num
-        elif bit == 1:
-            return 0, bank, broke, aidm
-        else:
-            p *= aid_den
-        if bl[who] >= need:
-            bl[who] -= need
-            if cred[k] == -1:
-                bank += need
-            elif cred[k] == -2:
-                for q in range(N):
-                    if q != who and st[q] != 0:
-                        bl[q] += a
-            else:
-                bl[cred[k]] += need
-        else:
-            broke |= 1 << who
-            bank += bl[who]
-            bl[who] = 0
-            st[who] = 0
-            au[who] = 0
-    return p, bank, broke, aidm
-
-
-@numba.njit(cache=True, inline="always")
-def _throw_branches(m, d, prm, total, board, work, out, count):
-    """The branches of mover ``m`` throwing ``d`` (one per draw of the mutual-aid chances that can
-    happen), written from entry ``count`` on; returns the new count."""
-    N, G, finish, aid_den = prm[_P_N], prm[_P_G], prm[_P_FINISH], prm[_P_AIDD]
-    st0, st, au, bl, final = work[0], work[3], work[4], work[5], work[6]
-    out_final = out[6]
-    t = st0[m] + d
-    if t > G:
-        t = G if finish == 1 else 2 * G - t
-    kind = board[0][t]
-    a = board[1][t]
-    nch = _charges(m, kind, a, N, work)
-    for code in range(1 << nch):
-        bank = _restore(N, total, work)
-        bank0 = bank
-        st[m] = t
-        if kind == COLLECT_BANK:
-            pay = a if a < bank else bank
-            bl[m] += pay
-            bank -= pay
-        p, bank, broke, aidm = _settle(code, nch, a, prm, work, bank)
-        if p == 0:
-            continue
-        for _k in range(nch, N - 1):
-            p *= aid_den
-        for i in range(N):
-            final[i] = 0
-        _emit(out, count, _after_step(m, prm, st, au, bl, final), p, 0, bank - bank0, broke, aidm)
-        for i in range(N):
-            out_final[count, i] = final[i]
-        count += 1
-    return count
+def _give_aid(who, N, aid, st, bl):
+    """Mutual aid granted: every other player still in gives ``aid`` (or all they hold)."""
+    for q in range(N):
+        if q != who and st[q] != 0:
+            give = aid if aid < bl[q] else bl[q]
+            bl[q] -= give
+            bl[who] += give
 
 
 @numba.njit(cache=True)
@@ -279,18 +203,76 @@ def _expand(state, mode, prm, total, board, work, out):
     :func:`_scratch`. ``out`` holds ids, or ``-mask`` (the leaders) when the game ends with
     the final balances (levels) in its last array; the points (levels) the bank gained; the
     bitmasks of the players who went bankrupt / asked for mutual aid (bit N + i: the aid of
-    player i succeeded).
+    player i succeeded). The loop over a landing's charges stays in this body: split into
+    called steps, passing the arrays on every branch costs more than the step itself.
     """
-    st0, bl0 = work[0], work[2]
-    phase, m = _decode(state, prm, st0, work[1], bl0)
+    sq_kind, sq_amt, sq_pulc = board
+    st0, au0, bl0, st, au, bl, final, payer, amt, cred = work
+    out_next, out_p, out_act, out_bank, out_broke, out_aid, out_final = out
+    N, G, F, aid, aid_num, aid_den = prm[_P_N], prm[_P_G], prm[_P_F], prm[_P_AID], prm[_P_AIDN], prm[_P_AIDD]
+    phase, m = _decode(state, prm, st0, au0, bl0)
     count = 0
-    left = _bets_left(phase, st0[m], prm, board[2])
+    left = _bets_left(phase, st0[m], prm, sq_pulc)
     if left > 0 and bl0[m] >= prm[_P_BET] and mode != MODE_NEVER:
-        count = _bet_branches(m, 1 if left > 1 else 2, prm, total, work, out)
+        count = _bet_branches(m, 1 if left > 1 else 2, prm, total, st0, au0, bl0, st, au, bl, out_next, out_p,
+                              out_act, out_bank, out_broke, out_aid)
         if mode == MODE_ALWAYS:
             return count
-    for d in range(1, prm[_P_F] + 1):
-        count = _throw_branches(m, d, prm, total, board, work, out, count)
+    for d in range(1, F + 1):  # the throw
+        t = _target(st0[m], d, G, prm[_P_FINISH])
+        kind, a = sq_kind[t], sq_amt[t]
+        nch = _charges(m, kind, a, N, st0, payer, amt, cred)
+        for code in range(1 << nch):  # bit k: payer k's mutual aid succeeds (when asked for)
+            bank = _restore(N, total, st0, au0, bl0, st, au, bl)
+            bank0 = bank
+            st[m] = t
+            if kind == COLLECT_BANK:
+                pay = a if a < bank else bank
+                bl[m] += pay
+                bank -= pay
+            p, broke, aidm = 1, 0, 0
+            for k in range(nch):
+                who, need = payer[k], amt[k]
+                if bl[who] < need and prm[_P_USES] > 0 and au[who] == 0:
+                    au[who] = 1
+                    aidm |= 1 << who
+                    if (code >> k) & 1 == 1:
+                        p *= aid_num
+                        aidm |= 1 << (N + who)
+                        _give_aid(who, N, aid, st, bl)
+                    else:
+                        p *= aid_den - aid_num
+                elif (code >> k) & 1 == 1:
+                    p = 0  # an aid not asked for cannot succeed
+                    break
+                else:
+                    p *= aid_den
+                if bl[who] >= need:
+                    bl[who] -= need
+                    if cred[k] == -1:
+                        bank += need
+                    elif cred[k] == -2:
+                        for q in range(N):
+                            if q != who and st[q] != 0:
+                                bl[q] += a
+                    else:
+                        bl[cred[k]] += need
+                else:  # bankrupt: the points go to the bank
+                    broke |= 1 << who
+                    bank += bl[who]
+                    bl[who], st[who], au[who] = 0, 0, 0
+            if p == 0:
+                continue
+            for _k in range(nch, N - 1):
+                p *= aid_den
+            for i in range(N):
+                final[i] = 0
+            out_next[count] = _after_step(m, prm, st, au, bl, final)
+            out_p[count], out_act[count], out_bank[count] = p, 0, bank - bank0
+            out_broke[count], out_aid[count] = broke, aidm
+            for i in range(N):
+                out_final[count, i] = final[i]
+            count += 1
     return count
 
 
