@@ -37,8 +37,9 @@ class Stopped:
 
 
 def _default_sigint() -> None:
-    # A test run started in the background of a shell inherits SIGINT ignored; the child must not.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # A test run started in the background of a shell (or under nohup) inherits these ignored; the child must not.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _mapped(pid: int, name: str) -> bool:
@@ -52,7 +53,7 @@ def _mapped(pid: int, name: str) -> bool:
 
 
 def interrupt(argv: list[str], out: Path, *, after: float | None = None, on_file: bool = False,
-              limit: float = 120.0, ready: str | None = None) -> Stopped:
+              limit: float = 120.0, ready: str | None = None, sig: int = signal.SIGINT) -> Stopped:
     """Run ``argv`` (a python command line) in ``out``'s parent; SIGINT after ``after`` s or when ``out`` fills.
 
     With ``ready``, ``after`` counts from the moment the child has a library of that name mapped.
@@ -74,7 +75,7 @@ def interrupt(argv: list[str], out: Path, *, after: float | None = None, on_file
     sent = p.poll() is None
     t1 = time.monotonic()
     if sent:
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
     try:
         _, err = p.communicate(timeout=30)
     except subprocess.TimeoutExpired:
@@ -89,13 +90,19 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "markov_oca.cli", *args]
 
 
-def assert_clean_stop(s: Stopped, previous: dict[str, bytes] | None = None) -> None:
+#: Each signal the command line ends on: its one line and its exit status.
+ENDS = {signal.SIGINT: (LINE, 130), signal.SIGTERM: ("markov-oca: terminated", 143),
+        signal.SIGHUP: ("markov-oca: terminated", 129)}
+
+
+def assert_clean_stop(s: Stopped, previous: dict[str, bytes] | None = None, sig: int = signal.SIGINT) -> None:
     assert s.sent, "the command ended before the interrupt"
     assert not [n for n in s.files if n.endswith(".part")], sorted(s.files)  # temporaries cleaned up
     # Under a final name: the previous content, or nothing.
     assert s.files == (previous or {}), {n: len(b) for n, b in s.files.items()}
-    assert s.rc == 130, s.stderr[-2000:]
-    assert s.stderr.strip() == LINE and s.stderr.count("\n") == 1, s.stderr[-2000:]
+    line, status = ENDS[sig]
+    assert s.rc == status, s.stderr[-2000:]
+    assert s.stderr.strip() == line and s.stderr.count("\n") == 1, s.stderr[-2000:]
     assert s.seconds < EXIT_BOUND, f"{s.seconds:.2f} s from SIGINT to exit"
 
 
@@ -208,6 +215,22 @@ def test_export_storm_interrupted_while_writing(tmp_path):
     assert_clean_stop(s, previous)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_export_storm_terminated_while_writing(tmp_path, sig):
+    # What kill, timeout, a job scheduler or a closed terminal send: the same clean stop as Ctrl-C.
+    out = tmp_path / "out"
+    out.mkdir()
+    s = interrupt(cli("export", "oca-moderna", "-n", "3", "--format", "storm", "--out", "out/big3"), out,
+                  on_file=True, sig=sig)
+    assert_clean_stop(s, sig=sig)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_solve_terminated_while_loading(tmp_path, sig):
+    s = interrupt(cli("solve", "oca-moderna", "-n", "3"), tmp_path / "none", after=0.0, ready="numpy", sig=sig)
+    assert_clean_stop(s, sig=sig)
+
+
 def test_simulate_out_interrupted_while_streaming(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -253,15 +276,16 @@ COMMANDS = {
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 @pytest.mark.parametrize("after", [0.2, 1.0, 2.0, 3.5, 5.0, 8.0, 12.0])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_sweep_interrupt_points(request, tmp_path, command, after):
+def test_sweep_interrupt_points(request, tmp_path, command, after, sig):
     if "slow" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("slow: run with -m slow")  # until pyproject's addopts deselects it
     args, folder = COMMANDS[command]
     out = tmp_path / folder
     out.mkdir()
-    s = interrupt(cli(*args), out, after=after)
+    s = interrupt(cli(*args), out, after=after, sig=sig)
     if not s.sent:
         pytest.skip(f"{command} ended within {after} s")
-    assert_clean_stop(s)
+    assert_clean_stop(s, sig=sig)

@@ -73,22 +73,30 @@ def _temp_beside(path: Path) -> Path:
     return Path(name)
 
 
+#: The signals held while a temporary file is created and registered.
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def _sigint_held() -> Iterator[None]:
-    """Delay a SIGINT that arrives inside the block until its end (main thread only)."""
+    """Delay SIGINT, SIGTERM or SIGHUP arriving inside the block until its end (main thread only)."""
+    pending: list[Any] = []
     try:
-        old = signal.getsignal(signal.SIGINT)
-        pending: list[Any] = []
-        signal.signal(signal.SIGINT, lambda *a: pending.append(a))
+        old = {sig: signal.signal(sig, lambda *a: pending.append(a)) for sig in _HELD}
     except ValueError:  # not the main thread: nothing to hold
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
-        if pending and callable(old):
-            old(*pending[0])
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if pending:
+            handler = old[pending[0][0]]
+            if callable(handler):
+                handler(*pending[0])
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(pending[0][0])
 
 
 @contextlib.contextmanager

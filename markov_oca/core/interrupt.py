@@ -43,6 +43,11 @@ STOP = np.zeros(1, np.uint8)
 
 MESSAGE = "interrupted"
 
+#: The signals the command line ends on cleanly, each with its line and its conventional exit status
+#: (128 + the signal's number): Ctrl-C, and what ``kill``, ``timeout``, a job scheduler or a closed
+#: terminal send.
+ENDINGS = {signal.SIGINT: (MESSAGE, 130), signal.SIGTERM: ("terminated", 143), signal.SIGHUP: ("terminated", 129)}
+
 
 def requested() -> bool:
     """Whether an interrupt has been asked for (the handler of :func:`install` has run)."""
@@ -70,7 +75,7 @@ _PROG = ["markov-oca"]
 
 def _exit_now(signum: int, frame: Any) -> None:
     STOP[0] = 1
-    _leave(_PROG[0])
+    _leave(_PROG[0], signum)
 
 
 def install(*, exit_now: bool = False, prog: str = "markov-oca") -> bool:
@@ -89,6 +94,10 @@ def install(*, exit_now: bool = False, prog: str = "markov-oca") -> bool:
             return False
         _PROG[0] = prog
         signal.signal(signal.SIGINT, _exit_now if exit_now else _on_sigint)
+        if exit_now:  # the command line ends the same way on SIGTERM and SIGHUP, unless they are ignored
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    signal.signal(sig, _exit_now)
     except ValueError:
         return False
     return True
@@ -145,28 +154,51 @@ def _from_interrupt(exc: BaseException | None) -> bool:
     return False
 
 
-def _leave(prog: str) -> None:
+def _leave(prog: str, signum: int = signal.SIGINT) -> None:
     from .atomic import remove_temporaries
 
+    message, status = ENDINGS.get(signum, ENDINGS[signal.SIGINT])
     remove_temporaries()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     with contextlib.suppress(Exception):
-        os.write(2, f"{prog}: {MESSAGE}\n".encode())
+        os.write(2, f"{prog}: {message}\n".encode())
     # Worker threads still inside a kernel would hold a normal exit until they finish.
-    os._exit(130)
+    os._exit(status)
+
+
+def _finish(code: Any) -> None:
+    """End the process with ``code`` at once, the signal handlers still in place.
+
+    A normal exit runs the interpreter's shutdown, during which Python puts the default signal
+    handlers back: a Ctrl-C or SIGTERM arriving then would kill the process by the signal itself,
+    with no line and no conventional status. Ending here leaves no such moment.
+    """
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        with contextlib.suppress(Exception):
+            print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def run_cli(main: Callable[[], Any], prog: str = "markov-oca") -> None:
-    """Run ``main`` (a typer app, or a function calling one) with the interrupt handled.
+    """Run ``main`` (a typer app, or a function calling one) with interrupts and terminations handled.
 
-    An interrupt anywhere in ``main`` prints ``{prog}: interrupted`` on stderr as the
-    only line and ends the process with exit code 130 at once (the handler of
-    ``install(exit_now=True)``; a :class:`KeyboardInterrupt` raised some other way, and
-    typer's silent exit 130, end the same way); every other exit goes through unchanged.
+    SIGINT anywhere in ``main`` prints ``{prog}: interrupted`` on stderr as the only line and ends
+    the process with exit code 130 at once; SIGTERM and SIGHUP print ``{prog}: terminated`` and end
+    with 143 and 129 (the handler of ``install(exit_now=True)``; a :class:`KeyboardInterrupt` raised
+    some other way, and typer's silent exit 130, end as SIGINT does). The temporary files of
+    :mod:`markov_oca.core.atomic` are removed first. Every other exit keeps its code, and the
+    process ends with the handlers still in place (:func:`_finish`).
     """
     install(exit_now=True, prog=prog)
+    code: Any = 0
     try:
         main()
     except KeyboardInterrupt:
@@ -174,10 +206,11 @@ def run_cli(main: Callable[[], Any], prog: str = "markov-oca") -> None:
     except SystemExit as exc:
         if STOP[0] or _from_interrupt(exc):
             _leave(prog)
-        raise
+        code = exc.code
     if STOP[0]:
         _leave(prog)
+    _finish(code)
 
 
-__all__ = ["MESSAGE", "STOP", "check", "clear", "install", "interruptible", "map_threads",
+__all__ = ["ENDINGS", "MESSAGE", "STOP", "check", "clear", "install", "interruptible", "map_threads",
            "requested", "run_cli"]

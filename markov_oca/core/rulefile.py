@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RulesError
+from .files import check_text, read_bytes
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "rules"
 
@@ -43,13 +44,15 @@ def shipped_names() -> list[str]:
 
 
 def read_toml(source: str, path: Path) -> dict[str, Any]:
+    """A rule file parsed, or one line naming it: unreadable, not UTF-8 text, a byte-order mark, bad TOML."""
+    data = read_bytes(path)
+    check_text(data, source)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"invalid TOML: {exc}", source=source) from None
-    except OSError as exc:
-        raise RulesError(f"cannot read: {exc.strerror}", source=source) from None
+    except RecursionError:  # tables nested without end
+        raise RulesError("invalid TOML: nested too deeply", source=source) from None
 
 
 def parse_option_value(source: str, key: str, value: Any, like: Any) -> Any:

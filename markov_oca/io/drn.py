@@ -22,11 +22,11 @@ import numpy as np
 from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
+from ..core.files import line_of, read_text_bytes
 from .edges import _identifier, _merged_edges, _turn_rewards
 from .explicit import _state_labels
 from .lex import _digits, _is_space, _skip_to_line_end, numbers
 from .properties import _reward_names
-from .source import line_of, read_text_bytes
 from .tokens import initial_state
 
 
@@ -407,7 +407,7 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> 
     (True, {'goal': 1}, [1, 0])
     """
     src = str(path)
-    data = read_text_bytes(path)
+    data = read_text_bytes(path, ChainError)
     header, pos = _header(data, src)
     kind = header.get("type", "")
     if kind.upper() != "DTMC":

@@ -22,10 +22,10 @@ from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.errors import RulesError
+from ..core.files import read_text_bytes
 from .edges import _factorize, _merged_edges, _turn_rewards, label_names
 from .lex import numbers, scan_rows
 from .properties import _props_text, _reward_names, _reward_suffix
-from .source import read_text_bytes
 from .tokens import _branch_values, _stem, initial_state
 
 
@@ -239,7 +239,7 @@ def _head(data: bytes) -> tuple[list[bytes], int]:
 def _read_tra(path: Path) -> tuple[bytes, bool, int | None, np.ndarray, np.ndarray, np.ndarray]:
     """(the file's bytes, prism flavour, declared states, sources, targets, the probabilities' token spans)."""
     src = str(path)
-    data = read_text_bytes(path)
+    data = read_text_bytes(path, ChainError)
     head, body = _head(data)
     declared = None
     if head == [b"dtmc"]:
@@ -259,7 +259,7 @@ def _read_tra(path: Path) -> tuple[bytes, bool, int | None, np.ndarray, np.ndarr
 
 def _read_lab(path: Path, prism: bool, n: int) -> dict[str, np.ndarray]:
     src = str(path)
-    lines = read_text_bytes(path).decode().splitlines()
+    lines = read_text_bytes(path, ChainError).decode().splitlines()
     per: dict[str, list[int]] = {}
     if prism:
         names = dict(re.findall(r'(\d+)="([^"]*)"', lines[0] if lines else ""))
@@ -312,7 +312,7 @@ def _reward_files(stem: Path) -> list[tuple[str, Path]]:
 def _read_rewards(p: Path, prism: bool, n: int, exact: bool) -> Any:
     """A ``.srew`` as one value a state, or a ``.trew`` as (sources, targets, values)."""
     src = str(p)
-    data = read_text_bytes(p)
+    data = read_text_bytes(p, ChainError)
     head, after = _head(data)
     body = after if prism and len(head) == 2 and all(t.isdigit() for t in head) else 0
     nint = 1 if p.suffix == ".srew" else 2

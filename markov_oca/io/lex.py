@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from ..analysis.build import ChainError
-from .source import line_of
+from ..core.files import line_of
 
 #: Token flags: not a rational literal (a decimal), float needs Python, exact value needs Python, not our grammar.
 DECIMAL, FLOAT_SLOW, EXACT_SLOW, ODD = 1, 2, 4, 8

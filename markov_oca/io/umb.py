@@ -35,11 +35,11 @@ import numpy as np
 from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
+from ..core.files import read_bytes
 from .drn import UNNAMED_REWARD
 from .edges import _identifier, _merged_edges, _turn_rewards
 from .explicit import _state_labels
 from .properties import _reward_names
-from .source import read_bytes
 from .tokens import _branch_values, initial_state
 
 #: The value types written: ``double`` (what Storm writes) or ``rational`` (exact, 128 bits each).
@@ -51,7 +51,7 @@ class _Archive:
 
     def __init__(self, path: str | Path):
         self.src = str(path)
-        data = read_bytes(path)
+        data = read_bytes(path, ChainError)
         try:
             self.tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
             self.members = {m.name.lstrip("./"): m for m in self.tar.getmembers() if m.isfile()}
