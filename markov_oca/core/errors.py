@@ -20,6 +20,8 @@ class RulesError(MarkovOcaError, ValueError):
         self.key = key
         parts = [p for p in (source, key) if p]
         prefix = ": ".join(parts)
+        # One line, whatever a library's message under it holds (tarfile's and tomllib's run over several).
+        message = "; ".join(line.strip(" -") for line in str(message).splitlines() if line.strip(" -"))
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
