@@ -357,7 +357,7 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
     >>> from markov_oca.ur.rules import load_ur
     >>> ev = evaluate_policies(load_ur("ur", {"pieces": 1}), "random", "random")
     >>> round(ev.at(UrSpace(1).rank(0, 0, 1, 0, 0, 1, 0))[0], 6)
-    0.518254
+    0.53005
     """
     codes = np.array(policy_codes(light, dark), np.int64)
     if 2 in codes and values is None:
