@@ -8,9 +8,10 @@ import pytest
 
 from markov_oca.ur.chain import ur_chain
 from markov_oca.ur.layered import solve_layered
+from markov_oca.ur.pushorder import push_placement, split_bounds, thread_slices
 from markov_oca.ur.rules import load_ur
 from markov_oca.ur.state import UrSpace
-from markov_oca.ur.sweeps import _split_bounds, _thread_slices, push_lengths, push_placement
+from markov_oca.ur.sweeps import push_lengths
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ def test_one_pass_threads_split_where_captures_cross():
     space = UrSpace(3)
     _newpos, level_start = push_placement(space, 3)
     width = 46
-    qs, side_lo, side_off, size = _split_bounds(level_start, width, 2)
+    qs, side_lo, side_off, size = split_bounds(level_start, width, 2)
     by_mover = level_start[::width][:width + 1]
     assert qs[0] == 0 and qs[-1] == width and 14 < qs[1] < width
     assert 0.3 < by_mover[qs[1]] / space.size < 0.7  # about half the places each
@@ -104,7 +105,7 @@ def test_one_pass_threads_split_where_captures_cross():
 def test_thread_slices_cover_every_source_a_target_needs():
     space = UrSpace(2)
     _newpos, level_start = push_placement(space, 2)
-    src, tgt = _thread_slices(level_start, 31, 2)
+    src, tgt = thread_slices(level_start, 31, 2)
     assert tgt[0] == 0 and tgt[-1] == space.size and 0 < tgt[1] < space.size
     # thread 0's targets (mover's pips < Q) come from opponent's pips < Q + 15: its sources reach that far
     q = int(np.searchsorted(level_start[::31][:32], tgt[1]))

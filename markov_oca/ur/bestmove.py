@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import RulesError
-from .kernel import AGAIN, CAPTURE, GAME_OVER, MOVER_WINS, OFF, PASS, ROSETTE, moves
+from .kernel import AGAIN, CAPTURE, GAME_OVER, OFF, PASS, ROSETTE, move_scores, moves
 from .optimal import solve_optimal
 from .rules import UrRules
 from .state import UrSpace, encode
@@ -72,18 +72,13 @@ def best_moves(rules: UrRules, light: list[int], dark: list[int], to_move: str =
     mv = moves(space, [idx], rules)
     names = {AGAIN: "throws again", CAPTURE: "capture", ROSETTE: "rosette", OFF: "piece off",
              GAME_OVER: "game over", PASS: "pass"}
+    scores = move_scores(mv.events, mv.succ, mv.n_moves, np.asarray(values, np.float64))
     out = []
     for t, throw in enumerate(mv.throws):
         rows = []
         for m in range(int(mv.n_moves[0, t])):
             ev = int(mv.events[0, t, m])
-            succ = int(mv.succ[0, t, m])
-            if ev & GAME_OVER:
-                val = 1.0 if ev & MOVER_WINS else 0.0
-            elif ev & AGAIN:
-                val = float(values[succ])
-            else:
-                val = 1.0 - float(values[succ])
+            val = float(scores[0, t, m])
             src = int(mv.frm[0, t, m])
             rows.append(MoveValue(int(throw), float(mv.probs[t]), src, src + int(throw) if src >= 0 else -1,
                                   [n for bit, n in names.items() if ev & bit], val, False))

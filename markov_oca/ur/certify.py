@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .exact import _digits, solve_exact
-from .kernel import AGAIN, GAME_OVER, MOVER_WINS, moves
+from .kernel import AGAIN, GAME_OVER, MOVER_WINS, move_scores, moves
 from .rules import UrRules
 from .state import UrSpace
 
@@ -73,12 +73,7 @@ class Certificate:
 
 def policy_choice(mv, values: np.ndarray) -> np.ndarray:
     """(S, T) index of the move ``pi`` plays: the first of greatest float value (as the ``optimal`` policy)."""
-    live = np.arange(mv.succ.shape[2])[None, None, :] < mv.n_moves[:, :, None]
-    succ = np.maximum(mv.succ, 0)
-    ev = mv.events
-    score = np.where(ev & GAME_OVER, np.where(ev & MOVER_WINS, 1.0, 0.0),
-                     np.where(ev & AGAIN, values[succ], 1.0 - values[succ]))
-    return np.argmax(np.where(live, score, -np.inf), axis=2)
+    return np.argmax(move_scores(mv.events, mv.succ, mv.n_moves, np.asarray(values, np.float64)), axis=2)
 
 
 def _kinds(mv) -> np.ndarray:

@@ -33,7 +33,7 @@ from numba import prange
 from ..analysis.chain import Chain
 from ..core.errors import RulesError, TooLargeError
 from ..core.memory import BASE_BYTES, available_memory, gib
-from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, moves
+from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, move_scores, moves
 from .rules import UrRules
 from .state import UrSpace, decode, encode
 
@@ -66,10 +66,7 @@ def policy_weights(mv: UrMoves, policy: str | Callable, values: np.ndarray | Non
     elif policy == "optimal":
         if values is None:
             raise ValueError("the optimal policy needs the optimal values")
-        succ = np.maximum(mv.succ, 0)
-        ev = mv.events
-        score = np.where(ev & GAME_OVER, np.where(ev & MOVER_WINS, 1.0, 0.0),
-                         np.where(ev & AGAIN, values[succ], 1.0 - values[succ]))
+        score = move_scores(mv.events, mv.succ, mv.n_moves, np.asarray(values, np.float64))
     else:
         raise RulesError(f"unknown policy {policy!r} (policies: {', '.join(POLICIES)})")
     score = np.where(live, score, -np.inf)
@@ -211,6 +208,86 @@ def _fill(reach, indptr, tg, pn, index, S, denom, nxt, pnum):
             c += 1
 
 
+def _side_rows(space: UrSpace, rules: UrRules, side: int, policy, values, pnum_throw: np.ndarray, counts, parts_t,
+               parts_p) -> None:
+    """One side's rows (``side * S + position``), a chunk of positions at a time: their branch counts into
+    ``counts``, their targets and numerators appended to ``parts_t`` and ``parts_p``."""
+    S = space.size
+    for lo in range(0, S, CHAIN_CHUNK):
+        mv = moves(space, np.arange(lo, min(lo + CHAIN_CHUNK, S), dtype=np.int64), rules)
+        w = policy_weights(mv, policy, values, space)
+        p = np.rint(w * pnum_throw[None, :, None]).astype(np.int64)
+        p = np.where(w > 0, p, 0)
+        k = mv.index.size
+        out_t = np.empty((k, len(rules.throws) * MAX_MOVES), np.int64)
+        out_p = np.empty_like(out_t)
+        out_n = np.empty(k, np.int64)
+        _rows(mv.succ, mv.events, mv.n_moves, p, side, S, out_t, out_p, out_n)
+        live = np.arange(out_t.shape[1])[None, :] < out_n[:, None]
+        parts_t.append(out_t[live].astype(np.int32))
+        parts_p.append(out_p[live].astype(np.int32))
+        counts[side * S + lo:side * S + lo + k] = out_n
+        del mv, w, p, out_t, out_p, live
+
+
+def _all_rows(space: UrSpace, rules: UrRules, light, dark, values, pnum_throw: np.ndarray):
+    """Both sides' rows as CSR: (indptr, targets, numerators)."""
+    S = space.size
+    counts = np.zeros(2 * S, np.int64)
+    parts_t, parts_p = [], []
+    for side, policy in enumerate((light, dark)):
+        _side_rows(space, rules, side, policy, values, pnum_throw, counts, parts_t, parts_p)
+    indptr = np.zeros(2 * S + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    del counts
+    tg = np.concatenate(parts_t)
+    del parts_t
+    pn = np.concatenate(parts_p)
+    del parts_p
+    return indptr, tg, pn
+
+
+def _start_state(space: UrSpace, rules: UrRules, start) -> int:
+    """The full id ``(position * 2 + side) * 2 + again`` of the start."""
+    if start is None:
+        first, side0 = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0), 0
+    else:
+        lt, dk, who = start
+        side0 = 0 if who == "light" else 1
+        first = space.rank(*encode(*((lt, dk) if side0 == 0 else (dk, lt))))
+    return (first * 2 + side0) * 2 + 0
+
+
+def _branch_table(indptr, tg, pn, S: int, init: int, denom: int):
+    """(full ids of the states the start reaches, next, numerators): the branch table of those states, as wide
+    as the widest row (terminal positions are never entered; the two outcomes come last)."""
+    seen = _reach(indptr, tg, S, init)
+    reach = np.flatnonzero(seen)
+    del seen
+    index = np.full(4 * S + 2, -1, np.int32)
+    index[reach] = np.arange(reach.size, dtype=np.int32)
+    rows = np.where(reach >= 4 * S, 0, ((reach >> 1) & 1) * S + (reach >> 2))
+    width = max(1, int((indptr[rows + 1] - indptr[rows]).max()))
+    del rows
+    n = reach.size
+    nxt_r = np.full((n, width), -1, np.int32)
+    pnum_r = np.zeros((n, width), np.int16 if denom < 2**15 else np.int32)
+    _fill(reach, indptr, tg, pn, index, S, denom, nxt_r, pnum_r)
+    return reach, nxt_r, pnum_r
+
+
+def _describer(space: UrSpace) -> Callable[[int], dict]:
+    def describe(full_id: int) -> dict:
+        # The position is ranked from the side to move; name the pieces by colour.
+        mine, theirs = decode(tuple(space.unrank(int(full_id) // 4)))
+        side = "light" if (full_id // 2) % 2 == 0 else "dark"
+        light, dark = (mine, theirs) if side == "light" else (theirs, mine)
+        return {"side_to_move": side, "throwing_again": bool(full_id % 2), "light_squares": list(light),
+                "dark_squares": list(dark)}
+
+    return describe
+
+
 def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Callable = "random",
              values: np.ndarray | None = None,
              start: tuple[list[int], list[int], str] | None = None) -> Chain:
@@ -233,82 +310,28 @@ def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Calla
     probs = [Fraction(p) for _, p in rules.throws]
     denom = math.lcm(*(p.denominator for p in probs)) * 420  # 420 = lcm(1..7): a random choice
     pnum_throw = np.array([int(p * denom) for p in probs], np.int64)
-
     S = space.size
-    counts = np.zeros(2 * S, np.int64)
-    parts_t, parts_p = [], []
-    for side, policy in enumerate((light, dark)):
-        for lo in range(0, S, CHAIN_CHUNK):
-            mv = moves(space, np.arange(lo, min(lo + CHAIN_CHUNK, S), dtype=np.int64), rules)
-            w = policy_weights(mv, policy, values, space)
-            p = np.rint(w * pnum_throw[None, :, None]).astype(np.int64)
-            p = np.where(w > 0, p, 0)
-            k = mv.index.size
-            out_t = np.empty((k, len(rules.throws) * MAX_MOVES), np.int64)
-            out_p = np.empty_like(out_t)
-            out_n = np.empty(k, np.int64)
-            _rows(mv.succ, mv.events, mv.n_moves, p, side, S, out_t, out_p, out_n)
-            live = np.arange(out_t.shape[1])[None, :] < out_n[:, None]
-            parts_t.append(out_t[live].astype(np.int32))
-            parts_p.append(out_p[live].astype(np.int32))
-            counts[side * S + lo:side * S + lo + k] = out_n
-            del mv, w, p, out_t, out_p, live
-    indptr = np.zeros(2 * S + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    del counts
-    tg = np.concatenate(parts_t)
-    del parts_t
-    pn = np.concatenate(parts_p)
-    del parts_p
-    if start is None:
-        first, side0 = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0), 0
-    else:
-        lt, dk, who = start
-        side0 = 0 if who == "light" else 1
-        first = space.rank(*encode(*((lt, dk) if side0 == 0 else (dk, lt))))
-    init = (first * 2 + side0) * 2 + 0
-
-    # Keep what the start reaches (terminal positions are never entered).
-    seen = _reach(indptr, tg, S, init)
-    reach = np.flatnonzero(seen)
-    del seen
-    index = np.full(4 * S + 2, -1, np.int32)
-    index[reach] = np.arange(reach.size, dtype=np.int32)
-    is_out = reach >= 4 * S
-    rows = np.where(is_out, 0, ((reach >> 1) & 1) * S + (reach >> 2))
-    width = max(1, int((indptr[rows + 1] - indptr[rows]).max()))
-    del rows
+    indptr, tg, pn = _all_rows(space, rules, light, dark, values, pnum_throw)
+    init = _start_state(space, rules, start)
+    reach, nxt_r, pnum_r = _branch_table(indptr, tg, pn, S, init, denom)
+    del indptr, tg, pn
     n = reach.size
-    nxt_r = np.full((n, width), -1, np.int32)
-    pnum_r = np.zeros((n, width), np.int16 if denom < 2**15 else np.int32)
-    _fill(reach, indptr, tg, pn, index, S, denom, nxt_r, pnum_r)
-    del indptr, tg, pn, index
+    is_out = reach >= 4 * S
     side_of = np.where(is_out, -1, (reach // 2) % 2).astype(np.int8)
     mid_turn = (reach % 2).astype(bool) & ~is_out
     turn_start = ~mid_turn & ~is_out
     throws = np.where(is_out, 0, 1).astype(np.int8)
-    init_state = int(np.searchsorted(reach, init))
-    out_light, out_dark = n - 2, n - 1
-
-    def describe(full_id: int) -> dict:
-        # The position is ranked from the side to move; name the pieces by colour.
-        mine, theirs = decode(tuple(space.unrank(int(full_id) // 4)))
-        side = "light" if (full_id // 2) % 2 == 0 else "dark"
-        light, dark = (mine, theirs) if side == "light" else (theirs, mine)
-        return {"side_to_move": side, "throwing_again": bool(full_id % 2), "light_squares": list(light),
-                "dark_squares": list(dark)}
-
     return Chain(
         next=nxt_r,
         pnum=pnum_r,
         denom=denom,
-        init=init_state,
-        outcomes={"light wins": out_light, "dark wins": out_dark},
+        init=int(np.searchsorted(reach, init)),
+        outcomes={"light wins": n - 2, "dark wins": n - 1},
         players=2,
         mover=side_of,
         state_rewards={"turns": turn_start, "throws": throws},
         turn_start=turn_start,
         state_ids=reach,
-        describe_state=describe,
+        describe_state=_describer(space),
         sweep_order=np.arange(n - 1, -1, -1),
     )

@@ -123,8 +123,8 @@ def _keep_bound(r, out: Path) -> dict | None:
     """From THROWS_BOUND_PIECES pieces, the bound on the throws to come under optimal play by both, swept on
     the table just written and kept beside it (:func:`.table.save_bound`), so that ``solve ur`` optimal against
     optimal does not sweep it; None below that, or for a table saved away from the table folder."""
+    from .bound import throws_bound
     from .solve import THROWS_BOUND_PIECES, THROWS_BOUND_TOL
-    from .sweeps import throws_bound
     from .table import find_table, save_bound, table_path
 
     if r.pieces < THROWS_BOUND_PIECES or out.resolve() != table_path(r).resolve():
@@ -157,7 +157,7 @@ def export_table(
         r = load_ur(rules, {"pieces": pieces})
         path = Path(table) if table else table_path(r)
         if table and path.exists() and not path.with_suffix(".json").exists():
-            from .layered import load_table
+            from .store import load_table
 
             found = (load_table(path, r), None)
         else:

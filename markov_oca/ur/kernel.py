@@ -38,7 +38,7 @@ import numpy as np
 from numba import prange
 
 from .rules import UrRules, load_ur
-from .state import LANE_CONFIGS, Position, UrSpace, _rank_core, _unrank_core, mirror_lane
+from .state import LANE_CONFIGS, Position, UrSpace, _rank_core, _unrank_core, lane_squares, mask_squares, mirror_lane
 
 __all__ = [
     "AGAIN",
@@ -50,8 +50,11 @@ __all__ = [
     "PASS",
     "ROSETTE",
     "UrMoves",
+    "bellman",
     "is_terminal",
     "kernel_args",
+    "move_scores",
+    "move_value",
     "moves",
     "moves_kernel",
     "over_code",
@@ -99,6 +102,116 @@ def over_code(n, total, mine_off, their_off):
     return _over(n, total, mine_off, their_off)
 
 
+@numba.njit(cache=True, inline="always")
+def move_value(ev, values, s):
+    """The mover's chance to win after a move of events ``ev`` to successor ``s`` (``values`` the chance of the
+    side to move in each position): 1 or 0 when it ends the game, ``values[s]`` when the mover throws again
+    (the successor ranked from the mover's side), ``1 - values[s]`` otherwise (ranked from the opponent's)."""
+    if ev & GAME_OVER:
+        return 1.0 if ev & MOVER_WINS else 0.0
+    if ev & AGAIN:
+        return values[s]
+    return 1.0 - values[s]
+
+
+@numba.njit(cache=True, inline="always")
+def bellman(succ, events, n_moves, probs, values, i):
+    """Position ``i``'s (row of a move table) optimal value from its successors' ``values``: each throw's best
+    :func:`move_value`, weighted by the throw's chance."""
+    new = 0.0
+    for t in range(succ.shape[1]):
+        best = -1.0
+        for m in range(n_moves[i, t]):
+            val = move_value(events[i, t, m], values, succ[i, t, m])
+            if val > best:
+                best = val
+        new += probs[t] * best
+    return new
+
+
+@numba.njit(cache=True)
+def move_scores(events, succ, n_moves, values):
+    """:func:`move_value` of every move of a move table (k, T, 7); ``-inf`` for the padding."""
+    out = np.full(events.shape, -np.inf)
+    for i in range(events.shape[0]):
+        for t in range(events.shape[1]):
+            for m in range(n_moves[i, t]):
+                out[i, t, m] = move_value(events[i, t, m], values, succ[i, t, m])
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _move_event(o, dst, mine_sq, theirs_sq, rosette_mask):
+    """The events of the move ``o -> dst`` before the game's end is known: -1 when it is not legal."""
+    ev = 0
+    if dst < 15:
+        if (mine_sq >> dst) & 1:
+            return -1
+        on_ros = (rosette_mask >> dst) & 1
+        if (theirs_sq >> dst) & 1:
+            if on_ros:
+                return -1
+            ev |= CAPTURE
+        if on_ros:
+            ev |= ROSETTE
+    return ev
+
+
+@numba.njit(cache=True, inline="always")
+def _after(o, dst, ev, lane, mm, mh, mo, th, pbit):
+    """(lane, mover's mask, hand, off, opponent's hand, events) after the move ``o -> dst``."""
+    if o == 0:
+        mh -= 1
+    elif o >= 5 and o <= 12:
+        lane -= 3 ** (o - 5)
+    else:
+        mm &= ~(1 << pbit[o])
+    if dst == 15:
+        mo += 1
+        ev |= OFF
+    elif dst >= 5 and dst <= 12:
+        if ev & CAPTURE:
+            lane -= 3 ** (dst - 5)  # digit 2 -> 1
+            th += 1
+        else:
+            lane += 3 ** (dst - 5)
+    else:
+        mm |= 1 << pbit[dst]
+    return lane, mm, mh, mo, th, ev
+
+
+@numba.njit(cache=True, inline="always")
+def _successor(tables, lane_mirror, n, total, o, dst, ev, p, pbit):
+    """(rank of the successor, events) of the legal move ``o -> dst`` from the unranked position ``p``: the game's
+    end marked, and the successor ranked from the side that moves next."""
+    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    lane, mm, mh, mo, tm, th, to = p
+    nl, nmm, nmh, nmo, nth, ev = _after(o, dst, ev, lane, mm, mh, mo, th, pbit)
+    if _over(n, total, nmo, to):
+        ev |= GAME_OVER
+        if _winner(n, total, nmo, to) > 0:
+            ev |= MOVER_WINS
+    elif ev & ROSETTE:
+        ev |= AGAIN
+    if ev & AGAIN:
+        return _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, nl, nmm, nmh, nmo, tm, nth, to), ev
+    return _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, lane_mirror[nl], tm, nth, to, nmm, nmh,
+                      nmo), ev
+
+
+@numba.njit(cache=True, inline="always")
+def _path_bits():
+    """Path square (1-4, 13-14) -> bit of a side's own mask, -1 elsewhere."""
+    pbit = np.full(16, -1, np.int64)
+    pbit[1] = 0
+    pbit[2] = 1
+    pbit[3] = 2
+    pbit[4] = 3
+    pbit[13] = 4
+    pbit[14] = 5
+    return pbit
+
+
 @numba.njit(cache=True, parallel=True)
 def moves_kernel(tables, lane_mirror, idx, throws, rosette_mask, total):
     """Moves of the positions ``idx`` (int64) for each throw value in ``throws`` (int64).
@@ -117,13 +230,7 @@ def moves_kernel(tables, lane_mirror, idx, throws, rosette_mask, total):
     n_moves = np.zeros((k, nt), np.int8)
     win = np.zeros(k, np.int8)
     over = np.zeros(k, np.bool_)
-    pbit = np.full(16, -1, np.int64)
-    pbit[1] = 0
-    pbit[2] = 1
-    pbit[3] = 2
-    pbit[4] = 3
-    pbit[13] = 4
-    pbit[14] = 5
+    pbit = _path_bits()
     for i in prange(k):
         p = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift, lane_light, lane_dark, pop6, idx[i])
         lane, mm, mh, mo, tm, th, to = p
@@ -132,88 +239,24 @@ def moves_kernel(tables, lane_mirror, idx, throws, rosette_mask, total):
             over[i] = True
             continue
         # my pieces on board squares 1..14 as bits, the opponent's on the lane
-        mine_sq = np.int64(0)
-        theirs_sq = np.int64(0)
-        for b in range(6):
-            if (mm >> b) & 1:
-                s = b + 1 if b < 4 else b + 9
-                mine_sq |= np.int64(1) << s
-        x = lane
-        for d in range(8):
-            dig = x % 3
-            x //= 3
-            if dig == 1:
-                mine_sq |= np.int64(1) << (5 + d)
-            elif dig == 2:
-                theirs_sq |= np.int64(1) << (5 + d)
-        mir_lane = lane_mirror[lane]
-        pass_succ = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
-                               mir_lane, tm, th, to, mm, mh, mo)
+        lane_mine, theirs_sq = lane_squares(lane)
+        mine_sq = mask_squares(mm) | lane_mine
         for t in range(nt):
             thr = throws[t]
             cnt = 0
-            if thr > 0:
-                for o in range(15):
-                    if o == 0:
-                        if mh == 0:
-                            continue
-                    elif not (mine_sq >> o) & 1:
-                        continue
-                    dst = o + thr
-                    if dst > 15:
-                        continue
-                    ev = 0
-                    if dst < 15:
-                        if (mine_sq >> dst) & 1:
-                            continue
-                        on_ros = (rosette_mask >> dst) & 1
-                        if (theirs_sq >> dst) & 1:
-                            if on_ros:
-                                continue
-                            ev |= CAPTURE
-                        if on_ros:
-                            ev |= ROSETTE
-                    # the position after the move
-                    nl = lane
-                    nmm = mm
-                    nmh = mh
-                    nmo = mo
-                    nth = th
-                    if o == 0:
-                        nmh -= 1
-                    elif o >= 5 and o <= 12:
-                        nl -= 3 ** (o - 5)
-                    else:
-                        nmm &= ~(1 << pbit[o])
-                    if dst == 15:
-                        nmo += 1
-                        ev |= OFF
-                    elif dst >= 5 and dst <= 12:
-                        if ev & CAPTURE:
-                            nl -= 3 ** (dst - 5)  # digit 2 -> 1
-                            nth += 1
-                        else:
-                            nl += 3 ** (dst - 5)
-                    else:
-                        nmm |= 1 << pbit[dst]
-                    if _over(n, total, nmo, to):
-                        ev |= GAME_OVER
-                        if _winner(n, total, nmo, to) > 0:
-                            ev |= MOVER_WINS
-                    elif ev & ROSETTE:
-                        ev |= AGAIN
-                    if ev & AGAIN:
-                        s = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
-                                       nl, nmm, nmh, nmo, tm, nth, to)
-                    else:
-                        s = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
-                                       lane_mirror[nl], tm, nth, to, nmm, nmh, nmo)
-                    succ[i, t, cnt] = s
-                    frm[i, t, cnt] = o
-                    events[i, t, cnt] = ev
-                    cnt += 1
+            for o in range(15 if thr > 0 else 0):
+                if (mh == 0) if o == 0 else not (mine_sq >> o) & 1:
+                    continue
+                dst = o + thr
+                ev = _move_event(o, dst, mine_sq, theirs_sq, rosette_mask) if dst <= 15 else -1
+                if ev < 0:
+                    continue
+                succ[i, t, cnt], events[i, t, cnt] = _successor(tables, lane_mirror, n, total, o, dst, ev, p, pbit)
+                frm[i, t, cnt] = o
+                cnt += 1
             if cnt == 0:
-                succ[i, t, 0] = pass_succ
+                succ[i, t, 0] = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
+                                           lane_mirror[lane], tm, th, to, mm, mh, mo)
                 frm[i, t, 0] = -1
                 events[i, t, 0] = PASS
                 cnt = 1
@@ -244,22 +287,15 @@ class UrMoves:
     terminal: np.ndarray
     win: np.ndarray
 
-    @property
-    def again(self) -> np.ndarray:
-        """(k, T, 7) bool: the same side moves again (successor not mirrored)."""
-        return (self.events & AGAIN) != 0
+    def has(self, event: int) -> np.ndarray:
+        """(k, T, 7) bool: the moves with the ``event`` bit."""
+        return (self.events & event) != 0
 
-    @property
-    def passed(self) -> np.ndarray:
-        return (self.events & PASS) != 0
-
-    @property
-    def capture(self) -> np.ndarray:
-        return (self.events & CAPTURE) != 0
-
-    @property
-    def game_over(self) -> np.ndarray:
-        return (self.events & GAME_OVER) != 0
+    again = property(lambda self: self.has(AGAIN), doc="(k, T, 7) bool: the same side moves again (successor "
+                                                        "not mirrored).")
+    passed = property(lambda self: self.has(PASS), doc="(k, T, 7) bool: the pass pseudo-moves.")
+    capture = property(lambda self: self.has(CAPTURE), doc="(k, T, 7) bool: the moves that capture.")
+    game_over = property(lambda self: self.has(GAME_OVER), doc="(k, T, 7) bool: the moves that end the game.")
 
     @property
     def dest(self) -> np.ndarray:

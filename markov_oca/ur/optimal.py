@@ -23,14 +23,14 @@ be saved with :func:`save_values` and memory-mapped back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numba
 import numpy as np
 
-from .kernel import AGAIN, GAME_OVER, MOVER_WINS, moves
+from .kernel import bellman, moves
 from .rules import UrRules
 from .state import UrSpace
+from .store import load_table, save_table
 
 
 @dataclass
@@ -56,20 +56,7 @@ def _sweep(order, succ, events, n_moves, probs, terminal_value, is_terminal, v):
         if is_terminal[s]:
             new = terminal_value[s]
         else:
-            new = 0.0
-            for t in range(succ.shape[1]):
-                best = -1.0
-                for m in range(n_moves[s, t]):
-                    ev = events[s, t, m]
-                    if ev & GAME_OVER:
-                        val = 1.0 if ev & MOVER_WINS else 0.0
-                    elif ev & AGAIN:
-                        val = v[succ[s, t, m]]
-                    else:
-                        val = 1.0 - v[succ[s, t, m]]
-                    if val > best:
-                        best = val
-                new += probs[t] * best
+            new = bellman(succ, events, n_moves, probs, v, s)
         d = abs(new - v[s])
         if d > worst:
             worst = d
@@ -143,11 +130,7 @@ def solve_optimal_whole(rules: UrRules, tol: float = 1e-12, max_sweeps: int = 10
     return sol
 
 
-def save_values(values: np.ndarray, path: str | Path) -> None:
-    """Save the values as ``.npy``."""
-    np.save(Path(path), values)
-
-
-def load_values(path: str | Path) -> np.ndarray:
-    """Load saved values, memory-mapped (read-only)."""
-    return np.load(Path(path), mmap_mode="r")
+#: Save the values as ``.npy`` (:func:`.store.save_table`).
+save_values = save_table
+#: Load saved values, memory-mapped read-only (:func:`.store.load_table`).
+load_values = load_table

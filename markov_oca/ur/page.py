@@ -46,80 +46,80 @@ _UR_OCCUPANCY_LIMIT = 3_000_000
 # ----------------------------------------------------------------------------- Ur pages
 
 
-def ur_page(r: UrRules, light: str, dark: str, progress: bool = False) -> tuple[str, list[Block]]:
-    """The page of ``r`` with light playing ``light`` and dark ``dark``: its title and blocks."""
+def _solved(r: UrRules, light: str, dark: str, progress: bool):
+    """(results, optimal solution, chain, occupancy or None): the optimal values serve the move tables whatever
+    the policies; the policy chain serves both the results and the occupancy. Each is computed once."""
     from .chain import check_chain_memory, ur_chain
     from .optimal import solve_optimal
-    from .state import UrSpace
 
     check_chain_memory(r)
-    # The optimal values serve the move tables whatever the policies; the policy chain serves
-    # both the results and the occupancy. Each is computed once.
     with progress_bar(progress) as bar:
         bar.add_task("optimal values for the move table", total=None)
         t0 = time.perf_counter()
         sol = solve_optimal(r)
-        values = sol.values
         t1 = time.perf_counter()
-        chain = ur_chain(r, light, dark, values)
+        chain = ur_chain(r, light, dark, sol.values)
         t2 = time.perf_counter()
     res = solve_ur(r, light, dark, progress=progress, chain=chain,
-                       optimal=sol if "optimal" in (light, dark) else None)
+                   optimal=sol if "optimal" in (light, dark) else None)
     res.timings = {"optimal": t1 - t0, "build": t2 - t1, **res.timings}
     occ = None
     if 4 * res.positions <= _UR_OCCUPANCY_LIMIT:
         with progress_bar(progress) as bar:
             bar.add_task("where the pieces stand", total=None)
             occ = _ur_occupancy(chain, r.pieces)
+    return res, sol, occ
 
-    head = f"{res.title} with {plural(res.pieces, 'piece')} a side"
-    blocks: list[Block] = [
-        Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
-           f"; light (moves first) plays {light}, dark plays {dark}."),
+
+def _rules_blocks(r: UrRules) -> list[Block]:
+    """The rules as read: throw, path, rosettes, end, the throws' chances and the options."""
+    return [
+        Heading(2, "The rules as read"),
+        Bullets([
+            [f"Throw: {r.describe_throw()}; a throw of 0, or one with no legal move, passes."],
+            [f"Path: {r.path_length} squares a side: 1–4 its own, {r.shared[0]}–{r.shared[1]} the shared lane, "
+             f"13–14 its own, then off the board (15); pieces wait in hand (0). A move takes one piece forward by "
+             "the throw; it may not land on its own piece and must reach 15 exactly to leave. Landing on an "
+             "opponent's piece in the shared lane sends it back to its owner's hand."],
+            [_rosettes_text(r)],
+            [f"End: {r.describe_end()}."],
+        ]),
+        Table(["Throw", "Chance"], [[Num(str(v)), Num(f"{p} = {float(p):.4f}" if isinstance(p, Fraction)
+                                                     and p.denominator > 1 else f"{float(p):.4f}")]
+                                    for v, p in r.throws]),
+        para("Options in force:"),
+        options_table(r.options, r.option_choices, r.option_docs),
     ]
-    if r.summary:
-        blocks.append(para(f"The rule file's summary: {r.summary}."))
-    blocks.append(para(f"Positions per side to move: {res.positions:,}; the chain of this pair of policies has "
-                     f"{res.states:,} states and {res.transitions:,} transitions (floating point).", small=True))
 
-    blocks.append(Heading(2, "The rules as read"))
-    blocks.append(Bullets([
-        [f"Throw: {r.describe_throw()}; a throw of 0, or one with no legal move, passes."],
-        [f"Path: {r.path_length} squares a side: 1–4 its own, {r.shared[0]}–{r.shared[1]} the shared lane, "
-         f"13–14 its own, then off the board (15); pieces wait in hand (0). A move takes one piece forward by the "
-         "throw; it may not land on its own piece and must reach 15 exactly to leave. Landing on an opponent's "
-         "piece in the shared lane sends it back to its owner's hand."],
-        [_rosettes_text(r)],
-        [f"End: {r.describe_end()}."],
-    ]))
-    blocks.append(Table(["Throw", "Chance"], [[Num(str(v)), Num(f"{p} = {float(p):.4f}" if isinstance(p, Fraction)
-                                                                 and p.denominator > 1 else f"{float(p):.4f}")]
-                                              for v, p in r.throws]))
-    blocks.append(para("Options in force:"))
-    blocks.append(options_table(r.options, r.option_choices, r.option_docs))
 
-    blocks.append(Heading(2, "Who wins"))
-    blocks.append(Table(["Side", "Plays", "Chance to win"],
-                        [["light (moves first)", light, Num(fmt(res.wins["light"]))],
-                         ["dark", dark, Num(fmt(res.wins["dark"]))]]))
+def _outcome_blocks(r: UrRules, res, light: str, dark: str, sol) -> list[Block]:
+    """Who wins, and how long the game lasts."""
+    from .state import UrSpace
+
     deadlock = max(0.0, 1.0 - float(res.wins["light"]) - float(res.wins["dark"]))
-    blocks.append(para("Chance of deadlock (the game never ends): ", Num(fmt(deadlock)),
-                     " (one minus the two chances to win)."))
     start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
-    blocks.append(para(f"Light's chance when both play optimally: {float(values[start]):.6f} (value iteration to "
-                     f"a final change of {sol.residual:.1e})."))
+    return [
+        Heading(2, "Who wins"),
+        Table(["Side", "Plays", "Chance to win"],
+              [["light (moves first)", light, Num(fmt(res.wins["light"]))],
+               ["dark", dark, Num(fmt(res.wins["dark"]))]]),
+        para("Chance of deadlock (the game never ends): ", Num(fmt(deadlock)),
+             " (one minus the two chances to win)."),
+        para(f"Light's chance when both play optimally: {float(sol.values[start]):.6f} (value iteration to "
+             f"a final change of {sol.residual:.1e})."),
+        Heading(2, "How long it lasts"),
+        para("Expected totals (a rosette's extra throw is part of the same turn):"),
+        Table(["Expected", "Whole game", "Given that the game ends"],
+              [[k, Num(fmt(e.total, 4)), Num(fmt(e.given_end, 4))] for k, e in res.expected.items()]),
+        *length_blocks(res.length, "both sides' turns"),
+    ]
 
-    blocks.append(Heading(2, "How long it lasts"))
-    blocks.append(para("Expected totals (a rosette's extra throw is part of the same turn):"))
-    blocks.append(Table(["Expected", "Whole game", "Given that the game ends"],
-                        [[k, Num(fmt(e.total, 4)), Num(fmt(e.given_end, 4))] for k, e in res.expected.items()]))
-    blocks += length_blocks(res.length, "both sides' turns")
 
-    blocks.append(Heading(2, "The board"))
+def _board_blocks(r: UrRules, occ) -> list[Block]:
+    """The board picture, coloured by the occupancy when there is one."""
     what = ("the share of all turns at whose start a piece of that side stands on the square, under these "
             "policies (the expected number of such turns divided by the expected number of turns)")
-    blocks.append(Picture(
+    blocks: list[Block] = [Heading(2, "The board"), Picture(
         BOARD_PNG, _ur_board_png(r, occ),
         "The Ur board, three rows of eight with two squares missing at the top and bottom, rosettes drawn, "
         "light's squares above, dark's below, the shared lane in the middle"
@@ -130,19 +130,37 @@ def ur_page(r: UrRules, light: str, dark: str, progress: bool = False) -> tuple[
         "along the lane 5–12, back to 13 and 14 and off. Rosettes are drawn as flowers. "
         + (f"Colour and number: {what}." if occ is not None else
            "Colour: none (the chain is too large for a second pass)."),
-    ))
+    )]
     if occ is not None:
         blocks.append(para("Expected pieces in hand and off the board at the start of a turn, averaged over the "
-                         f"turns: light {occ[0, 0]:.3f} in hand, {occ[0, 15]:.3f} off; dark {occ[1, 0]:.3f} "
-                         f"in hand, {occ[1, 15]:.3f} off."))
+                           f"turns: light {occ[0, 0]:.3f} in hand, {occ[0, 15]:.3f} off; dark {occ[1, 0]:.3f} "
+                           f"in hand, {occ[1, 15]:.3f} off."))
+    return blocks
 
+
+def ur_page(r: UrRules, light: str, dark: str, progress: bool = False) -> tuple[str, list[Block]]:
+    """The page of ``r`` with light playing ``light`` and dark ``dark``: its title and blocks."""
+    res, sol, occ = _solved(r, light, dark, progress)
+    head = f"{res.title} with {plural(res.pieces, 'piece')} a side"
+    blocks: list[Block] = [
+        Heading(1, head),
+        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
+             f"; light (moves first) plays {light}, dark plays {dark}."),
+    ]
+    if r.summary:
+        blocks.append(para(f"The rule file's summary: {r.summary}."))
+    blocks.append(para(f"Positions per side to move: {res.positions:,}; the chain of this pair of policies has "
+                       f"{res.states:,} states and {res.transitions:,} transitions (floating point).", small=True))
+    blocks += _rules_blocks(r)
+    blocks += _outcome_blocks(r, res, light, dark, sol)
+    blocks += _board_blocks(r, occ)
     blocks.append(Heading(2, "Best moves under optimal play"))
     blocks.append(para("For a few positions with light to move: for each throw, the move of greatest value and "
-                     "the value of every other legal move. A move's value is the mover's chance to win after it, "
-                     "both sides playing optimally from there. Positions are written as in ",
-                     Code("markov-oca ur best-move"),
-                     ": one path square per piece, 0 in hand, 1–14 on the board, 15 off."))
-    blocks += _ur_move_blocks(r, values)
+                       "the value of every other legal move. A move's value is the mover's chance to win after it, "
+                       "both sides playing optimally from there. Positions are written as in ",
+                       Code("markov-oca ur best-move"),
+                       ": one path square per piece, 0 in hand, 1–14 on the board, 15 off."))
+    blocks += _ur_move_blocks(r, sol.values)
     blocks += solver_blocks(res.solver, res.timings)
     return head, blocks
 

@@ -158,28 +158,17 @@ def load_ur(rules: str | Path, options: Mapping[str, Any] | None = None) -> UrRu
     return build_ur(raw, source, options or {})
 
 
-def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> UrRules:
-    """Validate a parsed Ur rule file with options in force."""
-    game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "ur")
+def _choose(source: str, value: str, choices, key: str) -> None:
+    if value not in choices:
+        raise RulesError(f"{value!r} is not one of {', '.join(choices)}", source=source, key=key)
 
-    # Options asked for.
-    chosen = parse_options(source, options, {k: v[0] for k, v in UR_OPTIONS.items()})
-    for key, choices in _CHOICES.items():
-        if key in chosen and chosen[key] not in choices:
-            raise RulesError(f"{chosen[key]!r} is not one of {', '.join(choices)}", source=source,
-                             key=f"option {key}")
 
-    texts = game_texts(source, game)
-    pieces = int_value(source, "game.pieces", game.get("pieces", MAX_PIECES), lo=1, hi=MAX_PIECES)
-    if "pieces" in chosen:
-        pieces = int_value(source, "option pieces", chosen["pieces"], lo=1, hi=MAX_PIECES)
-
-    # Throw.
+def _throw(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> tuple[str, int]:
+    """(kind, coins or faces) of the ``[throw]`` table, with the ``throw`` option in force."""
     throw = raw.get("throw", {"kind": "coins", "count": 4})
     check_keys(source, "throw", throw, _THROW_KEYS)
     kind = str_value(source, "throw.kind", throw.get("kind", "coins"))
-    if kind not in _CHOICES["throw"]:
-        raise RulesError(f"{kind!r} is not one of {', '.join(_CHOICES['throw'])}", source=source, key="throw.kind")
+    _choose(source, kind, _CHOICES["throw"], "throw.kind")
     own, other = ("count", "faces") if kind == "coins" else ("faces", "count")
     if other in throw:
         raise RulesError(f"a throw of kind {kind!r} has '{own}', not '{other}'", source=source,
@@ -190,8 +179,11 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
         count = int_value(source, "throw.faces", throw.get("faces", 4), lo=1, hi=_MAX_FACES)
     if "throw" in chosen and chosen["throw"] != kind:
         kind, count = chosen["throw"], 4
+    return kind, count
 
-    # Board.
+
+def _rosettes(source: str, raw: dict[str, Any]) -> tuple[int, ...]:
+    """The rosettes of the ``[board]`` table (whose path and shared lane must be the classic ones)."""
     board = raw.get("board", {})
     check_keys(source, "board", board, _BOARD_KEYS)
     plen = int_value(source, "board.path_length", board.get("path_length", PATH_LENGTH))
@@ -205,18 +197,18 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
     ros_raw = board.get("rosettes", [4, 8, 14])
     if not isinstance(ros_raw, list):
         raise RulesError("must be a list of path squares", source=source, key="board.rosettes")
-    rosettes = []
-    for i, s in enumerate(ros_raw):
-        rosettes.append(int_value(source, f"board.rosettes[{i}]", s, lo=1, hi=PATH_LENGTH))
+    rosettes = [int_value(source, f"board.rosettes[{i}]", s, lo=1, hi=PATH_LENGTH) for i, s in enumerate(ros_raw)]
     if len(set(rosettes)) != len(rosettes):
         raise RulesError("a square is listed twice", source=source, key="board.rosettes")
+    return tuple(sorted(rosettes))
 
-    # End.
+
+def _end(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> tuple[str, int | None]:
+    """(end rule, total or None) of the ``[end]`` table, with the ``end`` and ``total`` options in force."""
     end_t = raw.get("end", {"rule": "all-off"})
     check_keys(source, "end", end_t, _END_KEYS)
     end = str_value(source, "end.rule", end_t.get("rule", "all-off"))
-    if end not in _CHOICES["end"]:
-        raise RulesError(f"{end!r} is not one of {', '.join(_CHOICES['end'])}", source=source, key="end.rule")
+    _choose(source, end, _CHOICES["end"], "end.rule")
     if end == "all-off" and "total" in end_t:
         raise RulesError("'total' belongs to rule = \"total-off\"", source=source, key="end.total")
     total = None
@@ -234,7 +226,33 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
     if total is not None and total % 2 == 0:
         raise RulesError(f"must be odd, so that the game cannot end in a tie, got {total}", source=source,
                          key=total_key)
+    return end, total
 
+
+def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> UrRules:
+    """Validate a parsed Ur rule file with options in force.
+
+    Parameters
+    ----------
+    raw : dict
+        The parsed rule file.
+    source : str
+        Where it was read from (named in errors).
+    options : mapping
+        Option values to put in force (see :data:`UR_OPTIONS`).
+    """
+    game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "ur")
+    chosen = parse_options(source, options, {k: v[0] for k, v in UR_OPTIONS.items()})
+    for key, choices in _CHOICES.items():
+        if key in chosen:
+            _choose(source, chosen[key], choices, f"option {key}")
+    texts = game_texts(source, game)
+    pieces = int_value(source, "game.pieces", game.get("pieces", MAX_PIECES), lo=1, hi=MAX_PIECES)
+    if "pieces" in chosen:
+        pieces = int_value(source, "option pieces", chosen["pieces"], lo=1, hi=MAX_PIECES)
+    kind, count = _throw(source, raw, chosen)
+    rosettes = _rosettes(source, raw)
+    end, total = _end(source, raw, chosen)
     values = {"pieces": pieces, "throw": kind, "end": end}
     if total is not None:
         values["total"] = total
@@ -245,7 +263,7 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
         throw_kind=kind,
         throw_count=count,
         throws=_throws(kind, count),
-        rosettes=tuple(sorted(rosettes)),
+        rosettes=rosettes,
         end=end,
         total=total,
         options=MappingProxyType(values),

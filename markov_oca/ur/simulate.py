@@ -47,8 +47,8 @@ from numba import prange
 from ..analysis.sampling import SimSummary
 from ..core.errors import RulesError
 from ..core.progress import progress_bar
-from ..ur.rules import UrRules
-from ..ur.state import Position, UrSpace, rank
+from .rules import UrRules
+from .state import Position, UrSpace, lane_squares, mask_squares, rank
 
 __all__ = [
     "DEFAULT_TURN_LIMIT",
@@ -297,22 +297,9 @@ def _decisions_kernel(lane, mine_mask, mine_hand, mine_off, their_mask, their_ha
     frm_out = np.full((k, nt, 7), -1, np.int8)
     chosen = np.full((k, nt), -1, np.int8)
     for i in range(k):
-        mine = np.int64(0)
-        theirs = np.int64(0)
-        for b in range(6):
-            s = b + 1 if b < 4 else b + 9
-            if (mine_mask[i] >> b) & 1:
-                mine |= np.int64(1) << s
-            if (their_mask[i] >> b) & 1:
-                theirs |= np.int64(1) << s
-        x = np.int64(lane[i])
-        for j in range(8):
-            dig = x % 3
-            x //= 3
-            if dig == 1:
-                mine |= np.int64(1) << (5 + j)
-            elif dig == 2:
-                theirs |= np.int64(1) << (5 + j)
+        lane_mine, lane_theirs = lane_squares(lane[i])
+        mine = mask_squares(mine_mask[i]) | lane_mine
+        theirs = mask_squares(their_mask[i]) | lane_theirs
         if _over(n, total, np.int64(mine_off[i]), np.int64(their_off[i])):
             continue
         frm = np.empty(16, np.int64)
@@ -349,7 +336,7 @@ def _values_for(rules: UrRules, need: bool, values: np.ndarray | None) -> np.nda
     if not need:
         return np.zeros(1)
     if values is None:
-        from ..ur.optimal import solve_optimal
+        from .optimal import solve_optimal
 
         values = solve_optimal(rules).values
     values = np.ascontiguousarray(values, dtype=np.float64)

@@ -30,7 +30,7 @@ PUSH_ONLY_PIECES = 4
 #: least, whatever the length distribution asks (the tail beyond is extrapolated).
 PUSH_SUMS_TAIL = 1e-10
 #: From this many pieces the push's turns and throws come with a bound: a loose layered evaluation of the
-#: throws to come bounds them from every position (:func:`.sweeps.throws_bound`), so what the push leaves
+#: throws to come bounds them from every position (:func:`.bound.throws_bound`), so what the push leaves
 #: (the mass in play at its end and the mass let go) is worth at most that many turns and throws each. At
 #: five pieces it costs about a quarter of the push (34 of 137 s of CPU), so it starts at six.
 THROWS_BOUND_PIECES = 6
@@ -47,7 +47,7 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
     ``rules`` is a rule set's name or path, or loaded :class:`~markov_oca.ur.rules.UrRules`.
     A caller that already holds the optimal values (an
     :class:`~markov_oca.ur.optimal.OptimalSolution`, or the table itself as ``values``, e.g.
-    memory-mapped by :func:`~markov_oca.ur.layered.load_table`) or this policy pair's chain
+    memory-mapped by :func:`~markov_oca.ur.store.load_table`) or this policy pair's chain
     passes them, so they are not computed a second time. ``method``: ``"chain"``,
     ``"sweeps"`` or ``"auto"`` (the chain up to :data:`CHAIN_PIECES` pieces, or when
     ``chain`` is given or a policy is a callable; the sweeps above). Without values, a table
@@ -130,17 +130,11 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
     )
 
 
-def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResults:
-    """The sweeps: a layered policy evaluation (chances, turns, throws) and the forward push (length).
-
-    From :data:`PUSH_ONLY_PIECES` pieces the evaluation is skipped: the push gives the turns and
-    throws (its sums, the tail beyond the last turn extrapolated geometrically), and the chances are
-    the table's value of the start under optimal play by both, else the push's (the mass still in play
-    at the end shared as the last turns' endings were).
-    """
+def _check_sweep_policies(r, light, dark, values, optimal) -> None:
+    """Refuse what the sweeps cannot solve: a callable or unknown policy, or the optimal policy from
+    :data:`TABLE_FIRST_PIECES` pieces without a saved table."""
     from ..core.errors import RulesError
-    from .state import UrSpace
-    from .sweeps import POLICY_CODES, check_sweeps_memory, evaluate_policies, push_lengths, throws_bound
+    from .policy import POLICY_CODES
 
     for p in (light, dark):
         if not isinstance(p, str):
@@ -153,6 +147,74 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
         if find_table(r) is None:  # an hour's solve is a command of its own, run once, not a side effect
             raise RulesError(f"{r.name} with {r.pieces} pieces: the optimal policy needs the solved table; run "
                              f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first (see docs/ur.md)")
+
+
+def _kept_bound(r, light, dark, push_only, handed_in, timer):
+    """(bound kept beside the saved table by an earlier run or None, whether one is wanted, whether to keep the one
+    computed now). Only when the values are the saved table's, not values handed in or solved now."""
+    want = push_only and r.pieces >= THROWS_BOUND_PIECES
+    keep = want and not handed_in and "optimal" not in timer
+    if keep:
+        from .table import saved_bound
+
+        bound = saved_bound(r, light, dark, THROWS_BOUND_TOL)
+        if bound is not None:
+            timer["throws_bound"] = 0.0
+            return bound, False, keep
+    return None, want, keep
+
+
+def _bound_entry(bound, kept: bool) -> dict:
+    return {"method": "Gauss-Seidel evaluation of the throws to come, loose: an upper bound on them "
+                      "from every position" + (" (kept beside the table by an earlier run, which "
+                                               f"swept it in {bound.seconds:.0f} s)" if kept else ""),
+            "residual": bound.residual, "iterations": bound.sweeps, "bound": bound.bound}
+
+
+def _push_only_results(light, dark, push, bound, residual, optimal_value):
+    """(win, turns, throws, solver entry) from the push alone: the chances are the table's value of the start
+    under optimal play by both, else the push's (the mass still in play at the end shared as the last turns'
+    endings were)."""
+    dist = push.dist
+    turns, throws = push.turns, push.throws
+    if light == dark == "optimal":
+        win = optimal_value
+    else:
+        last = dist.by_outcome[-20:].sum(axis=0)
+        share = float(last[0] / last.sum()) if last.sum() > 0 else 0.5
+        win = push.wins[0] + dist.tail * share
+    entry = {"method": "forward push of the length distribution (turns and throws summed, the tail "
+                       "beyond the last turn extrapolated geometrically)",
+             "residual": max(dist.tail, push.tail_turns / max(turns, 1.0)), "iterations": dist.pmf.size - 1}
+    if bound is not None:
+        # the sums over the turns pushed are lower bounds; what is left (dist.tail: in play and let go) has
+        # at most bound.bound turns and throws ahead a unit, so the true value lies within
+        # [sum, sum + tail * bound] and the extrapolated one is at most this far from it
+        room = dist.tail * bound.bound
+        entry["error_bounds"] = {"turns": max(push.tail_turns, room - push.tail_turns),
+                                 "throws": max(push.tail_throws, room - push.tail_throws),
+                                 # the table's value is the pair's chance (the policy plays greedily on the
+                                 # table) to within its Bellman residual times the throws to come
+                                 "wins": (residual * bound.bound if residual is not None else None)
+                                 if light == dark == "optimal" else dist.tail}
+    return win, turns, throws, entry
+
+
+def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResults:
+    """The sweeps: a layered policy evaluation (chances, turns, throws) and the forward push (length).
+
+    From :data:`PUSH_ONLY_PIECES` pieces the evaluation is skipped: the push gives the turns and
+    throws (its sums, the tail beyond the last turn extrapolated geometrically), and the chances are
+    the table's value of the start under optimal play by both, else the push's (the mass still in play
+    at the end shared as the last turns' endings were).
+    """
+    from .bound import throws_bound
+    from .evaluate import evaluate_policies
+    from .push import push_lengths
+    from .state import UrSpace
+    from .sweeps import check_sweeps_memory
+
+    _check_sweep_policies(r, light, dark, values, optimal)
     push_only = r.pieces >= PUSH_ONLY_PIECES
     check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only)
     timer: dict[str, float] = {}
@@ -172,19 +234,8 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
                        "iterations": ev.sweeps})
         del ev
     optimal_value = float(values[start]) if values is not None else None
-    bound = None
-    want_bound = push_only and r.pieces >= THROWS_BOUND_PIECES
-    # A bound kept beside the saved table by an earlier run (only when the values are the saved table's, not
-    # values handed in or solved now); computed here otherwise and kept for the next run.
-    keep = want_bound and not handed_in and "optimal" not in timer
-    if keep:
-        from .table import saved_bound
-
-        bound = saved_bound(r, light, dark, THROWS_BOUND_TOL)
+    bound, want_bound, keep = _kept_bound(r, light, dark, push_only, handed_in, timer)
     kept = bound is not None
-    if kept:
-        timer["throws_bound"] = 0.0
-        want_bound = False
     shared = want_bound and "random" not in (light, dark)  # the bound swept on the push's own moves
     if want_bound and not shared:
         t0 = time.perf_counter()
@@ -204,42 +255,17 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
             from .table import save_bound
 
             save_bound(r, light, dark, THROWS_BOUND_TOL, bound)
-        solver.append({"method": "Gauss-Seidel evaluation of the throws to come, loose: an upper bound on them "
-                                 "from every position" + (" (kept beside the table by an earlier run, which "
-                                                          f"swept it in {bound.seconds:.0f} s)"
-                                                          if kept else ""),
-                       "residual": bound.residual, "iterations": bound.sweeps, "bound": bound.bound})
-    dist = push.dist
+        solver.append(_bound_entry(bound, kept))
     if push_only:
-        turns, throws = push.turns, push.throws
+        win, turns, throws, entry = _push_only_results(light, dark, push, bound, residual, optimal_value)
         transitions = push.entries
-        if light == dark == "optimal":
-            win = optimal_value
-        else:  # the mass still in play shared as the last turns' endings were
-            last = dist.by_outcome[-20:].sum(axis=0)
-            share = float(last[0] / last.sum()) if last.sum() > 0 else 0.5
-            win = push.wins[0] + dist.tail * share
-        entry = {"method": "forward push of the length distribution (turns and throws summed, the tail "
-                           "beyond the last turn extrapolated geometrically)",
-                 "residual": max(dist.tail, push.tail_turns / max(turns, 1.0)), "iterations": dist.pmf.size - 1}
-        if bound is not None:
-            # the sums over the turns pushed are lower bounds; what is left (dist.tail: in play and let go) has
-            # at most bound.bound turns and throws ahead a unit, so the true value lies within
-            # [sum, sum + tail * bound] and the extrapolated one is at most this far from it
-            room = dist.tail * bound.bound
-            entry["error_bounds"] = {"turns": max(push.tail_turns, room - push.tail_turns),
-                                     "throws": max(push.tail_throws, room - push.tail_throws),
-                                     # the table's value is the pair's chance (the policy plays greedily on the
-                                     # table) to within its Bellman residual times the throws to come
-                                     "wins": (residual * bound.bound if residual is not None else None)
-                                     if light == dark == "optimal" else dist.tail}
         solver.append(entry)
     return UrResults(
         rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
         options=dict(r.options), states=space.size * (1 if light == dark else 2), transitions=transitions,
         wins={"light": win, "dark": 1.0 - win},
         expected={"turns": Expectation(turns, turns), "throws": Expectation(throws, throws)},
-        length=summarise_length(dist, turns),
+        length=summarise_length(push.dist, turns),
         optimal_value=optimal_value,
         optimal_residual=residual,
         positions=space.size,

@@ -63,13 +63,18 @@ __all__ = [
     "encode",
     "is_valid",
     "lane_counts",
+    "lane_pips",
+    "lane_squares",
+    "mask_squares",
     "mirror",
     "mirror_lane",
     "mirror_many",
     "rank",
     "rank_many",
     "side_count",
+    "side_pips",
     "unrank",
+    "unrank_at",
     "unrank_many",
 ]
 
@@ -330,6 +335,67 @@ def _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift, lane_light,
     to = side_o[rt, st]
     return (np.int64(lane), np.int64(mm), np.int64(rm - pop6[mm] - mo), np.int64(mo),
             np.int64(tm), np.int64(rt - pop6[tm] - to), np.int64(to))
+
+
+@numba.njit(cache=True, inline="always")
+def unrank_at(tables, index):
+    """:func:`unrank` inlined into a kernel: (lane, mine_mask, mine_hand, mine_off, their_mask, their_hand,
+    their_off) of ``index``."""
+    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    return _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift, lane_light, lane_dark, pop6, index)
+
+
+@numba.njit(cache=True, inline="always")
+def mask_squares(mask):
+    """A side's own squares (bits 0-3: path squares 1-4, bits 4-5: squares 13-14) as bits of path squares."""
+    out = np.int64(0)
+    for b in range(6):
+        if (mask >> b) & 1:
+            out |= np.int64(1) << (b + 1 if b < 4 else b + 9)
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def lane_squares(lane):
+    """The shared lane (base-3 digits, square 5 first: 1 the mover's, 2 the opponent's) as two sets of bits of
+    path squares: (the mover's, the opponent's)."""
+    mine = np.int64(0)
+    theirs = np.int64(0)
+    x = np.int64(lane)
+    for d in range(8):
+        dig = x % 3
+        x //= 3
+        if dig == 1:
+            mine |= np.int64(1) << (5 + d)
+        elif dig == 2:
+            theirs |= np.int64(1) << (5 + d)
+    return mine, theirs
+
+
+@numba.njit(cache=True, inline="always")
+def side_pips(mask, off):
+    """Pips a side has walked with its pieces off (15 each) and on its own squares (a piece on path square s has
+    walked s)."""
+    p = 15 * off
+    for bit in range(6):
+        if (mask >> bit) & 1:
+            p += bit + 1 if bit < 4 else bit + 9
+    return p
+
+
+@numba.njit(cache=True, inline="always")
+def lane_pips(lane):
+    """Pips walked by the pieces on the shared lane: (the mover's, the opponent's)."""
+    p = 0
+    q = 0
+    x = lane
+    for d in range(8):
+        if x % 3 == 1:
+            p += 5 + d
+        elif x % 3 == 2:
+            q += 5 + d
+        x //= 3
+    return p, q
 
 
 @numba.njit(cache=True)

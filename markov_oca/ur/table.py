@@ -6,7 +6,7 @@ Saved tables
 ``.npy`` (float64, in the ranking of :mod:`.state`) and a ``.json`` beside it naming
 the rules and the solve. By default they go to ``$MARKOV_OCA_TABLES`` (or
 ``~/.cache/markov_oca/ur``) under a name made of the rule set, the pieces and a
-hash of what fixes the values (:func:`.layered.rules_identity`), so that
+hash of what fixes the values (:func:`.store.rules_identity`), so that
 :func:`find_table` hands them (memory-mapped) to ``ur best-move`` and
 ``solve ur`` instead of solving again.
 
@@ -42,9 +42,9 @@ from pathlib import Path
 import numpy as np
 
 from ..core.atomic import atomic_files
-from .layered import load_table, rules_identity, save_table
 from .rules import UrRules
 from .state import LANE_CONFIGS, UrSpace
+from .store import load_table, rules_identity, save_table
 
 __all__ = ["RguTable", "find_table", "read_rgu", "rgu_keys", "save_bound", "saved_bound", "table_dir", "table_path",
            "write_rgu", "write_table"]
@@ -120,13 +120,13 @@ def _read_bounds(rules: UrRules) -> dict:
 
 
 def saved_bound(rules: UrRules, light: str, dark: str, tol: float):
-    """The bound on the throws to come (a :class:`.sweeps.ThrowsBound`) that :func:`save_bound` kept for this
+    """The bound on the throws to come (a :class:`.bound.ThrowsBound`) that :func:`save_bound` kept for this
     pair and table, or None.
 
     The bound takes minutes of sweeps at seven pieces; it is a property of the rules, the pair and the table,
     so ``solve ur`` keeps it beside the table (``*.bounds.json``) and later runs read it back. An unreadable
     or stale file is ignored (the bound is computed again)."""
-    from .sweeps import ThrowsBound
+    from .bound import ThrowsBound
 
     key = _bound_key(rules, light, dark, tol)
     entry = _read_bounds(rules).get(key) if key is not None else None
@@ -140,7 +140,7 @@ def saved_bound(rules: UrRules, light: str, dark: str, tol: float):
 
 
 def save_bound(rules: UrRules, light: str, dark: str, tol: float, bound) -> bool:
-    """Keep ``bound`` (a :class:`.sweeps.ThrowsBound`) beside the table for :func:`saved_bound`; False when
+    """Keep ``bound`` (a :class:`.bound.ThrowsBound`) beside the table for :func:`saved_bound`; False when
     the directory cannot be written (the bound is then only this run's)."""
     key = _bound_key(rules, light, dark, tol)
     if key is None:

@@ -1,0 +1,41 @@
+"""The solved table on disk as this package keeps it: one ``.npy`` of float64 values, in the ranking of
+:mod:`.state`, written whole or not at all and read back memory-mapped; and what names the game it belongs
+to (:func:`rules_identity`). Where tables are kept and the ``.rgu`` format are :mod:`.table`'s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..core.atomic import atomic_files
+from .rules import UrRules
+from .state import UrSpace
+
+__all__ = ["load_table", "rules_identity", "save_table"]
+
+
+def rules_identity(rules: UrRules) -> dict:
+    """What fixes the game's values: the checkpoint manifest and the table's header name it."""
+    return {"rules": rules.name, "pieces": rules.pieces, "throws": [[int(v), str(p)] for v, p in rules.throws],
+            "rosettes": list(rules.rosettes), "end": rules.end, "total": rules.total}
+
+
+
+def save_table(values: np.ndarray, path: str | Path) -> Path:
+    """Write the table as ``.npy``, whole or not at all."""
+    path = Path(path)
+    with atomic_files([path]) as (tmp,):
+        with open(tmp, "wb") as fh:
+            np.save(fh, np.asarray(values, np.float64))
+    return path
+
+
+def load_table(path: str | Path, rules: UrRules | None = None) -> np.ndarray:
+    """A saved table, memory-mapped read-only; with ``rules``, its length is checked."""
+    v = np.load(Path(path), mmap_mode="r")
+    if rules is not None and v.shape != (UrSpace(rules.pieces).size,):
+        raise ValueError(f"{path}: {v.shape} values, not one per position of {rules.pieces} pieces "
+                         f"({UrSpace(rules.pieces).size:,})")
+    return v
