@@ -21,25 +21,30 @@ from .rotated_chain import RotatedChain
 
 
 @numba.njit(cache=True)
-def _per_seat(nxt, pnum, inv_denom, v, n_states, turn_start, lead, throw, stake, place, wins, turns, rounds,
+def _per_seat(nxt, pnum, inv_denom, v, h, n_states, turn_start, lead, throw, stake, place, wins, turns, rounds,
               throws, stakes, places):
-    """Every per-seat total from the visits block ``v`` (column a: seat a moves)."""
+    """Every per-seat total from the visits block ``v`` (column a: seat a moves); with ``h`` of more than one
+    entry, weighted by the chance of ending (``h`` of the state, or of where a branch goes)."""
     P = v.shape[1]
+    weighted = h.size > 1
     for s in range(n_states):
         ts = turn_start[s]
+        hs = h[s] if weighted else 1.0
         for a in range(P):
             x = v[s, a]
             if x == 0.0:
                 continue
             if ts:
-                turns[a] += x
+                turns[a] += x * hs
                 if a <= lead[s]:
-                    rounds[0] += x
+                    rounds[0] += x * hs
             for j in range(nxt.shape[1]):
                 t = nxt[s, j]
                 if t < 0:
                     break
                 w = x * pnum[s, j] * inv_denom
+                if weighted:
+                    w *= h[t]
                 if t >= n_states:
                     wins[(a + t - n_states) % P] += w
                 if throw[s, j]:
@@ -48,32 +53,6 @@ def _per_seat(nxt, pnum, inv_denom, v, n_states, turn_start, lead, throw, stake,
                     stakes[a] += w * stake[s, j]
                 if place.shape[0] > 1 and place[s, j] > 0:
                     places[a, place[s, j] - 1] += w
-
-
-@numba.njit(cache=True)
-def _per_seat_given_end(nxt, pnum, inv_denom, v, h, n_states, turn_start, lead, throw, stake, turns, rounds,
-                        throws, stakes):
-    """The same totals weighted by the chance of ending (``h`` of the state, or of where a branch goes)."""
-    P = v.shape[1]
-    for s in range(n_states):
-        ts = turn_start[s]
-        for a in range(P):
-            x = v[s, a]
-            if x == 0.0:
-                continue
-            if ts:
-                turns[a] += x * h[s]
-                if a <= lead[s]:
-                    rounds[0] += x * h[s]
-            for j in range(nxt.shape[1]):
-                t = nxt[s, j]
-                if t < 0:
-                    break
-                w = x * pnum[s, j] * inv_denom * h[t]
-                if throw[s, j]:
-                    throws[a] += w
-                if stake.shape[0] > 1:
-                    stakes[a] += w * stake[s, j]
 
 
 @numba.njit(cache=True)
@@ -152,7 +131,7 @@ def seat_totals(rc: RotatedChain, v: np.ndarray) -> SeatTotals:
     """Every seat's totals from the visits block ``v``."""
     chain, N = rc.chain, rc.players
     tot = SeatTotals(np.zeros(N), np.zeros(N), np.zeros(1), np.zeros(N), np.zeros(N), np.zeros((N, max(1, N - 1))))
-    _per_seat(chain.next, chain.pnum, 1.0 / chain.denom, v, rc.n_states, chain.turn_start, rc.lead,
+    _per_seat(chain.next, chain.pnum, 1.0 / chain.denom, v, np.ones(1), rc.n_states, chain.turn_start, rc.lead,
               chain.branch_rewards["throws"], rc.stake, rc.place, tot.wins, tot.turns, tot.rounds, tot.throws,
               tot.stakes, tot.places)
     return tot
@@ -204,8 +183,8 @@ def given_end(rc: RotatedChain, st: Structure, v: np.ndarray, tot: SeatTotals,
     reports.append(rep_h)
     h[n_states:] = 1.0
     g = SeatTotals(tot.wins, np.zeros(N), np.zeros(1), np.zeros(N), np.zeros(N), tot.places)
-    _per_seat_given_end(chain.next, chain.pnum, inv, v, h, n_states, chain.turn_start, rc.lead,
-                        chain.branch_rewards["throws"], rc.stake, g.turns, g.rounds, g.throws, g.stakes)
+    _per_seat(chain.next, chain.pnum, inv, v, h, n_states, chain.turn_start, rc.lead, chain.branch_rewards["throws"],
+              rc.stake, rc.place, np.zeros(N), g.turns, g.rounds, g.throws, g.stakes, np.zeros_like(tot.places))
     p_end = 1.0 - deadlock
     for name in ("turns", "rounds", "throws", "stakes"):
         x = getattr(g, name)
