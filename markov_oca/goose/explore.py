@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..progress import progress_bar
-from .kernel import Branches, Tables, _merge, _successors, _write
+from .kernel import CHUNK, Branches, Tables, _merge, _successors, _successors_serial, _write
 
 SLICE = 262_144  # queue entries expanded at a time
 
@@ -45,7 +45,7 @@ def explore(tb: Tables, start: int, full: int, rotated: bool, progress: bool, ta
         out = np.empty((min(full, SLICE), tb.t_prob.shape[1] + 1), queue.dtype)
         while head < tail:
             hi = min(tail, head + out.shape[0])
-            _successors(queue, head, hi, tb, rotated, out)
+            (_successors if hi - head > CHUNK else _successors_serial)(queue, head, hi, tb, rotated, out)
             tail = _merge(out, hi - head, seen, queue, tail)
             head = hi
             bar.update(task_id, completed=head, total=tail)

@@ -160,24 +160,6 @@ def _finish(tb, work, seat, sq, j):
     return _encode(_next_seat(seat, P, l_fin, work), P, L, work), done + 1
 
 
-@numba.njit(cache=True, inline="always")
-def _come_to_rest(tb, work, seat, sq, j, new):
-    """Occupancy and release where the mover comes to rest (``work`` changed); the mover's local state."""
-    f = tb.t_final[sq, j]
-    if tb.t_moved[sq, j] and f != 0 and f != tb.goal:
-        for k in range(tb.players):
-            if k == seat or tb.l_fin[work[k]] or tb.l_sq[work[k]] != f:
-                continue
-            if tb.occupancy == OCC_OCCUPANT:
-                work[k] = tb.bumped[sq, tb.l_skip[work[k]]]  # to the mover's origin square
-            elif tb.occupancy == OCC_MOVER:
-                work[seat] = sq
-                return sq
-            elif tb.l_wait[work[k]]:
-                work[k] = f  # released, stays on the square
-    return new
-
-
 @numba.njit(cache=True)
 def _expand(state, tb, sc):
     """Every branch of one step from joint state ``state``; returns how many.
@@ -185,32 +167,49 @@ def _expand(state, tb, sc):
     ``sc`` is :func:`_scratch`'s. Its next ids are joint ids; an outcome is
     ``n_full + k``: seat k won (until first), or seat k was left last (until last).
     """
-    P, L = tb.players, tb.n_local
+    # the tables taken out of the bundle once a step: each use of a bundle's array in the loop would count a
+    # reference to it (an atomic operation), a third of the time of a step (measured)
+    (P, L, goal, _, occupancy, _, l_sq, l_skip, l_wait, l_again, l_fin, _, throw_local, bumped, t_prob, t_final,
+     t_moved, t_stake, t_finished) = tb
     locs, work, out_next, out_p, out_throw, out_stake, out_place = sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6]
     seat = _decode(state, P, L, locs)
     m = locs[seat]
-    if tb.l_wait[m] or tb.l_skip[m] > 0:
+    if l_wait[m] or l_skip[m] > 0:
         return _pass(tb, sc, seat, m)
-    sq = tb.l_sq[m]
+    sq = l_sq[m]
     count = 0
-    for j in range(tb.t_prob.shape[1]):
-        p = tb.t_prob[sq, j]
+    for j in range(t_prob.shape[1]):
+        p = t_prob[sq, j]
         if p == 0:
             continue
         for i in range(P):
             work[i] = locs[i]
         out_p[count] = p
         out_throw[count] = True
-        out_stake[count] = tb.t_stake[sq, j]
+        out_stake[count] = t_stake[sq, j]
         out_place[count] = 0
-        if tb.t_finished[sq, j]:
+        if t_finished[sq, j]:
             out_next[count], out_place[count] = _finish(tb, work, seat, sq, j)
-        else:
-            new = tb.throw_local[sq, j]
-            work[seat] = new
-            new = _come_to_rest(tb, work, seat, sq, j, new)
-            nseat = seat if tb.l_again[new] else _next_seat(seat, P, tb.l_fin, work)
-            out_next[count] = _encode(nseat, P, L, work)
+            count += 1
+            continue
+        new = throw_local[sq, j]
+        work[seat] = new
+        f = t_final[sq, j]
+        if t_moved[sq, j] and f != 0 and f != goal:
+            # occupancy and release where the mover comes to rest
+            for k in range(P):
+                if k == seat or l_fin[work[k]] or l_sq[work[k]] != f:
+                    continue
+                if occupancy == OCC_OCCUPANT:
+                    work[k] = bumped[sq, l_skip[work[k]]]  # to the mover's origin square
+                elif occupancy == OCC_MOVER:
+                    work[seat] = sq
+                    new = sq
+                    break
+                elif l_wait[work[k]]:
+                    work[k] = f  # released, stays on the square
+        nseat = seat if l_again[new] else _next_seat(seat, P, l_fin, work)
+        out_next[count] = _encode(nseat, P, L, work)
         count += 1
     return count
 
@@ -247,24 +246,36 @@ def _step(state, tb, sc, rotated):
     return c
 
 
+@numba.njit(cache=True, inline="always")
+def _successor_row(queue, r, lo, tb, rotated, out, sc):
+    """Row ``r - lo`` of ``out``: the successors of ``queue[r]`` (-1 pads, outcomes left out)."""
+    c = _step(queue[r], tb, sc, rotated)
+    out_next, n_full = sc[2], tb.n_full
+    k = 0
+    for j in range(c):
+        if out_next[j] < n_full:
+            out[r - lo, k] = out_next[j]
+            k += 1
+    for j in range(k, out.shape[1]):
+        out[r - lo, j] = -1
+
+
 @numba.njit(cache=True, parallel=True)
 def _successors(queue, lo, hi, tb, rotated, out):
-    """The successors of ``queue[lo:hi]`` (row ``r - lo`` of ``out``; -1 pads, outcomes left out), on every
-    core: the expensive half of a breadth-first step, whose merge (:func:`_merge`) is serial."""
-    J = tb.t_prob.shape[1] + 1
-    n_chunks = (hi - lo + CHUNK - 1) // CHUNK
-    for q in numba.prange(n_chunks):
-        sc = _scratch(tb.players, J)
-        out_next = sc[2]
+    """The successors of ``queue[lo:hi]`` (:func:`_successor_row`), on every core: the expensive half of a
+    breadth-first step, whose merge (:func:`_merge`) is serial."""
+    for q in numba.prange((hi - lo + CHUNK - 1) // CHUNK):
+        sc = _scratch(tb.players, tb.t_prob.shape[1] + 1)
         for r in range(lo + q * CHUNK, min(hi, lo + (q + 1) * CHUNK)):
-            c = _step(queue[r], tb, sc, rotated)
-            k = 0
-            for j in range(c):
-                if out_next[j] < tb.n_full:
-                    out[r - lo, k] = out_next[j]
-                    k += 1
-            for j in range(k, J):
-                out[r - lo, j] = -1
+            _successor_row(queue, r, lo, tb, rotated, out, sc)
+
+
+@numba.njit(cache=True)
+def _successors_serial(queue, lo, hi, tb, rotated, out):
+    """:func:`_successors` on this core (a few rows: starting the threads would cost more)."""
+    sc = _scratch(tb.players, tb.t_prob.shape[1] + 1)
+    for r in range(lo, hi):
+        _successor_row(queue, r, lo, tb, rotated, out, sc)
 
 
 @numba.njit(cache=True)
@@ -306,8 +317,8 @@ def _write(ids, index, outcome_base, tb, rotated, br, lo, hi):
     ``index[t]``, outcome k row ``outcome_base + k``): the branches, whether a step begins a turn, and the
     arrays kept of the mover, a round's start, the finished seats before the mover and the mover's square."""
     J = tb.t_prob.shape[1] + 1
-    P, n_full, l_fin = tb.players, tb.n_full, tb.l_fin
-    # the arrays taken out of the bundle first: numba loses the writes into a tuple's arrays inside a prange
+    P, n_full, l_fin, l_again, l_sq = tb.players, tb.n_full, tb.l_fin, tb.l_again, tb.l_sq
+    # the arrays taken out of the bundles first: numba loses the writes into a tuple's arrays inside a prange
     nxt, pnum, shift, throw, stake, place, turn_start, mover, round_start, lead, square = br
     n_chunks = (hi - lo + CHUNK - 1) // CHUNK
     for q in numba.prange(n_chunks):
@@ -328,7 +339,7 @@ def _write(ids, index, outcome_base, tb, rotated, br, lo, hi):
                 if place.shape[0] > 1:
                     place[r, j] = out_place[j]
             seat = 0 if rotated else ids[r] % P
-            turn_start[r] = not tb.l_again[locs[seat]]
+            turn_start[r] = not l_again[locs[seat]]
             if mover.shape[0] > 1:
                 mover[r] = seat
             if round_start.shape[0] > 1:
@@ -336,4 +347,4 @@ def _write(ids, index, outcome_base, tb, rotated, br, lo, hi):
             if lead.shape[0] > 1:
                 lead[r] = _finished_before(l_fin, locs, P)
             if square.shape[0] > 1:
-                square[r] = tb.l_sq[locs[0]]
+                square[r] = l_sq[locs[0]]
