@@ -2,12 +2,7 @@
 
 :func:`_play_range` plays a range of a batch's games without the GIL (a pool of
 threads plays the ranges); each game draws from its own SplitMix64 stream
-(:mod:`.splitmix`). A turn is :func:`_play_one`'s loop over named steps (the
-RULES.md steps they play): :func:`_passes`, :func:`_first_target`,
-:func:`_throw_to`, :func:`_land` and :func:`_come_to_rest`. The steps are
-inlined into the loop (``inline="always"``): an array handed to a helper that
-is called, not inlined, costs an atomic reference count per call, which was a
-third of the time per turn (measured).
+(:mod:`.splitmix`); :func:`_play_one` plays one game, RULES.md step by step.
 """
 
 from __future__ import annotations
@@ -57,131 +52,10 @@ def _next_seat(seat, players, fin_mask):
     return seat
 
 
-@numba.njit(cache=True, inline="always")
-def _passes(seat, players, fin_mask, skip, wait):
-    """RULES.md steps 1-2: a waiting player, or one with turns to miss, passes (a turn to miss counted down).
-    Whether nobody can ever move again (everyone still in the game waits: a deadlock)."""
-    if skip[seat] > 0:
-        skip[seat] -= 1
-    if not wait[seat]:
-        return False
-    for k in range(players):
-        if not (fin_mask >> k) & 1 and not wait[k]:
-            return False
-    return True
-
-
-@numba.njit(cache=True, inline="always")
-def _first_target(faces, count, ft_faces, ft_target):
-    """Step 4: the square the first-throw table sends ``faces[:count]`` to (sorted high to low here, as the
-    table spells them), or -1."""
-    for i in range(1, count):
-        v = faces[i]
-        j = i - 1
-        while j >= 0 and faces[j] < v:
-            faces[j + 1] = faces[j]
-            j -= 1
-        faces[j + 1] = v
-    for r in range(ft_target.shape[0]):
-        same = True
-        for d in range(count):
-            if ft_faces[r, d] != faces[d]:
-                same = False
-                break
-        if same:
-            return ft_target[r]
-    return -1
-
-
-@numba.njit(cache=True, inline="always")
-def _throw_to(sq, path, origin, total, target, goal, overshoot, backward, ft_effect, cap):
-    """Steps 4-6: where a throw of ``total`` from ``origin`` (``target``: the first-throw rule's square, or -1)
-    takes the piece, ``path[:n]`` the squares whose effect applies: ``(q, n, moved, skip, wait, again)``;
-    ``n`` is -1 when the chain of effects is longer than ``cap`` (it loops)."""
-    if target >= 0 and (not ft_effect or target == 0 or target == goal):
-        path[0] = target  # placed by the first-throw rule; by default its square does nothing
-        return target, 1, True, 0, False, False
-    if target >= 0:
-        q, direction, moved = target, 1, True
-    else:
-        q, direction, moved = move_to_jit(origin + total, 1, goal, overshoot, origin)
-    n = 0
-    new_skip = 0
-    new_wait = False
-    new_again = False
-    while moved:
-        if n >= cap:
-            return q, -1, moved, 0, False, False
-        path[n] = q
-        n += 1
-        if q == goal:
-            break
-        new_skip += sq[q, MISS]
-        new_again = new_again or sq[q, AGAIN] != 0
-        new_wait = new_wait or sq[q, WAIT] != 0
-        kind = sq[q, GOOSE]
-        if kind == GOOSE_REPEAT:
-            # Forward by the same total, unless the piece came back by a bounce and
-            # goose_after_bounce keeps its direction of travel; past the goal, the overshoot rule.
-            step = -total if (direction < 0 and backward) else total
-            nq, direction, on = move_to_jit(q + step, 1 if step > 0 else -1, goal, overshoot, q)
-            if not on:
-                break  # the repeated move would overshoot: the piece stays on the goose
-            q = nq
-        elif kind == GOOSE_NEXT:
-            # The next goose is reached (a landing) but its own effect is not applied.
-            q = sq[q, NEXT_GOOSE]
-            path[n] = q
-            n += 1
-            break
-        elif sq[q, JUMP] >= 0:
-            q = sq[q, JUMP]
-            direction = 1
-        else:
-            break
-    return q, n, moved, new_skip, new_wait, new_again and not new_wait and new_skip == 0
-
-
-@numba.njit(cache=True, inline="always")
-def _land(counts, stamp, path, n, seat, stamp_id):
-    """Count this game's landings of ``seat`` on ``path[:n]``, once per square."""
-    for i in range(n):
-        # Branch-free: whether this game already landed here is a coin flip to the CPU.
-        p = path[i]
-        counts[seat, p] += stamp[seat, p] != stamp_id
-        stamp[seat, p] = stamp_id
-
-
-@numba.njit(cache=True, inline="always")
-def _come_to_rest(pos, skip, wait, seat, q, origin, players, fin_mask, occupancy, keeps, again):
-    """Step 7: the mover came to rest on ``q`` (not 0 or G): occupancy, or release from a waiting square.
-    Whether the mover throws again."""
-    for k in range(players):
-        if k == seat or (fin_mask >> k) & 1 or pos[k] != q:
-            continue
-        if occupancy == OCC_OCCUPANT:
-            pos[k] = origin  # to the mover's origin, no effect there
-            wait[k] = False
-            if not keeps:
-                skip[k] = 0
-        elif occupancy == OCC_MOVER:
-            pos[seat] = origin  # the mover goes back, and gains nothing from the throw
-            skip[seat] = 0
-            wait[seat] = False
-            return False
-        elif wait[k]:
-            wait[k] = False  # released: stays there and throws on its next turn
-            skip[k] = 0
-    return again
-
-
-@numba.njit(cache=True, inline="always")
-def _last_left(players, fin_mask, seat):
-    """Step 9 with ``until = "last"``, one player left: that seat (or ``seat``, a lone player who finished)."""
-    for k in range(players):
-        if not (fin_mask >> k) & 1:
-            return k
-    return seat
+# _play_one keeps the whole turn in one function on purpose: an array handed to a helper in the hot loop
+# costs an atomic reference count per use, which was a third of the time per turn (measured), and inlining
+# the helper (``inline="always"``) does not take that away (measured again: the turn in named inline steps
+# took 1.5 times as long). Helpers take scalars only (:func:`~.splitmix.draw`, :data:`~.goose_flat.move_to_jit`).
 
 
 @numba.njit(cache=True)
@@ -194,8 +68,13 @@ def _play_one(state, stamp_id, players, turn_limit, sq, opt, ft_faces, ft_target
     one per game and square, not per landing. ``pos``, ``skip``, ``wait``,
     ``faces`` and ``path`` are scratch space.
     """
-    goal, until, overshoot, occupancy = opt[O_GOAL], opt[O_UNTIL], opt[O_OVERSHOOT], opt[O_OCCUPANCY]
-    backward, ft_effect, keeps = opt[O_BACKWARD] != 0, opt[O_FT_EFFECT] != 0, opt[O_KEEPS] != 0
+    goal = opt[O_GOAL]
+    until = opt[O_UNTIL]
+    overshoot = opt[O_OVERSHOOT]
+    occupancy = opt[O_OCCUPANCY]
+    backward = opt[O_BACKWARD] != 0
+    ft_effect = opt[O_FT_EFFECT] != 0
+    keeps = opt[O_KEEPS] != 0
     n_ft = ft_target.shape[0]
     cap = 2 * (goal + 1)  # a loop-free chain of effects visits each (square, direction) once
     for k in range(players):
@@ -214,12 +93,22 @@ def _play_one(state, stamp_id, players, turn_limit, sq, opt, ft_faces, ft_target
             if turns >= turn_limit:
                 return UNFINISHED, turns, throws
             turns += 1
+        # RULES.md steps 1-2: a waiting player, or one with turns to miss, passes.
         if wait[seat] or skip[seat] > 0:
-            if _passes(seat, players, fin_mask, skip, wait):
-                return UNFINISHED, turns, throws  # nobody can ever move again: deadlock
+            if skip[seat] > 0:
+                skip[seat] -= 1
+            if wait[seat]:
+                stuck = True
+                for k in range(players):
+                    if not (fin_mask >> k) & 1 and not wait[k]:
+                        stuck = False
+                        break
+                if stuck:
+                    return UNFINISHED, turns, throws  # nobody can ever move again: deadlock
             seat = _next_seat(seat, players, fin_mask)
             continue
-        # Step 3: the throw.
+
+        # Step 3: the throw. Two dice per 64-bit draw.
         origin = pos[seat]
         throws += 1
         count = sq[origin, DICE_COUNT]
@@ -231,13 +120,81 @@ def _play_one(state, stamp_id, players, turn_limit, sq, opt, ft_faces, ft_target
             total += face
             if first:
                 faces[d] = face
-        target = _first_target(faces, count, ft_faces, ft_target) if first else -1
-        q, n, moved, new_skip, new_wait, new_again = _throw_to(sq, path, origin, total, target, goal, overshoot,
-                                                               backward, ft_effect, cap)
-        if n < 0:
-            return LOOPED, turns, throws
-        _land(counts, stamp, path, n, seat, stamp_id)
-        if q == goal:  # step 9: finishing
+        target = -1
+        if first:
+            # Step 4: faces high to low, as the first-throw table spells them.
+            for i in range(1, count):
+                v = faces[i]
+                j = i - 1
+                while j >= 0 and faces[j] < v:
+                    faces[j + 1] = faces[j]
+                    j -= 1
+                faces[j + 1] = v
+            for r in range(n_ft):
+                same = True
+                for d in range(count):
+                    if ft_faces[r, d] != faces[d]:
+                        same = False
+                        break
+                if same:
+                    target = ft_target[r]
+                    break
+
+        # Steps 4-6: where the throw takes the piece; path[:n] are the squares whose effect applies.
+        moved = True
+        new_skip = 0
+        new_wait = False
+        new_again = False
+        n = 0
+        direction = 1
+        if target >= 0 and (not ft_effect or target == 0 or target == goal):
+            q = target  # placed by the first-throw rule; by default its square does nothing
+            path[0] = q
+            n = 1
+        else:
+            if target >= 0:
+                q = target
+            else:
+                q, direction, moved = move_to_jit(origin + total, 1, goal, overshoot, origin)
+            while moved:
+                if n >= cap:
+                    return LOOPED, turns, throws
+                path[n] = q
+                n += 1
+                if q == goal:
+                    break
+                new_skip += sq[q, MISS]
+                new_again = new_again or sq[q, AGAIN] != 0
+                new_wait = new_wait or sq[q, WAIT] != 0
+                kind = sq[q, GOOSE]
+                if kind == GOOSE_REPEAT:
+                    # Forward by the same total, unless the piece came back by a bounce and
+                    # goose_after_bounce keeps its direction of travel.
+                    step = -total if (direction < 0 and backward) else total
+                    nq, direction, on = move_to_jit(q + step, 1 if step > 0 else -1, goal, overshoot, q)
+                    if not on:
+                        break  # the repeated move would overshoot: the piece stays on the goose
+                    q = nq
+                elif kind == GOOSE_NEXT:
+                    # The next goose is reached (a landing) but its own effect is not applied.
+                    q = sq[q, NEXT_GOOSE]
+                    path[n] = q
+                    n += 1
+                    break
+                elif sq[q, JUMP] >= 0:
+                    q = sq[q, JUMP]
+                    direction = 1
+                else:
+                    break
+            new_again = new_again and not new_wait and new_skip == 0
+        for i in range(n):
+            # Branch-free: whether this game already landed here is a coin flip to the CPU.
+            p = path[i]
+            counts[seat, p] += stamp[seat, p] != stamp_id
+            stamp[seat, p] = stamp_id
+
+        # Step 9: finishing.
+        if q == goal:
             if until == UNTIL_FIRST:
                 return seat, turns, throws
             fin_mask |= 1 << seat
@@ -246,7 +203,10 @@ def _play_one(state, stamp_id, players, turn_limit, sq, opt, ft_faces, ft_target
             wait[seat] = False
             left -= 1
             if left <= 1:
-                return _last_left(players, fin_mask, seat), turns, throws
+                for k in range(players):
+                    if not (fin_mask >> k) & 1:
+                        return k, turns, throws  # the one left is last
+                return seat, turns, throws  # one player: finishing wins
             again = False
             seat = _next_seat(seat, players, fin_mask)
             continue
@@ -254,8 +214,25 @@ def _play_one(state, stamp_id, players, turn_limit, sq, opt, ft_faces, ft_target
         skip[seat] = new_skip
         wait[seat] = new_wait
         again = new_again
+        # Step 7: the square where the piece comes to rest, other than 0 and G.
         if moved and q != 0:
-            again = _come_to_rest(pos, skip, wait, seat, q, origin, players, fin_mask, occupancy, keeps, again)
+            for k in range(players):
+                if k == seat or (fin_mask >> k) & 1 or pos[k] != q:
+                    continue
+                if occupancy == OCC_OCCUPANT:
+                    pos[k] = origin  # to the mover's origin, no effect there
+                    wait[k] = False
+                    if not keeps:
+                        skip[k] = 0
+                elif occupancy == OCC_MOVER:
+                    pos[seat] = origin  # the mover goes back, and gains nothing from the throw
+                    skip[seat] = 0
+                    wait[seat] = False
+                    again = False
+                    break
+                elif wait[k]:
+                    wait[k] = False  # released: stays there and throws on its next turn
+                    skip[k] = 0
         if not again:
             seat = _next_seat(seat, players, fin_mask)
 
