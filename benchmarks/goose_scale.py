@@ -146,6 +146,7 @@ def turns_run(rules_name: str, players: int, turns: int) -> None:
     kernel's wall time and CPU time (``thread_time`` of the thread that ran it), summed over the parts, per
     turn. The pass stops short of its residual on purpose (its SolverError is expected)."""
     from markov_oca.core.errors import SolverError
+    from markov_oca.goose import forward as F
     from markov_oca.goose import rotated as R
     from markov_oca.goose.model import goose_model
     from markov_oca.goose.rules import load_goose
@@ -155,7 +156,7 @@ def turns_run(rules_name: str, players: int, turns: int) -> None:
     st = R.rotated_structure(rc)
     print(f"{rules_name} {players} players: {rc.n_states:,} states built in {time.perf_counter() - t0:.1f} s")
     kernels = ("_push_skipped", "_push_part", "_mids_sweep")
-    plain = {k: getattr(R, k) for k in kernels}
+    plain = {k: getattr(F, k) for k in kernels}
     for parts in (1, 2):
         cost: dict[str, list[float]] = {}
 
@@ -171,7 +172,7 @@ def turns_run(rules_name: str, players: int, turns: int) -> None:
             return g
 
         for k in kernels:
-            setattr(R, k, timed(k, plain[k]))
+            setattr(F, k, timed(k, plain[k]))
         t0 = time.perf_counter()
         try:
             R.forward_pass(rc, st, 1e-6, max_turns=turns, parts=parts)
@@ -179,7 +180,7 @@ def turns_run(rules_name: str, players: int, turns: int) -> None:
             pass
         finally:
             for k in kernels:
-                setattr(R, k, plain[k])
+                setattr(F, k, plain[k])
         wall = time.perf_counter() - t0
         parts_line = ", ".join(f"{k} {c[0] / turns:.4f} s wall ({c[1] / turns:.4f} CPU, {c[2] / turns:.1f} calls)"
                                for k, c in cost.items())

@@ -9,8 +9,10 @@ import pytest
 from conftest import board
 from test_goose_rotated_push import _same
 
+from markov_oca.goose.forward import _parts
 from markov_oca.goose.model import goose_model
-from markov_oca.goose.rotated import _parts, _split_parts, build_rotated, forward_pass, rotated_structure
+from markov_oca.goose.push_kernels import _split_parts
+from markov_oca.goose.rotated import build_rotated, forward_pass, rotated_structure
 from markov_oca.goose.solve import solve_goose
 
 # 2, 5 and 8 throw again; 9 sends the mover back to 2 (another throw, behind where it was); occupancy sends

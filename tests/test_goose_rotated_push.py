@@ -114,7 +114,7 @@ def test_until_last_with_skipped_seats_keeps_the_shifted_solve():
 
 
 def test_a_big_chain_lets_go_of_tiny_rows_and_counts_them(monkeypatch):
-    import markov_oca.goose.rotated as R
+    import markov_oca.goose.forward as R
     from markov_oca.linalg.solve import _shifted_adjoint_residual
 
     rc = build_rotated(goose_model(load_goose("oca-moderna"), 3))
@@ -146,7 +146,8 @@ def test_the_parts_codes_are_the_branches_merged_by_slot(scale):
     of the branches into it; the branches into the other part's rows are the pairs left out. Numerators summing
     past 8 bits (``scale`` 10, 360 a row) take the 8-byte codes. Two dice merge branches (6+3 and 5+4 from the
     start, bounces off the goal); occupancy sends pieces back into the other part's rows."""
-    from markov_oca.goose.rotated import _parts, _split_parts
+    from markov_oca.goose.forward import _parts
+    from markov_oca.goose.push_kernels import _split_parts
 
     rc = build_rotated(goose_model(load_goose("oca-moderna"), 2))
     c, ns = rc.chain, rc.n_states

@@ -4,7 +4,7 @@ Two levels are checked:
 
 * the compiled board (``compile_board``): what one throw from one square does to the
   moving piece (``board.throws[square]``);
-* the joint kernel (``markov_oca.goose.model._expand``): one step from a crafted joint
+* the joint kernel (``markov_oca.goose.kernel._expand``): one step from a crafted joint
   state, with every interaction between the pieces (occupancy, release from a waiting
   square, missed turns, another throw, finishing). Where a crafted state is reachable, the
   built chain's row is checked to be the same.
@@ -26,7 +26,8 @@ import pytest
 from markov_oca.core.errors import RulesError
 from markov_oca.core.rulefile import read_toml, resolve_source, shipped_names
 from markov_oca.goose.board import compile_board
-from markov_oca.goose.model import _expand, goose_model
+from markov_oca.goose.kernel import _expand, _scratch
+from markov_oca.goose.model import goose_model
 from markov_oca.goose.rules import build_goose, load_goose
 
 SHIPPED = ("oca-tradicional", "oca-moderna", "jeu-de-l-oie")
@@ -141,18 +142,10 @@ def decode(m, full_id: int):
 
 def step(m, seat: int, pieces) -> list[Branch]:
     """Every branch of one step of the joint kernel from a crafted state."""
-    args = m._kernel_args()
-    n_players, n_full = m.players, m.full_size
-    J = m.board.branches + 1
-    locs = np.empty(n_players, np.int64)
-    work = np.empty(n_players, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_throw = np.empty(J, np.bool_)
-    out_stake = np.empty(J, np.int32)
-    out_place = np.empty(J, np.int8)
-    state = encode(m, seat, pieces)
-    c = _expand(state, *args, locs, work, out_next, out_p, out_throw, out_stake, out_place)
+    n_full = m.full_size
+    sc = _scratch(m.players, m.board.branches + 1)
+    out_next, out_p, out_throw, out_stake, out_place = sc[2:7]
+    c = _expand(encode(m, seat, pieces), m.tables(), sc)
     names = m.outcome_names()
     out = []
     for j in range(c):

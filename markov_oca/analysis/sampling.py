@@ -10,6 +10,8 @@ batch, which is how ``markov-oca simulate --out games.csv`` writes them.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,3 +85,37 @@ class SimSummary:
             "mean_throws": self.throws_sum / max(self.finished, 1),
             "games_per_second": self.games / self.elapsed if self.elapsed else None,
         }
+
+
+def play_batches(summary: SimSummary, games: int, batch: int,
+                 play: Callable[[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]],
+                 on_batch: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None, advance: Callable[[int], None],
+                 ) -> SimSummary:
+    """Play ``games`` games ``batch`` at a time into ``summary``, and time them (``summary.elapsed``).
+
+    Parameters
+    ----------
+    summary:
+        Where each batch is added.
+    games, batch:
+        How many games, and at most how many a batch.
+    play:
+        ``play(done, n)`` plays games ``done .. done + n - 1``: per game the outcome index (-1 unfinished),
+        turns and throws, and the landings (as :meth:`SimSummary.add_batch` takes them) or None.
+    on_batch:
+        Called after each batch with its outcomes, turns and throws.
+    advance:
+        Told the games done so far after each batch (a progress bar).
+    """
+    t0 = time.perf_counter()
+    done = 0
+    while done < games:
+        n = min(batch, games - done)
+        outcome, turns, throws, landed = play(done, n)
+        summary.add_batch(outcome, turns, throws, landed)
+        if on_batch is not None:
+            on_batch(outcome, turns, throws)
+        done += n
+        advance(done)
+    summary.elapsed = time.perf_counter() - t0
+    return summary

@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..core.errors import RulesError
-from .rules import GooseRules
+from .ruleset import GooseRules
 
 
 @dataclass(frozen=True)

@@ -320,34 +320,11 @@ def solve_independent(rules: GooseRules, players: int, *, landings: bool | None 
     throws = allow[:, 1:] @ race.throws[1:]
     stakes = allow[:, 1:] @ race.stakes[1:]
     has_stakes = any(sq.stake for sq in rules.squares.values())
-    F = race.done
-    if until == "first":
-        wins = allow[:, 1:] @ race.finish[1:]
-        rounds = float((G[:-1] ** N).sum())
-        place = None
-        outcomes = {f"seat {j + 1} wins": float(wins[j]) for j in range(N)}
-    else:
-        place = places(race, N)
-        wins = place[:, 0]
-        # A round starts on a turn of the first seat still racing (the chain's own count).
-        rounds = 0.0
-        for j in range(N):
-            rounds += float((G[:-1] * F[1:] ** j * (1.0 - F[:-1] ** (N - 1 - j))).sum())
-        outcomes = {f"seat {j + 1} last": float(place[j, -1]) for j in range(N)}
+    wins, rounds, place, outcomes = _outcomes(race, N, until, allow)
     timer["solve"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
-    if until == "first":
-        K = race.turns
-        pmf = np.zeros(N * K + 1)
-        for j in range(N):
-            pmf[j + 1::N][:K] = race.finish[1:] * allow[j, 1:]
-        cut = np.flatnonzero(np.cumsum(pmf[::-1])[::-1] >= tail)
-        end = int(cut[-1]) + 1 if cut.size else pmf.size
-        left = float(pmf[end:].sum())
-        pmf = pmf[:end]
-    else:
-        pmf, left = length_last(race, N, tail)
+    pmf, left = _length(race, N, until, allow, tail)
     turns_total = float(turns.sum())
     dist = LengthDistribution(pmf, 0.0, left)
     length = summarise_length(dist, turns_total)
@@ -362,15 +339,10 @@ def solve_independent(rules: GooseRules, players: int, *, landings: bool | None 
                         for j in range(N) for q in range(rules.goal + 1)]
         timer["landings"] = time.perf_counter() - t3
 
-    seats = []
-    for j in range(N):
-        seats.append(SeatResult(
-            seat=j + 1, win=float(wins[j]),
-            turns=Expectation(float(turns[j]), float(turns[j])),
-            throws=Expectation(float(throws[j]), float(throws[j])),
-            stakes=Expectation(float(stakes[j]), float(stakes[j])) if has_stakes else None,
-            places=[float(x) for x in place[j]] if place is not None else None,
-        ))
+    seats = [SeatResult(seat=j + 1, win=float(wins[j]), turns=Expectation(float(turns[j]), float(turns[j])),
+                        throws=Expectation(float(throws[j]), float(throws[j])),
+                        stakes=Expectation(float(stakes[j]), float(stakes[j])) if has_stakes else None,
+                        places=[float(x) for x in place[j]] if place is not None else None) for j in range(N)]
     total_throws = float(throws.sum())
     note = independent_note(N, race)
     # The results say which route they took: in the solver line, and in a note field once results.py has one.
@@ -387,6 +359,36 @@ def solve_independent(rules: GooseRules, players: int, *, landings: bool | None 
         solver=[{"method": note, "residual": float(race.alive[-1]), "iterations": race.turns}],
         timings=timer,
     )
+
+
+
+def _outcomes(race: SingleRace, N: int, until: str, allow: np.ndarray):
+    """Each seat's chance to win (first to finish) or places (``until = "last"``), the expected rounds, the
+    places (None until first) and the outcomes by name."""
+    G, F = race.alive, race.done
+    if until == "first":
+        wins = allow[:, 1:] @ race.finish[1:]
+        rounds = float((G[:-1] ** N).sum())
+        return wins, rounds, None, {f"seat {j + 1} wins": float(wins[j]) for j in range(N)}
+    place = places(race, N)
+    # A round starts on a turn of the first seat still racing (the chain's own count).
+    rounds = 0.0
+    for j in range(N):
+        rounds += float((G[:-1] * F[1:] ** j * (1.0 - F[:-1] ** (N - 1 - j))).sum())
+    return place[:, 0], rounds, place, {f"seat {j + 1} last": float(place[j, -1]) for j in range(N)}
+
+
+def _length(race: SingleRace, N: int, until: str, allow: np.ndarray, tail: float) -> tuple[np.ndarray, float]:
+    """The game's length in turns, carried until ``tail`` is left, and the mass left."""
+    if until != "first":
+        return length_last(race, N, tail)
+    K = race.turns
+    pmf = np.zeros(N * K + 1)
+    for j in range(N):
+        pmf[j + 1::N][:K] = race.finish[1:] * allow[j, 1:]
+    cut = np.flatnonzero(np.cumsum(pmf[::-1])[::-1] >= tail)
+    end = int(cut[-1]) + 1 if cut.size else pmf.size
+    return pmf[:end], float(pmf[end:].sum())
 
 
 def independent_note(players: int, race: SingleRace) -> str:

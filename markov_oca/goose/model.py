@@ -21,19 +21,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from ..analysis.chain import Chain
 from ..core.errors import RulesError, TooLargeError
 from ..core.memory import BASE_BYTES, available_memory, gib
-from ..core.progress import progress_bar
 from ..linalg.solve import progress_order
 from .board import CompiledBoard, compile_board
+from .explore import branch_arrays, explore, write_branches
+from .kernel import OCC_MOVER, OCC_NONE, OCC_OCCUPANT, UNTIL_FIRST, UNTIL_LAST, Tables
 from .rules import GooseRules
 
-UNTIL_FIRST, UNTIL_LAST = 0, 1
-OCC_NONE, OCC_OCCUPANT, OCC_MOVER = 0, 1, 2
 _OCCUPANCY = {"none": OCC_NONE, "occupant-returns": OCC_OCCUPANT, "mover-returns": OCC_MOVER}
 
 
@@ -114,186 +112,6 @@ def local_states(board: CompiledBoard) -> LocalStates:
         throw_local=throw_local,
         bumped=bumped,
     )
-
-
-# ----------------------------------------------------------------------------- kernel
-
-
-@numba.njit(cache=True)
-def _decode(state, n_players, n_local, locs):
-    seat = state % n_players
-    rest = state // n_players
-    for i in range(n_players):
-        locs[i] = rest % n_local
-        rest //= n_local
-    return seat
-
-
-@numba.njit(cache=True)
-def _encode(seat, n_players, n_local, locs):
-    code = 0
-    for i in range(n_players - 1, -1, -1):
-        code = code * n_local + locs[i]
-    return seat + n_players * code
-
-
-@numba.njit(cache=True)
-def _next_seat(seat, n_players, l_fin, locs):
-    for step in range(1, n_players + 1):
-        k = (seat + step) % n_players
-        if not l_fin[locs[k]]:
-            return k
-    return seat
-
-
-@numba.njit(cache=True)
-def _expand(state, P, L, goal, until, occupancy, n_full,
-            l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
-            t_prob, t_final, t_moved, t_stake, t_finished,
-            locs, work, out_next, out_p, out_throw, out_stake, out_place):
-    """Every branch of one step from ``state``; returns how many.
-
-    out_next holds full ids; an outcome is ``n_full + k``: seat k won
-    (until first), or seat k was left last (until last).
-    """
-    seat = _decode(state, P, L, locs)
-    m = locs[seat]
-    denom_all = 0
-    for j in range(t_prob.shape[1]):
-        denom_all += t_prob[0, j]
-    if l_wait[m] or l_skip[m] > 0:
-        for i in range(P):
-            work[i] = locs[i]
-        if l_skip[m] > 0:
-            work[seat] = after_skip[m]
-        out_next[0] = _encode(_next_seat(seat, P, l_fin, work), P, L, work)
-        out_p[0] = denom_all
-        out_throw[0] = False
-        out_stake[0] = 0
-        out_place[0] = 0
-        return 1
-    sq = l_sq[m]
-    count = 0
-    for j in range(t_prob.shape[1]):
-        p = t_prob[sq, j]
-        if p == 0:
-            continue
-        for i in range(P):
-            work[i] = locs[i]
-        out_p[count] = p
-        out_throw[count] = True
-        out_stake[count] = t_stake[sq, j]
-        out_place[count] = 0
-        if t_finished[sq, j]:
-            if until == UNTIL_FIRST:
-                out_next[count] = n_full + seat
-                count += 1
-                continue
-            done = 0
-            for i in range(P):
-                if l_fin[work[i]]:
-                    done += 1
-            out_place[count] = done + 1
-            work[seat] = throw_local[sq, j]
-            left = -1
-            n_left = 0
-            for i in range(P):
-                if not l_fin[work[i]]:
-                    left = i
-                    n_left += 1
-            if n_left <= 1:
-                out_next[count] = n_full + (left if left >= 0 else seat)
-            else:
-                out_next[count] = _encode(_next_seat(seat, P, l_fin, work), P, L, work)
-            count += 1
-            continue
-        new = throw_local[sq, j]
-        work[seat] = new
-        f = t_final[sq, j]
-        if t_moved[sq, j] and f != 0 and f != goal:
-            for k in range(P):
-                if k == seat or l_fin[work[k]] or l_sq[work[k]] != f:
-                    continue
-                if occupancy == OCC_OCCUPANT:
-                    work[k] = bumped[sq, l_skip[work[k]]]  # to the mover's origin square
-                elif occupancy == OCC_MOVER:
-                    work[seat] = sq
-                    new = sq
-                    break
-                elif l_wait[work[k]]:
-                    work[k] = f  # released, stays on the square
-        nseat = seat if l_again[new] else _next_seat(seat, P, l_fin, work)
-        out_next[count] = _encode(nseat, P, L, work)
-        count += 1
-    return count
-
-
-@numba.njit(cache=True)
-def _explore(start, max_states, P, L, goal, until, occupancy, n_full,
-             l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
-             t_prob, t_final, t_moved, t_stake, t_finished, seen, queue, head, tail, budget):
-    J = t_prob.shape[1] + 1
-    locs = np.empty(P, np.int64)
-    work = np.empty(P, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_throw = np.empty(J, np.bool_)
-    out_stake = np.empty(J, np.int32)
-    out_place = np.empty(J, np.int8)
-    if tail == 0:
-        seen[start] = True
-        queue[0] = start
-        tail = 1
-    done = 0
-    while head < tail and done < budget:
-        s = queue[head]
-        head += 1
-        done += 1
-        c = _expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
-                    after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
-                    locs, work, out_next, out_p, out_throw, out_stake, out_place)
-        for j in range(c):
-            t = out_next[j]
-            if t < n_full and not seen[t]:
-                seen[t] = True
-                queue[tail] = t
-                tail += 1
-    return head, tail
-
-
-@numba.njit(cache=True)
-def _write_branches(ids, index, outcome_base, P, L, goal, until, occupancy, n_full,
-                    l_sq, l_skip, l_wait, l_again, l_fin, after_skip, throw_local, bumped,
-                    t_prob, t_final, t_moved, t_stake, t_finished,
-                    nxt, pnum, throw, stake, place, mover, turn_start, round_start, lo, hi):
-    J = t_prob.shape[1] + 1
-    locs = np.empty(P, np.int64)
-    work = np.empty(P, np.int64)
-    out_next = np.empty(J, np.int64)
-    out_p = np.empty(J, np.int64)
-    out_throw = np.empty(J, np.bool_)
-    out_stake = np.empty(J, np.int32)
-    out_place = np.empty(J, np.int8)
-    for r in range(lo, hi):
-        s = ids[r]
-        c = _expand(s, P, L, goal, until, occupancy, n_full, l_sq, l_skip, l_wait, l_again, l_fin,
-                    after_skip, throw_local, bumped, t_prob, t_final, t_moved, t_stake, t_finished,
-                    locs, work, out_next, out_p, out_throw, out_stake, out_place)
-        seat = _decode(s, P, L, locs)
-        mover[r] = seat
-        turn_start[r] = not l_again[locs[seat]]
-        first = 0
-        while l_fin[locs[first]]:
-            first += 1
-        round_start[r] = turn_start[r] and seat == first
-        for j in range(c):
-            t = out_next[j]
-            nxt[r, j] = index[t] if t < n_full else outcome_base + (t - n_full)
-            pnum[r, j] = out_p[j]
-            throw[r, j] = out_throw[j]
-            stake[r, j] = out_stake[j]
-            if place.shape[0] > 1:  # kept only when places are counted (until = "last")
-                place[r, j] = out_place[j]
 
 
 # ----------------------------------------------------------------------------- building
@@ -378,30 +196,20 @@ class GooseModel:
     def start_state(self) -> int:
         return self.encode(0, [int(self.local.plain[0])] * self.players)
 
-    def _kernel_args(self) -> tuple:
+    def tables(self) -> Tables:
+        """The tables the step kernel reads (:mod:`~markov_oca.goose.kernel`), as one bundle."""
         lc, b = self.local, self.board
         until = UNTIL_FIRST if self.rules.until == "first" else UNTIL_LAST
-        return (self.players, self.n_local, self.board.goal, until, _OCCUPANCY[self.rules.occupancy],
-                self.full_size, lc.square, lc.skip, lc.wait, lc.again, lc.finished, lc.after_skip,
-                lc.throw_local, lc.bumped, b.prob_num, b.final, b.moved, b.stake, b.finished)
+        return Tables(self.players, self.n_local, self.board.goal, until, _OCCUPANCY[self.rules.occupancy],
+                      self.full_size, lc.square, lc.skip, lc.wait, lc.again, lc.finished, lc.after_skip,
+                      lc.throw_local, lc.bumped, b.prob_num, b.final, b.moved, b.stake, b.finished)
 
     def build(self, progress: bool = False) -> Chain:
         """Explore the reachable states and compile the chain (refused up front when it would not fit)."""
         sure = self.check_memory()
         full = self.full_size
-        args = self._kernel_args()
-        seen = np.zeros(full, np.bool_)
-        queue = np.empty(full, np.int64 if full >= 2**31 else np.int32)
-        head = tail = 0
-        with progress_bar(progress, "exploring states") as bar:
-            task = bar.add_task("exploring states", total=None)
-            while True:
-                head, tail = _explore(self.start_state(), full, *args, seen, queue, head, tail, 200_000)
-                bar.update(task, completed=head, total=tail)
-                if head >= tail:
-                    break
-        ids = queue[:tail].astype(np.int64)
-        del seen, queue
+        tb = self.tables()
+        ids = explore(tb, self.start_state(), full, False, progress, "exploring states")
         if not sure:
             self.check_memory(states=int(ids.size))
         n_states = ids.size
@@ -409,49 +217,30 @@ class GooseModel:
         n = n_states + n_out
         index = np.full(full, -1, np.int32)
         index[ids] = np.arange(n_states, dtype=np.int32)
-        J = self.board.branches + 1
-        nxt = np.full((n, J), -1, np.int32)
-        # The narrowest integers that hold the numerators and the stakes (bytes per state matter here).
-        pnum = np.zeros((n, J), np.int16 if self.board.denominator < 2**15 else np.int32)
-        throw = np.zeros((n, J), np.bool_)
-        stake = np.zeros((n, J), np.int16 if int(self.board.stake.max(initial=0)) * 2 < 2**15 else np.int32)
-        place = np.zeros((n, J) if self.rules.until == "last" else (1, J), np.int8)
-        mover = np.full(n, -1, np.int8)
-        turn_start = np.zeros(n, np.bool_)
-        round_start = np.zeros(n, np.bool_)
-        block = 100_000
-        with progress_bar(progress, "writing transitions") as bar:
-            task = bar.add_task("writing transitions", total=n_states)
-            for lo in range(0, n_states, block):
-                hi = min(n_states, lo + block)
-                _write_branches(ids, index, n_states, *args, nxt, pnum, throw, stake, place, mover,
-                                turn_start, round_start, lo, hi)
-                bar.update(task, completed=hi)
+        br = branch_arrays(self, n, rotated=False)
+        write_branches(ids, index, tb, False, br, self.board.denominator, 100_000, progress)
         del index
-        for k in range(n_out):
-            nxt[n_states + k, 0] = n_states + k
-            pnum[n_states + k, 0] = self.board.denominator
-        branch_rewards = {"throws": throw}
-        if stake.any():
-            branch_rewards["stakes"] = stake
+        branch_rewards = {"throws": br.throw}
+        if br.stake.any():
+            branch_rewards["stakes"] = br.stake
         if self.rules.until == "last" and self.players > 1:
-            branch_rewards["place"] = place
+            branch_rewards["place"] = br.place
         names = self.outcome_names()
         # Sweep the race backwards: total progress in buckets of 6 squares, then seat.
         seats, locs = self.decode(ids)
         key = np.full(n, -1, np.int64)
         key[:n_states] = (self.local.square[locs].sum(axis=1) // 6) * self.players + seats
         return Chain(
-            next=nxt,
-            pnum=pnum,
+            next=br.nxt,
+            pnum=br.pnum,
             denom=self.board.denominator,
             init=0,
             outcomes={names[k]: n_states + k for k in range(n_out)},
             players=self.players,
-            mover=mover,
-            state_rewards={"turns": turn_start, "rounds": round_start},
+            mover=br.mover,
+            state_rewards={"turns": br.turn_start, "rounds": br.round_start},
             branch_rewards=branch_rewards,
-            turn_start=turn_start,
+            turn_start=br.turn_start,
             state_ids=ids,
             describe_state=self.describe_state,
             sweep_order=progress_order(key),

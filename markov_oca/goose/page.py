@@ -42,6 +42,15 @@ _OVERSHOOT = {
 
 
 def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
+    """The page of ``res`` (a solve of ``rules``): its heading and its blocks, section by section.
+
+    Parameters
+    ----------
+    rules:
+        The rule set solved.
+    res:
+        Its results.
+    """
     players = res.players
     head = f"{res.title} with {plural(players, 'player')}"
     blocks: list[Block] = [
@@ -54,7 +63,17 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
     blocks.append(para(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
                      "transitions (floating point) by markov_oca.", small=True))
 
-    # The rules as read.
+    blocks += _rules_blocks(rules)
+    blocks += _wins_blocks(res)
+    blocks += _how_long_blocks(res)
+    blocks += _board_blocks(rules, res)
+    blocks += solver_blocks(res.solver, res.timings)
+    return head, blocks
+
+
+def _rules_blocks(rules: GooseRules) -> list[Block]:
+    """The rules as read: board, dice, overshoot, first-throw rule, squares with an effect, options."""
+    blocks: list[Block] = []
     blocks.append(Heading(2, "The rules as read"))
     dice = f"{rules.dice.describe()} thrown" + "".join(f", {d.describe()} from square {s} on"
                                                       for s, d in rules.dice_from)
@@ -75,7 +94,13 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
     blocks.append(para("Options in force:"))
     blocks.append(options_table(rules.options, rules.option_choices, rules.option_docs))
 
-    # Who wins.
+    return blocks
+
+
+def _wins_blocks(res: SolveResults) -> list[Block]:
+    """Who wins: each seat's chance (and places), and the chance of deadlock."""
+    players = res.players
+    blocks: list[Block] = []
     blocks.append(Heading(2, "Who wins"))
     if res.seats and res.seats[0].places is not None:
         # The chance to win is the chance of place 1.
@@ -90,7 +115,12 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
                      "." if float(res.deadlock) == 0 else
                      ": every piece still in the game is stuck waiting forever."))
 
-    # How long.
+    return blocks
+
+
+def _how_long_blocks(res: SolveResults) -> list[Block]:
+    """How long it lasts: expected totals, per seat, and the length's distribution."""
+    blocks: list[Block] = []
     blocks.append(Heading(2, "How long it lasts"))
     blocks.append(para("Expected totals over the whole game, and given that the game ends. A turn is each time "
                      "the turn comes to a seat, missed and waiting turns included; a round is counted at each "
@@ -111,7 +141,12 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
     blocks.append(Table(seat_hdr, seat_rows))
     blocks += length_blocks(res.length, "all seats' turns, missed ones included")
 
-    # The board.
+    return blocks
+
+
+def _board_blocks(rules: GooseRules, res: SolveResults) -> list[Block]:
+    """The board drawn, coloured by seat 1's landings, and the landings on special squares by seat."""
+    blocks: list[Block] = []
     blocks.append(Heading(2, "The board"))
     lands = ("(a landing is every square whose effect a throw applies, and the square where the piece comes to "
              "rest; a piece sent back by another, or released from a waiting square, does not land)")
@@ -144,8 +179,7 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
     if res.landings_note:
         blocks.append(para(res.landings_note[0].upper() + res.landings_note[1:] + "."))
 
-    blocks += solver_blocks(res.solver, res.timings)
-    return head, blocks
+    return blocks
 
 
 def _landing_values(res: SolveResults, seat: int, field: str) -> np.ndarray | None:
@@ -243,7 +277,6 @@ def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapp
     """The board, each square coloured by ``chance`` (a value per square: the chance of ever landing, or the
     expected landings, as ``label`` says)."""
     from matplotlib.cm import ScalarMappable
-    from matplotlib.patches import FancyArrowPatch, Polygon, Rectangle
 
     goal = rules.goal
     # The scale is set by the squares before the goal; the goal (the chance to finish) may lie above it.
@@ -253,54 +286,7 @@ def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapp
     def colour(q: int):
         return cmap(min(norm(chance[q]), 1.0)) if chance is not None else (1.0, 1.0, 1.0, 1.0)
 
-    special = set(rules.squares)
-    edge_special = "#8b1a1a"
-    if spiral:
-        outlines, centres, centre, R = _spiral(goal - 1)
-        fig = new_figure(9.0, 9.6)
-        ax = fig.add_axes((0.02, 0.13, 0.96, 0.86))
-        for q in range(1, goal):
-            sp = q in special
-            ax.add_patch(Polygon(outlines[q - 1], closed=True, facecolor=colour(q),
-                                 edgecolor=edge_special if sp else "#555", lw=2.4 if sp else 0.8,
-                                 zorder=3 if sp else 2))
-        ax.add_patch(Polygon(centre, closed=True, facecolor=colour(goal), edgecolor=edge_special, lw=2.4, zorder=3))
-        cells = {q: centres[q - 1] for q in range(1, goal)}
-        cells[goal] = (0.0, 0.0)
-        ang = math.radians(225)
-        ax.annotate("start", xy=((R + 0.55) * math.cos(ang + 0.12), (R + 0.55) * math.sin(ang + 0.12)),
-                    xytext=((R + 0.9) * math.cos(ang - 0.1), (R + 0.9) * math.sin(ang - 0.1)),
-                    ha="center", va="center", fontsize=10, color="#333",
-                    arrowprops={"arrowstyle": "->", "color": "#333"})
-        pts = np.vstack(outlines)
-        ax.set_xlim(pts[:, 0].min() - 1.3, pts[:, 0].max() + 0.3)
-        ax.set_ylim(pts[:, 1].min() - 0.3, pts[:, 1].max() + 0.3)
-        size = 10
-    else:
-        width = min(10, goal)
-        nrows = math.ceil(goal / width)
-        fig_h = 0.9 * nrows + 1.6
-        fig = new_figure(max(4.0, 0.9 * width + 1.2), fig_h)
-        ax = fig.add_axes((0.04, 1.25 / fig_h, 0.92, 1 - 1.4 / fig_h))
-        cells = {}
-        for q in range(1, goal + 1):
-            col, row = row_cell(q, width)
-            sp = q in special or q == goal
-            ax.add_patch(Rectangle((col, row), 1, 1, facecolor=colour(q), edgecolor=edge_special if sp else "#555",
-                                   lw=2.4 if sp else 0.8, zorder=3 if sp else 2))
-            cells[q] = (col + 0.5, row + 0.5)
-        cells[0] = (-0.6, 0.5)
-        ax.text(-0.6, 0.5, "start", ha="center", va="center", fontsize=8, color="#333", rotation=90)
-        for s, sq in rules.squares.items():
-            if sq.jump is None:
-                continue
-            (x0, y0), (x1, y1) = cells[s], cells[sq.jump]
-            ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=12,
-                                         connectionstyle="arc3,rad=0.15", lw=1.8, alpha=0.75, zorder=5,
-                                         color="#2e8b57" if sq.jump > s else "#c0392b"))
-        ax.set_xlim(-1.1, width + 0.1)
-        ax.set_ylim(-0.1, nrows + 0.1)
-        size = 9
+    fig, ax, cells, size = _draw_spiral(rules, colour) if spiral else _draw_rows(rules, colour)
     for q in range(1, goal + 1):
         x, y = cells[q]
         fg = text_colour(colour(q))
@@ -321,5 +307,68 @@ def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapp
     bar.set_label(label if chance is not None else "not computed")
     legend = "   ".join(f"{k} {v}" for k, v in _legend(rules, letters).items())
     if legend:
-        fig.text(0.5, 0.1 / h, legend, ha="center", va="bottom", fontsize=10, color=edge_special, wrap=True)
+        fig.text(0.5, 0.1 / h, legend, ha="center", va="bottom", fontsize=10, color=_EDGE_SPECIAL, wrap=True)
     return png_bytes(fig)
+
+
+_EDGE_SPECIAL = "#8b1a1a"  # the outline and legend of the special squares
+
+
+def _draw_spiral(rules: GooseRules, colour):
+    """The squares of a 63-square board drawn as a spiral: the figure, its axes, each square's centre and the
+    font size of the numbers."""
+    from matplotlib.patches import Polygon
+
+    goal, special = rules.goal, set(rules.squares)
+    outlines, centres, centre, R = _spiral(goal - 1)
+    fig = new_figure(9.0, 9.6)
+    ax = fig.add_axes((0.02, 0.13, 0.96, 0.86))
+    for q in range(1, goal):
+        sp = q in special
+        ax.add_patch(Polygon(outlines[q - 1], closed=True, facecolor=colour(q),
+                             edgecolor=_EDGE_SPECIAL if sp else "#555", lw=2.4 if sp else 0.8,
+                             zorder=3 if sp else 2))
+    ax.add_patch(Polygon(centre, closed=True, facecolor=colour(goal), edgecolor=_EDGE_SPECIAL, lw=2.4, zorder=3))
+    cells = {q: centres[q - 1] for q in range(1, goal)}
+    cells[goal] = (0.0, 0.0)
+    ang = math.radians(225)
+    ax.annotate("start", xy=((R + 0.55) * math.cos(ang + 0.12), (R + 0.55) * math.sin(ang + 0.12)),
+                xytext=((R + 0.9) * math.cos(ang - 0.1), (R + 0.9) * math.sin(ang - 0.1)),
+                ha="center", va="center", fontsize=10, color="#333",
+                arrowprops={"arrowstyle": "->", "color": "#333"})
+    pts = np.vstack(outlines)
+    ax.set_xlim(pts[:, 0].min() - 1.3, pts[:, 0].max() + 0.3)
+    ax.set_ylim(pts[:, 1].min() - 0.3, pts[:, 1].max() + 0.3)
+    return fig, ax, cells, 10
+
+
+def _draw_rows(rules: GooseRules, colour):
+    """The squares drawn as rows of ten, with an arrow for each jump: the figure, its axes, each square's
+    centre and the font size of the numbers."""
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    goal, special = rules.goal, set(rules.squares)
+    width = min(10, goal)
+    nrows = math.ceil(goal / width)
+    fig_h = 0.9 * nrows + 1.6
+    fig = new_figure(max(4.0, 0.9 * width + 1.2), fig_h)
+    ax = fig.add_axes((0.04, 1.25 / fig_h, 0.92, 1 - 1.4 / fig_h))
+    cells = {}
+    for q in range(1, goal + 1):
+        col, row = row_cell(q, width)
+        sp = q in special or q == goal
+        ax.add_patch(Rectangle((col, row), 1, 1, facecolor=colour(q), edgecolor=_EDGE_SPECIAL if sp else "#555",
+                               lw=2.4 if sp else 0.8, zorder=3 if sp else 2))
+        cells[q] = (col + 0.5, row + 0.5)
+    cells[0] = (-0.6, 0.5)
+    ax.text(-0.6, 0.5, "start", ha="center", va="center", fontsize=8, color="#333", rotation=90)
+    for s, sq in rules.squares.items():
+        if sq.jump is None:
+            continue
+        (x0, y0), (x1, y1) = cells[s], cells[sq.jump]
+        ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=12,
+                                     connectionstyle="arc3,rad=0.15", lw=1.8, alpha=0.75, zorder=5,
+                                     color="#2e8b57" if sq.jump > s else "#c0392b"))
+    ax.set_xlim(-1.1, width + 0.1)
+    ax.set_ylim(-0.1, nrows + 0.1)
+    return fig, ax, cells, 9
