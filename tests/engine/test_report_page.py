@@ -24,7 +24,7 @@ from markov_oca.ur.solve import solve_ur
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 VOID = {"meta", "img", "br", "hr", "link", "input", "source", "col", "area", "base", "wbr"}
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 class Page(HTMLParser):

@@ -110,7 +110,7 @@ def test_explain_json_matches_the_rules_as_read():
         assert sum(Fraction(t["probability"]) for t in row) == 1
 
 
-SNAKES = str(Path(__file__).resolve().parent.parent / "examples" / "snakes_and_ladders.toml")
+SNAKES = str(Path(__file__).resolve().parents[2] / "examples" / "snakes_and_ladders.toml")
 
 
 def test_crosscheck_results_file_exit_codes(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import board
+from support import board
 
 from markov_oca.core.errors import TooLargeError
 from markov_oca.goose.model import goose_model

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import board
+from support import board
 
 from markov_oca.goose.model import goose_model
 from markov_oca.goose.rotated import build_rotated, rotated_structure

@@ -3,30 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from test_punti import TINY3, small, write
+from support import TINY3, same_punti, small, write
 
 from markov_oca.core.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.layered import bounce_start, solve_layered
 from markov_oca.punti.model import MODE_ALWAYS
-
-
-def _same(a, b, tol: float = 1e-11) -> None:
-    """Every figure of two PuntiResults (the chain's and the layered solve's) agrees."""
-    assert a.states == b.states
-    assert a.transitions == b.transitions
-    assert a.outcomes.keys() == b.outcomes.keys()
-    for k in a.outcomes:
-        assert a.outcomes[k] == pytest.approx(b.outcomes[k], abs=tol), k
-    for k in ("turns", "throws", "bets"):
-        assert a.expected[k] == pytest.approx(b.expected[k], rel=tol, abs=tol), k
-    for s, t in zip(a.seats, b.seats, strict=True):
-        for f in ("win", "tie", "win_share", "bankrupt", "bets", "aid", "aid_success", "turns"):
-            assert getattr(s, f) == pytest.approx(getattr(t, f), abs=tol), (s.seat, f)
-        assert s.points == pytest.approx(t.points, rel=tol)
-        assert s.points_pmf.keys() == t.points_pmf.keys()
-        for v in s.points_pmf:
-            assert s.points_pmf[v] == pytest.approx(t.points_pmf[v], abs=tol), (s.seat, v)
 
 
 @pytest.mark.parametrize("players,bet,goal", [(2, "never", 7), (2, "always", 7), (2, "always", 9),
@@ -38,7 +20,7 @@ def test_layered_equals_chain_with_bankruptcy(tmp_path, players, bet, goal):
     lay = solve_punti(path, players, bet=bet, method="layered")
     assert chain.method == "chain" and lay.method == "layered"
     assert sum(s.bankrupt for s in chain.seats) > 0.001  # the boards do exercise bankruptcy
-    _same(chain, lay)
+    same_punti(chain, lay)
     assert lay.length is None and any("bankruptcy is reachable" in n for n in lay.notes)
     assert "length distribution not computed" in punti_text(lay)
 
@@ -46,7 +28,7 @@ def test_layered_equals_chain_with_bankruptcy(tmp_path, players, bet, goal):
 def test_layered_overshoot_finish(tmp_path):
     path = write(tmp_path, "finish", TINY3.replace("[squares]", '[rules]\novershoot = "finish"\n[squares]'))
     assert bounce_start(punti_model(load_punti(path), 3)) == 7
-    _same(solve_punti(path, 3, method="chain"), solve_punti(path, 3, method="layered"))
+    same_punti(solve_punti(path, 3, method="chain"), solve_punti(path, 3, method="layered"))
 
 
 def test_layered_shipped_two_players_with_length_from_the_race():
@@ -54,7 +36,7 @@ def test_layered_shipped_two_players_with_length_from_the_race():
     # comes from the race alone and must equal the whole chain's.
     chain = solve_punti("gioco-oca-punti", 2, method="chain")
     lay = solve_punti("gioco-oca-punti", 2, method="layered")
-    _same(chain, lay)
+    same_punti(chain, lay)
     assert lay.length is not None
     assert lay.length.pmf == pytest.approx(chain.length.pmf, abs=1e-12)
     assert (lay.length.median, lay.length.p90, lay.length.p99) == (chain.length.median, chain.length.p90,

@@ -3,11 +3,9 @@ the joint chain, figure by figure, to 1e-12 (1e-13 relative for totals of tens o
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
-from conftest import board
+from support import board, same_figures
 
 from markov_oca.goose.model import goose_model
 from markov_oca.goose.rotated import build_rotated, forward_pass, rotated_structure, turn_columns
@@ -24,34 +22,8 @@ BOARDS = {
 }
 
 
-def _figures(r) -> dict[str, float]:
-    out = {f"outcome {k}": v for k, v in r.outcomes.items()} | {"deadlock": r.deadlock}
-    for s in r.seats:
-        for name in ("turns", "throws", "stakes"):
-            e = getattr(s, name)
-            if e is not None:
-                out[f"seat {s.seat} {name}"] = e.total
-                out[f"seat {s.seat} {name} given end"] = e.given_end
-    for k, e in r.expected.items():
-        out[k] = e.total
-        out[k + " given end"] = e.given_end
-    for i, p in enumerate(r.length.pmf):
-        out[f"length {i}"] = p
-    out |= {"tail": r.length.tail_mass, "never ends": r.length.never_ends}
-    for x in r.landings or []:
-        out[f"seat {x.seat} lands {x.square}"] = x.expected
-    return out
 
 
-def _same(a, b, tol):
-    fa, fb = _figures(a), _figures(b)
-    assert fa.keys() == fb.keys()
-    for k in fa:
-        x, y = fa[k], fb[k]
-        if math.isinf(x) or math.isnan(x):
-            assert (math.isinf(y) and x == y) or (math.isnan(x) and math.isnan(y)), k
-        else:
-            assert y == pytest.approx(x, abs=tol, rel=tol / 10), k  # totals of tens of turns: 1e-13 relative
 
 
 @pytest.mark.parametrize("case", list(BOARDS))
@@ -62,7 +34,7 @@ def test_forward_pass_gives_the_joint_chains_figures_to_1e12(case, players):
     rot = solve_goose(rules, players, landings=True, route="rotated")
     assert rot.solver[0]["method"].startswith("forward pass of")
     assert rot.solver[0]["residual"] < 1e-13
-    _same(joint, rot, 1e-12)
+    same_figures(joint, rot, 1e-12)
 
 
 def test_two_player_oca_moderna_with_its_deadlock_to_1e12():
@@ -71,7 +43,7 @@ def test_two_player_oca_moderna_with_its_deadlock_to_1e12():
     rot = solve_goose(rules, 2, landings=False, route="rotated")
     assert joint.deadlock == pytest.approx(0.16637830141790602, abs=1e-12)
     assert rot.solver[0]["method"].startswith("forward pass of")
-    _same(joint, rot, 1e-12)
+    same_figures(joint, rot, 1e-12)
 
 
 def test_the_length_to_a_coarser_tail_is_a_prefix_and_the_visits_do_not_change():

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import board
+from support import board
 
 from markov_oca.analysis.chain import Chain
 from markov_oca.analysis.exact import EXACT_LIMIT, ExactChain
@@ -26,7 +26,7 @@ from markov_oca.rational.sparse import (
     rational_reconstruct,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ruin_matrix(target: int, up: int, down: int):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXIT_BOUND = 1.5  # seconds from SIGINT to exit (the issue: about a second)
 LINE = "markov-oca: interrupted"
 

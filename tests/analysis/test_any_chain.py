@@ -217,7 +217,7 @@ def test_examples_run(name):
 def test_docs_page_runs():
     from pathlib import Path
 
-    page = Path(__file__).parents[1] / "docs" / "any-chain.md"
+    page = Path(__file__).parents[2] / "docs" / "any-chain.md"
     result = doctest.testfile(str(page), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 20

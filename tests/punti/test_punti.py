@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from support import TINY3, against_simulation, small, write
 
 from markov_oca.core.errors import RulesError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
@@ -55,66 +54,11 @@ aid_uses = 1
 3 = { collect_bank = 5 }
 """
 
-# Small boards with every effect: bets, collections, distributions, bankruptcy, mutual aid.
-SMALL = """
-[game]
-name = "small"
-family = "punti"
-goal = {goal}
-players = 2
-[dice]
-faces = 3
-[economy]
-dowry = 60
-entry_tax = 10
-head_fee = 5
-bank_fund = 20
-bet_cost = 10
-bet_prize = 30
-aid = 10
-[squares]
-2 = {{ pay_bank = 20, pulcinella = 1 }}
-3 = {{ collect_each = 15 }}
-4 = {{ pay_each = 10 }}
-5 = {{ pulcinella = 2 }}
-6 = {{ collect_bank = 25 }}
-{extra}
-"""
-
-# Three players: balances in steps of 10 on six squares keep the chain small.
-TINY3 = """
-[game]
-name = "tiny3"
-family = "punti"
-goal = 6
-players = 3
-[dice]
-faces = 3
-[economy]
-dowry = 40
-entry_tax = 10
-head_fee = 0
-bank_fund = 20
-bet_cost = 10
-bet_prize = 30
-aid = 10
-[squares]
-2 = { pay_bank = 20, pulcinella = 1 }
-3 = { pulcinella = 2 }
-4 = { collect_each = 10 }
-5 = { pay_each = 10 }
-6 = { collect_bank = 20 }
-"""
 
 
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / f"{name}.toml"
-    path.write_text(text)
-    return path
 
 
-def small(tmp_path: Path, goal: int = 7, extra: str = "7 = { pay_bank = 5 }") -> Path:
-    return write(tmp_path, f"small{goal}", SMALL.format(goal=goal, extra=extra))
+
 
 
 # ----------------------------------------------------------------------------- derived by hand
@@ -268,17 +212,6 @@ def test_three_players_optimal_iterated_best_responses(tmp_path):
 # ----------------------------------------------------------------------------- exact against simulation
 
 
-def _against(r, sim, z: float = 4.5) -> None:
-    g = sim.games
-    for i, s in enumerate(r.seats):
-        for exact, count in ((s.win, sim.win[i]), (s.tie, sim.tie[i]), (s.bankrupt, sim.bankrupt[i])):
-            se = max(np.sqrt(exact * (1 - exact) / g), 1 / g)
-            assert abs(count / g - exact) < z * se + 1e-12, (i, exact, count / g)
-        var = sum(v * p for v, p in s.points_pmf.items() for v in [v * v]) - s.points**2
-        assert abs(sim.points[i] / g - s.points) < z * np.sqrt(max(var, 1e-9) / g)
-    mean_turns = sim.turns / g
-    var_t = sim.turns_sq / g - mean_turns**2
-    assert abs(mean_turns - r.expected["turns"]) < z * np.sqrt(var_t / g)
 
 
 @pytest.mark.parametrize("players,bet", [(2, "always"), (2, "never"), (3, "always"), (3, "never")])
@@ -288,13 +221,13 @@ def test_exact_against_simulation_small(tmp_path, players, bet):
     if bet == "always":  # the stakes make bankruptcy and mutual aid common
         assert any(s.bankrupt > 0.01 for s in r.seats) and any(s.aid > 0.01 for s in r.seats)
     sim = simulate_punti(load_punti(path), players, bet=bet, games=20_000, seed=7)
-    _against(r, sim)
+    against_simulation(r, sim)
 
 
 def test_exact_against_simulation_shipped_board():
     r = solve_punti("gioco-oca-punti", 2, bet="never")
     sim = simulate_punti(load_punti("gioco-oca-punti"), 2, bet="never", games=20_000, seed=3)
-    _against(r, sim)
+    against_simulation(r, sim)
 
 
 def test_optimal_policy_simulated(tmp_path):
@@ -305,7 +238,7 @@ def test_optimal_policy_simulated(tmp_path):
     _pc, _info, policy = optimal_chain(m)
     r = solve_punti(rules, 2, bet="optimal")
     sim = simulate_punti(rules, 2, bet="optimal", games=20_000, seed=11, policy=policy)
-    _against(r, sim)
+    against_simulation(r, sim)
 
 
 # ----------------------------------------------------------------------------- results and report

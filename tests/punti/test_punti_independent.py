@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_punti import TINY3, _against, write
-from test_punti_layered import _same
+from support import TINY3, against_simulation, same_punti, write
 
 from markov_oca.core.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
@@ -58,7 +57,7 @@ def test_independent_equals_chain(tmp_path, players, overshoot):
     ind = solve_punti(path, players, method="independent")
     assert ind.method == "independent" and ind.states is None
     chain.states = chain.transitions = None  # independent paths build no chain to count
-    _same(chain, ind)
+    same_punti(chain, ind)
     _same_length(chain, ind)
     # The seats' turns add up to the game's, and ties are really there (three-way included).
     assert sum(s.turns for s in ind.seats) == pytest.approx(ind.expected["turns"], rel=1e-12)
@@ -70,7 +69,7 @@ def test_independent_shipped_two_players_equals_chain():
     chain = solve_punti("gioco-oca-punti", 2, method="chain")
     ind = solve_punti("gioco-oca-punti", 2, method="independent")
     chain.states = chain.transitions = None
-    _same(chain, ind)
+    same_punti(chain, ind)
     _same_length(chain, ind)
 
 
@@ -86,7 +85,7 @@ def test_three_players_on_the_shipped_board():
     assert r.seats[0].win_share > r.seats[1].win_share > r.seats[2].win_share  # seat order: fee and tempo
     assert "independent paths" in punti_text(r)
     sim = simulate_punti(load_punti("gioco-oca-punti"), 3, bet="never", games=20_000, seed=11)
-    _against(r, sim)
+    against_simulation(r, sim)
 
 
 def test_conditions_refused_with_a_reason(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import board
+from support import board
 
 from markov_oca.core.errors import RulesError
 from markov_oca.engine.race import analyse
@@ -16,7 +16,7 @@ from markov_oca.goose.model import goose_model
 from markov_oca.goose.rules import load_goose, special_squares
 from markov_oca.goose.solve import solve_goose
 
-SNAKES = Path(__file__).resolve().parent.parent / "examples" / "snakes_and_ladders.toml"
+SNAKES = Path(__file__).resolve().parents[2] / "examples" / "snakes_and_ladders.toml"
 
 
 def joint(rules, players, landings=True):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import board
+from support import board
 
 from markov_oca.core.errors import TooLargeError
 from markov_oca.goose.model import goose_model

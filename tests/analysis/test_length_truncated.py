@@ -10,7 +10,7 @@ import pytest
 from markov_oca.goose.model import goose_model
 from markov_oca.goose.rules import load_goose
 
-SNAKES = Path(__file__).resolve().parents[1] / "examples" / "snakes_and_ladders.toml"
+SNAKES = Path(__file__).resolve().parents[2] / "examples" / "snakes_and_ladders.toml"
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
-from conftest import board
+from support import board
 
 from markov_oca import api
 from markov_oca.goose.model import goose_model
@@ -35,7 +35,7 @@ from markov_oca.goose.simulate import (
 )
 
 Z = 4.5
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SHIPPED = sorted(v["name"] for v in api.variants() if v["family"] == "goose")
 FLOAT_SLACK = 1e-9  # rounding in the float chain's sums, far below any standard error used here
 

@@ -24,7 +24,7 @@ from markov_oca.api import crosscheck, exact_answer
 from markov_oca.core.errors import RulesError
 from markov_oca.io.results import read_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SNAKES = str(ROOT / "examples" / "snakes_and_ladders.toml")
 JUMPS = {1: 38, 4: 14, 9: 31, 21: 42, 28: 84, 36: 44, 51: 67, 71: 91, 80: 100,
          16: 6, 47: 26, 49: 11, 56: 53, 62: 19, 64: 60, 87: 24, 93: 73, 95: 75, 98: 78}

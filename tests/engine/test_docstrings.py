@@ -19,7 +19,7 @@ MODULES = ["markov_oca", "markov_oca.api", "markov_oca.engine.family", "markov_o
 
 @pytest.mark.parametrize("name", MODULES)
 def test_examples_run(name, monkeypatch):
-    monkeypatch.chdir(Path(__file__).parents[1])  # examples name files as in a clone: examples/...
+    monkeypatch.chdir(Path(__file__).parents[2])  # examples name files as in a clone: examples/...
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=True)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

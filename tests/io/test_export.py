@@ -12,7 +12,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import board
+from support import board
 
 from markov_oca import api
 from markov_oca.api import export
@@ -25,7 +25,7 @@ from markov_oca.ur.chain import ur_chain
 from markov_oca.ur.rules import load_ur
 from markov_oca.ur.solve import solve_ur
 
-SNAKES = Path(__file__).resolve().parent.parent / "examples" / "snakes_and_ladders.toml"
+SNAKES = Path(__file__).resolve().parents[2] / "examples" / "snakes_and_ladders.toml"
 
 
 @pytest.fixture(scope="module")

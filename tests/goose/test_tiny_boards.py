@@ -6,7 +6,7 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from conftest import board
+from support import board
 
 from markov_oca.analysis.chain import Chain
 from markov_oca.analysis.exact import ExactChain

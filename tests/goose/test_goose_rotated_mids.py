@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import board
-from test_goose_rotated_push import _same
+from support import board, same_figures
 
 from markov_oca.goose.forward import _parts
 from markov_oca.goose.model import goose_model
@@ -58,4 +57,4 @@ def test_mid_turn_sweeps_give_the_joint_chains_figures_to_1e12(players):
     joint = solve_goose(RULES, players, landings=True, route="joint")
     rot = solve_goose(RULES, players, landings=True, route="rotated")
     assert rot.solver[0]["method"].startswith("forward pass of")
-    _same(joint, rot, 1e-12)
+    same_figures(joint, rot, 1e-12)
