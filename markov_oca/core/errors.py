@@ -21,7 +21,8 @@ class RulesError(MarkovOcaError, ValueError):
         parts = [p for p in (source, key) if p]
         prefix = ": ".join(parts)
         # One line, whatever a library's message under it holds (tarfile's and tomllib's run over several).
-        message = "; ".join(line.strip(" -") for line in str(message).splitlines() if line.strip(" -"))
+        lines = (line.strip().removeprefix("- ") for line in str(message).splitlines())
+        message = "; ".join(line for line in lines if line)
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 

@@ -163,11 +163,10 @@ class ChainFamily(Family):
         s.elapsed = time.perf_counter() - t0
         return s
 
-    def page(self, play: Play, progress: bool = False) -> tuple[str, list[Block]]:
-        res = self.solve(play, progress=progress)
-        blocks: list[Block] = [Heading(1, play.rules.title), para("Who wins:"),
-                               Table(["Outcome", "Chance"], [[k, Num(f"{v:.6f}")] for k, v in res.outcomes.items()])]
-        return play.rules.title, blocks + length_blocks(res.length, "every seat's turns")
+    def page_blocks(self, rules: Any, results: ChainResults) -> tuple[str, list[Block]]:
+        rows = [[k, Num(f"{v:.6f}")] for k, v in results.outcomes.items()]
+        blocks: list[Block] = [Heading(1, rules.title), para("Who wins:"), Table(["Outcome", "Chance"], rows)]
+        return rules.title, blocks + length_blocks(results.length, "every seat's turns")
 
 
 def sample_chain(chain: Chain, games: int, seed: int, turn_limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import RulesError
+from ..core.progress import progress_bar
 from ..core.rulefile import family_of, read_toml, resolve_source
 
 if TYPE_CHECKING:
@@ -174,12 +175,23 @@ class Family:
     def load(self, source: RuleSource, options: Mapping[str, Any]) -> Any:
         raise NotImplementedError
 
+    #: Where the family's explanation lives: (module beside the family's, its dict function, its text
+    #: function), imported on first use; or override :meth:`explain` and :meth:`explain_text`.
+    explainer: tuple[str, str, str] | None = None
+
+    def _explainer(self, which: int) -> Callable[[Any], Any]:
+        if self.explainer is None:
+            raise NotImplementedError(f"{self.name}: no explanation")
+        package = type(self).__module__.rsplit(".", 1)[0]
+        return getattr(importlib.import_module(self.explainer[0], package), self.explainer[which])
+
     def explain(self, rules: Any) -> dict:
         """The board as the engine reads it, as JSON-able data."""
-        raise NotImplementedError
+        return self._explainer(1)(rules)
 
     def explain_text(self, rules: Any) -> str:
-        raise NotImplementedError
+        """The board as the engine reads it, for reading in a terminal."""
+        return self._explainer(2)(rules)
 
     # --------------------------------------------------------------- answers
 
@@ -208,8 +220,15 @@ class Family:
         raise NotImplementedError
 
     def page(self, play: Play, progress: bool = False) -> tuple[str, list[Block]]:
-        """The report page: its title and blocks (see :mod:`markov_oca.report_page`)."""
-        raise NotImplementedError
+        """The report page, its title and blocks (:mod:`markov_oca.engine.page`): the play solved, then laid out."""
+        res = self.solve(play, progress=progress)
+        with progress_bar(progress) as bar:
+            bar.add_task("drawing the report", total=None)
+            return self.page_blocks(play.rules, res)
+
+    def page_blocks(self, rules: Any, results: Any) -> tuple[str, list[Block]]:
+        """The report page of solved results: its title and blocks."""
+        raise NotImplementedError(f"{self.name}: no report page")
 
     # --------------------------------------------------------------- extras
 

@@ -12,6 +12,7 @@ from .rules import GooseRules, build_goose, special_squares
 
 class GooseFamily(Family):
     name = "goose"
+    explainer = (".report", "explain_dict", "explain_text")
     boards = "goose boards"
     rules_type = GooseRules
     settings = (
@@ -75,25 +76,10 @@ class GooseFamily(Family):
             landings=table, deadlock=float(res.deadlock), notes=[res.landings_note] if res.landings_note else [],
         )
 
-    def explain(self, rules: GooseRules) -> dict:
-        from .report import explain_dict
-
-        return explain_dict(rules)
-
-    def explain_text(self, rules: GooseRules) -> str:
-        from .report import explain_text
-
-        return explain_text(rules)
-
-    def page(self, play: Play, progress: bool = False):
-        from ..core.progress import progress_bar
+    def page_blocks(self, rules, results):
         from .page import goose_page
 
-        # Landing chances colour the board; as in ``solve``, big chains skip them unless asked.
-        res = self.solve(play, progress=progress)
-        with progress_bar(progress) as bar:
-            bar.add_task("drawing the report", total=None)
-            return goose_page(play.rules, res)
+        return goose_page(rules, results)
 
 
 FAMILY = GooseFamily()

@@ -14,6 +14,7 @@ from .solve import METHODS
 
 class PuntiFamily(Family):
     name = "punti"
+    explainer = (".report", "punti_explain_dict", "punti_explain_text")
     boards = "points boards"
     rules_type = PuntiRules
     settings = (
@@ -94,24 +95,10 @@ class PuntiFamily(Family):
         return ExactAnswer(rules=rules.name, seats=seats, outcome_names=list(chain.outcomes), length=dist,
                            deadlock=dist.never_ends, simulate_with={"policy": policy})
 
-    def explain(self, rules: PuntiRules) -> dict:
-        from .report import punti_explain_dict
-
-        return punti_explain_dict(rules)
-
-    def explain_text(self, rules: PuntiRules) -> str:
-        from .report import punti_explain_text
-
-        return punti_explain_text(rules)
-
-    def page(self, play: Play, progress: bool = False):
-        from ..core.progress import progress_bar
+    def page_blocks(self, rules, results):
         from .page import punti_page
 
-        res = self.solve(play, progress=progress)
-        with progress_bar(progress) as bar:
-            bar.add_task("drawing the report", total=None)
-            return punti_page(play.rules, res)
+        return punti_page(rules, results)
 
 
 FAMILY = PuntiFamily()

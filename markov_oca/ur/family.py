@@ -15,6 +15,7 @@ _SAMPLING = {"simulate": "random", "crosscheck": "random"}
 
 class UrFamily(Family):
     name = "ur"
+    explainer = (".report", "ur_explain_dict", "ur_explain_text")
     boards = "Ur rule sets"
     rules_type = UrRules
     settings = (
@@ -82,16 +83,6 @@ class UrFamily(Family):
             dist = chain.length_distribution(tail=tail)
         return ExactAnswer(rules=play.rules.name, seats=["light", "dark"], outcome_names=list(chain.outcomes),
                            length=dist, throws_given_end=float(exp["throws"][1]), deadlock=dist.never_ends)
-
-    def explain(self, rules: UrRules) -> dict:
-        from .report import ur_explain_dict
-
-        return ur_explain_dict(rules)
-
-    def explain_text(self, rules: UrRules) -> str:
-        from .report import ur_explain_text
-
-        return ur_explain_text(rules)
 
     def page(self, play: Play, progress: bool = False):
         from .page import ur_page
