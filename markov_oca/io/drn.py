@@ -23,7 +23,7 @@ from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.files import line_of, read_text_bytes
-from .edges import _identifier, _merged_edges, _turn_rewards
+from .edges import _identifier, _merged_edges, _turn_rewards, check_rows
 from .explicit import _state_labels
 from .lex import _digits, _is_space, _skip_to_line_end, numbers
 from .properties import _reward_names
@@ -58,10 +58,7 @@ def write_drn(chain: Chain, path: str | Path) -> Path:
     ['@type: DTMC', '@parameters']
     """
     path = Path(path)
-    rows = chain.row_sums()
-    if not np.all(rows == chain.denom):
-        bad = int(np.flatnonzero(rows != chain.denom)[0])
-        raise ValueError(f"state {bad}: probabilities sum to {rows[bad]}/{chain.denom}, not 1")
+    check_rows(chain)
     n = chain.n
     edges = _merged_edges(chain)
     names = _reward_names(chain)

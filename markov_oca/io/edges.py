@@ -31,6 +31,14 @@ class _Edges:
         return bool(np.all(self.reward_num[name] % self.num == 0))
 
 
+def check_rows(chain: Chain) -> None:
+    """Refuse to write a chain whose rows do not sum to exactly one (their numerators to the denominator)."""
+    rows = chain.row_sums()
+    if not np.all(rows == chain.denom):
+        bad = int(np.flatnonzero(rows != chain.denom)[0])
+        raise ValueError(f"state {bad}: probabilities sum to {rows[bad]}/{chain.denom}, not 1")
+
+
 def _merged_edges(chain: Chain) -> _Edges:
     # Rows are already in order: sort each row's branches by target and merge neighbours,
     # all in (n, J) arrays (a global sort of the branches is ten times slower).

@@ -23,7 +23,7 @@ from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.errors import RulesError
 from ..core.files import read_text_bytes
-from .edges import _factorize, _merged_edges, _turn_rewards, label_names
+from .edges import _factorize, _merged_edges, _turn_rewards, check_rows, label_names
 from .lex import numbers, scan_rows
 from .properties import _props_text, _reward_names, _reward_suffix
 from .tokens import _branch_values, _stem, initial_state
@@ -145,10 +145,7 @@ def write_explicit(chain: Chain, stem: str | Path, flavour: str = "storm") -> li
     stem = Path(stem)
     n = chain.n
     edges = _merged_edges(chain)
-    rows = chain.row_sums()
-    if not np.all(rows == chain.denom):
-        bad = int(np.flatnonzero(rows != chain.denom)[0])
-        raise ValueError(f"state {bad}: probabilities sum to {rows[bad]}/{chain.denom}, not 1")
+    check_rows(chain)
 
     def path_for(suffix: str) -> Path:
         return stem.parent / (stem.name + suffix)

@@ -37,7 +37,7 @@ from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.files import read_bytes
 from .drn import UNNAMED_REWARD
-from .edges import _identifier, _merged_edges, _turn_rewards
+from .edges import _identifier, _merged_edges, _turn_rewards, check_rows
 from .explicit import _state_labels
 from .properties import _reward_names
 from .tokens import _branch_values, initial_state
@@ -296,10 +296,7 @@ def write_umb(chain: Chain, path: str | Path, *, value_type: str = "double") -> 
     if value_type not in VALUE_TYPES:
         raise ChainError(f"unknown UMB value type {value_type!r} (double or rational)")
     path = Path(path)
-    rows = chain.row_sums()
-    if not np.all(rows == chain.denom):
-        bad = int(np.flatnonzero(rows != chain.denom)[0])
-        raise ValueError(f"state {bad}: probabilities sum to {rows[bad]}/{chain.denom}, not 1")
+    check_rows(chain)
     n = chain.n
     edges = _merged_edges(chain)
     offsets = np.searchsorted(edges.src, np.arange(n + 1)).astype("<u8")

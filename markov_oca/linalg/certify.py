@@ -44,7 +44,7 @@ def gamma(k: np.ndarray | float) -> np.ndarray | float:
 
 
 @numba.njit(inline="always")
-def _two_sum(s, c, x):
+def two_sum(s, c, x):
     """Neumaier's step: the new sum and the new compensation."""
     t = s + x
     if abs(s) >= abs(x):
@@ -132,7 +132,7 @@ def compensated_dot(a, b):
     mag = 0.0
     for i in range(a.size):
         p = a[i] * b[i]
-        s, c = _two_sum(s, c, p)
+        s, c = two_sum(s, c, p)
         mag += abs(p)
     total = s + c
     k = float(a.size)
@@ -159,7 +159,7 @@ def into_classes(nxt, pnum, inv_denom, v, class_of, out, err):
             k = class_of[t]
             if k >= 0:
                 p = m * pnum[s, j] * inv_denom
-                out[k], comp[k] = _two_sum(out[k], comp[k], p)
+                out[k], comp[k] = two_sum(out[k], comp[k], p)
                 mag[k] += abs(p)
                 cnt[k] += 1.0
     for k in range(out.size):

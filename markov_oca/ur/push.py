@@ -43,6 +43,7 @@ from numba import prange
 from ..analysis.chain import LengthDistribution
 from ..core.prefetch import prefetch
 from ..core.progress import progress_bar
+from ..linalg.certify import two_sum
 from .bound import ThrowsBound, bound_on_tables
 from .layers import CHUNK
 from .policy import deterministic, drop_pages, policy_code, policy_codes
@@ -58,15 +59,6 @@ PUSH_AHEAD = 64  # the one-pass push prefetches the targets of the place this fa
 # without, 0.56-0.60 with; 8 ahead 0.69-0.71, 192 ahead 0.61-0.62)
 
 
-@numba.njit(cache=True, inline="always")
-def _kadd(s, c, x):
-    """Compensated (Neumaier) summation: ``s + c`` keeps the low bits a plain ``s += x`` over 10^8 terms loses."""
-    t = s + x
-    if abs(s) >= abs(x):
-        c += (s - t) + x
-    else:
-        c += (x - t) + s
-    return t, c
 
 
 #: What :func:`_place` does with a place's mass: all of it (a turn in one pass), only the rosettes' (within
@@ -98,15 +90,15 @@ def _place(store, probs, cur, nxt, s, m, mode, hi, nlo, nhi, sums, tlo, thi):
                     if j >= tlo and j < thi:
                         nxt[j] += q
                 else:
-                    moved, k_moved = _kadd(moved, k_moved, q)
+                    moved, k_moved = two_sum(moved, k_moved, q)
                     nlo = min(nlo, j)
                     nhi = max(nhi, j + 1)
                     if mode == TURN:
                         nxt[j] += q
             elif mode != SPREAD and c == -1:
-                won, k_won = _kadd(won, k_won, q)
+                won, k_won = two_sum(won, k_won, q)
             elif mode != SPREAD and c == -2:
-                lost, k_lost = _kadd(lost, k_lost, q)
+                lost, k_lost = two_sum(lost, k_lost, q)
     return hi, nlo, nhi, (won, k_won, lost, k_lost, moved, k_moved)
 
 
@@ -125,11 +117,11 @@ def _turn(store, probs, cur, nxt, lo, hi, eps, rosettes_only):
             s += 1
             continue
         if m < eps:
-            dropped, k_dropped = _kadd(dropped, k_dropped, m)
+            dropped, k_dropped = two_sum(dropped, k_dropped, m)
             cur[s] = 0.0
             s += 1
             continue
-        thr, k_thr = _kadd(thr, k_thr, m)
+        thr, k_thr = two_sum(thr, k_thr, m)
         if rosettes_only:
             hi, nlo, nhi, sums = _place(store, probs, cur, nxt, s, m, ROSETTES, hi, nlo, nhi, sums, 0, 0)
         else:
@@ -190,9 +182,9 @@ def _push_place(table, probs, cur, nxt, side, s, m, h, nlo, nhi, tlo, slo, off, 
                 else:
                     side[off + j - slo] += v
         elif c == -1:
-            won, k_won = _kadd(won, k_won, v)
+            won, k_won = two_sum(won, k_won, v)
         elif c == -2:
-            lost, k_lost = _kadd(lost, k_lost, v)
+            lost, k_lost = two_sum(lost, k_lost, v)
     return h, nlo, nhi, mv, won, k_won, lost, k_lost
 
 
@@ -224,13 +216,13 @@ def _turn_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, width, qs,
                     if m != 0.0:
                         cur[np.uint64(s)] = 0.0
                         if m < eps:
-                            dropped, k_dropped = _kadd(dropped, k_dropped, m)
+                            dropped, k_dropped = two_sum(dropped, k_dropped, m)
                         else:
-                            thr, k_thr = _kadd(thr, k_thr, m)
+                            thr, k_thr = two_sum(thr, k_thr, m)
                             h, nlo, nhi, mv, won, k_won, lost, k_lost = _push_place(
                                 table, probs, cur, nxt, side, s, m, h, nlo, nhi, tlo, side_lo[part], side_off[part],
                                 won, k_won, lost, k_lost)
-                            moved, k_moved = _kadd(moved, k_moved, mv)
+                            moved, k_moved = two_sum(moved, k_moved, mv)
                     s += 1
         out[part, 0] = won + k_won
         out[part, 1] = lost + k_lost
