@@ -8,6 +8,7 @@ from typing import Any
 
 from ..engine.family import Family, Play, RuleSource, Setting
 from .rules import GooseRules, build_goose, special_squares
+from .solve import check_length_work
 
 
 class GooseFamily(Family):
@@ -62,8 +63,9 @@ class GooseFamily(Family):
 
         m = self.model(play)
         chain = m.build(progress=progress)
+        eta = check_length_work(play.rules, chain)
         with progress_bar(progress) as bar:
-            bar.add_task(f"solving {chain.n:,} states", total=None)
+            bar.add_task(f"solving {chain.n:,} states{eta}", total=None)
             dist = chain.length_distribution(tail=tail)
             res = analyse(chain, rules=play.rules, players=m.players, landings=landings, tail=tail,
                           special=special_squares(play.rules),
