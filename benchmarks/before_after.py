@@ -87,6 +87,10 @@ def main() -> None:
             w, c, kb, _ = best[name]
             print(f"{case:8s} {name:4s} {w:8.1f} {c:8.1f} {kb / 1024:8.0f}", flush=True)
         same = "same output" if best["old"][3] == best["new"][3] else "OUTPUT DIFFERS"
+        if best["old"][3] != best["new"][3] and not best["old"][3].startswith("{"):
+            for a, b in zip(best["old"][3].splitlines(), best["new"][3].splitlines(), strict=False):
+                if a != b:
+                    print(f"  old: {a}\n  new: {b}")
         print(f"{case:8s} new/old wall {best['new'][0] / best['old'][0]:.2f}, "
               f"cpu {best['new'][1] / best['old'][1]:.2f}, peak {best['new'][2] / best['old'][2]:.2f}; {same}",
               flush=True)
