@@ -89,6 +89,27 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+# Two squares with an effect on a three-square board, one two-faced die (derived by hand below).
+TWO_SQUARES = """
+[game]
+name = "two-squares"
+family = "punti"
+goal = 3
+players = 2
+[dice]
+faces = 2
+[economy]
+dowry = 100
+entry_tax = 0
+head_fee = 0
+bank_fund = 100
+aid_uses = 0
+[squares]
+2 = { pay_each = 10 }
+3 = { collect_bank = 20 }
+"""
+
+
 SMALL = """
 [game]
 name = "small"

@@ -1,4 +1,4 @@
-"""The Italian points game (seed 002, RULES.md section 2): rules, exact chains, optimal bets, simulation.
+"""The Italian goose game played for points: rules, exact chains, optimal bets, simulation.
 
 Modules: ``rules`` (the TOML loader, :class:`PuntiRules`), ``model`` (balances in
 the state, the numba kernel, the hash-indexed state space, chains), ``solve``

@@ -1,4 +1,4 @@
-"""The points family declared once: the Italian goose game played for points (seed 002), with a
+"""The points family declared once: the Italian goose game played for points, with a
 dowry, taxes, a bank, Pulcinella bets, bankruptcy and mutual aid."""
 
 from __future__ import annotations

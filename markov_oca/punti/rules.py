@@ -1,11 +1,11 @@
-"""Rules of the Italian points game (RULES.md section 2, seed 002) as validated data.
+"""Rules of the Italian goose game played for points (see ``docs/punti.md``) as validated data.
 
 A points board is TOML (see ``docs/punti.md``):
 
 * ``[game]``: ``name``, ``family = "punti"``, ``title``, ``seed``, ``summary``,
   ``goal`` (the end square, 37) and the default number of ``players``;
 * ``[dice]``: ``faces`` of the one die;
-* ``[economy]``: the seed's fixed economy, every key also an option: ``dowry``
+* ``[economy]``: the rule text's fixed economy, every key also an option: ``dowry``
   (200), ``entry_tax`` (50, to the bank), ``head_fee`` (5 from each player) and
   ``head_fee_to`` (``seat-1``: the head of the game, who throws first; or
   ``bank``), ``bank_fund`` (the bank's own capital besides the taxes it

@@ -3,29 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from support import TWO_SQUARES
 
 from markov_oca import api
 from markov_oca.punti import solve_punti
 from markov_oca.ur.solve import solve_ur
-
-POINTS = """
-[game]
-name = "two-squares"
-family = "punti"
-goal = 3
-players = 2
-[dice]
-faces = 2
-[economy]
-dowry = 100
-entry_tax = 0
-head_fee = 0
-bank_fund = 100
-aid_uses = 0
-[squares]
-2 = { pay_each = 10 }
-3 = { collect_bank = 20 }
-"""
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +37,7 @@ def test_ur_and_points_results(tmp_path):
     ur = solve_ur("ur", "random", "random", options={"pieces": 1})
     assert "light wins</th>" in ur._repr_html_()
     path = tmp_path / "two.toml"
-    path.write_text(POINTS)
+    path.write_text(TWO_SQUARES)
     pts = solve_punti(path, 2)
     assert "seat 1 wins (share)" in pts._repr_html_()
     pytest.importorskip("pandas")

@@ -4,33 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import TINY3, against_simulation, small, write
+from support import TINY3, TWO_SQUARES, against_simulation, small, write
 
 from markov_oca.core.errors import RulesError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.model import MODE_ALWAYS, MODE_DECIDE, MODE_NEVER
 from markov_oca.punti.optimal import policy_chain, solve_policy
 from markov_oca.punti.simulate import simulate_punti
-
-# Two squares with an effect on a three-square board, one two-faced die (derived by hand below).
-TWO_SQUARES = """
-[game]
-name = "two-squares"
-family = "punti"
-goal = 3
-players = 2
-[dice]
-faces = 2
-[economy]
-dowry = 100
-entry_tax = 0
-head_fee = 0
-bank_fund = 100
-aid_uses = 0
-[squares]
-2 = { pay_each = 10 }
-3 = { collect_bank = 20 }
-"""
 
 # The same board where square 2 bankrupts unless mutual aid (one throw of the two-faced die) saves.
 AID = """
