@@ -261,6 +261,26 @@ def options_table(options: Mapping[str, Any], choices: Mapping[str, Sequence[Any
     return Table(["Option", "Value", "Choices", "What it means"], rows)
 
 
+def title_blocks(head: str, res: Any, *who: Inline, summary: str = "") -> list[Block]:
+    """The page's heading, the rule set and its file, who plays (``who``), and the rule file's summary."""
+    blocks: list[Block] = [
+        Heading(1, head),
+        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source), *who),
+    ]
+    if summary:
+        blocks.append(para(f"The rule file's summary: {summary}."))
+    return blocks
+
+
+def squares_blocks(rows: list[list[Inline]], rules: Any, options_intro: str = "Options in force:") -> list[Block]:
+    """The table of squares with an effect (``rows``: square, name, effect) and the options in force.
+
+    ``rules`` gives ``options``, ``option_choices`` and ``option_docs`` (every family's rule set does).
+    """
+    return [para("Squares with an effect:"), Table(["Square", "Name", "Effect"], rows), para(options_intro),
+            options_table(rules.options, rules.option_choices, rules.option_docs)]
+
+
 def length_blocks(L: LengthSummary, unit: str) -> list[Block]:
     text = (f"Game length in turns ({unit}): mean given it ends {fmt(L.mean_given_end, 4)}; median "
             f"{turn_text(L.median)}, 90th percentile {turn_text(L.p90)}, 99th percentile {turn_text(L.p99)}.")

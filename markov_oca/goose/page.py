@@ -8,26 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..engine.page import (
-    BOARD_PNG,
-    Block,
-    Code,
-    Heading,
-    Inline,
-    Num,
-    Picture,
-    Table,
-    colour_scale,
-    length_blocks,
-    new_figure,
-    options_table,
-    para,
-    plural,
-    png_bytes,
-    row_cell,
-    solver_blocks,
-    text_colour,
-)
+from ..engine import page as kit
 from ..engine.race import SolveResults
 from ..engine.text import fmt
 from .rules import GooseRules
@@ -41,7 +22,7 @@ _OVERSHOOT = {
 }
 
 
-def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
+def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[kit.Block]]:
     """The page of ``res`` (a solve of ``rules``): its heading and its blocks, section by section.
 
     Parameters
@@ -52,102 +33,94 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
         Its results.
     """
     players = res.players
-    head = f"{res.title} with {plural(players, 'player')}"
-    blocks: list[Block] = [
-        Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
-           f"; {plural(players, 'player')}, seat 1 moves first."),
-    ]
-    if rules.summary:
-        blocks.append(para(f"The rule file's summary: {rules.summary}."))
-    blocks.append(para(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
+    head = f"{res.title} with {kit.plural(players, 'player')}"
+    blocks = kit.title_blocks(head, res, f"; {kit.plural(players, 'player')}, seat 1 moves first.",
+                              summary=rules.summary)
+    blocks.append(kit.para(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
                      "transitions (floating point) by markov_oca.", small=True))
 
     blocks += _rules_blocks(rules)
     blocks += _wins_blocks(res)
     blocks += _how_long_blocks(res)
     blocks += _board_blocks(rules, res)
-    blocks += solver_blocks(res.solver, res.timings)
+    blocks += kit.solver_blocks(res.solver, res.timings)
     return head, blocks
 
 
-def _rules_blocks(rules: GooseRules) -> list[Block]:
+def _rules_blocks(rules: GooseRules) -> list[kit.Block]:
     """The rules as read: board, dice, overshoot, first-throw rule, squares with an effect, options."""
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "The rules as read"))
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "The rules as read"))
     dice = f"{rules.dice.describe()} thrown" + "".join(f", {d.describe()} from square {s} on"
                                                       for s, d in rules.dice_from)
-    blocks.append(para(f"Squares 0 (the start, off the board) to {rules.goal} (the goal); {dice}; "
+    blocks.append(kit.para(f"Squares 0 (the start, off the board) to {rules.goal} (the goal); {dice}; "
                      f"{_OVERSHOOT[rules.overshoot]}."))
     if rules.first_throw:
         effect = "applies" if rules.first_throw_effect else "does not apply"
-        blocks.append(para(f"First-throw rule: a first throw (from square 0) of these faces goes straight to a "
+        blocks.append(kit.para(f"First-throw rule: a first throw (from square 0) of these faces goes straight to a "
                          f"square; the target's effect {effect}."))
-        blocks.append(Table(["Throw", "Goes to square"],
-                            [["+".join(map(str, faces)), Num(str(t))] for faces, t in rules.first_throw]))
-    rows: list[list[Inline]] = [[Num(str(s)), sq.name or "", sq.describe()] for s, sq in rules.squares.items()]
+        blocks.append(kit.Table(["Throw", "Goes to square"],
+                            [["+".join(map(str, faces)), kit.Num(str(t))] for faces, t in rules.first_throw]))
+    rows: list[list[kit.Inline]] = [[kit.Num(str(s)), sq.name or "", sq.describe()] for s, sq in rules.squares.items()]
     goal_effect = ("the first to reach it wins and the game stops" if rules.until == "first"
                    else "a piece that reaches it finishes; the others play on for the places")
-    rows.append([Num(str(rules.goal)), "goal", goal_effect])
-    blocks.append(para("Squares with an effect:"))
-    blocks.append(Table(["Square", "Name", "Effect"], rows))
-    blocks.append(para("Options in force:"))
-    blocks.append(options_table(rules.options, rules.option_choices, rules.option_docs))
+    rows.append([kit.Num(str(rules.goal)), "goal", goal_effect])
+    blocks += kit.squares_blocks(rows, rules)
 
     return blocks
 
 
-def _wins_blocks(res: SolveResults) -> list[Block]:
+def _wins_blocks(res: SolveResults) -> list[kit.Block]:
     """Who wins: each seat's chance (and places), and the chance of deadlock."""
     players = res.players
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "Who wins"))
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "Who wins"))
     if res.seats and res.seats[0].places is not None:
         # The chance to win is the chance of place 1.
         hdr = ["Seat", "Chance to win"] + [f"Place {k + 1}" for k in range(1, players)]
-        wins = [[f"seat {s.seat}", Num(fmt(s.win))] + [Num(fmt(p)) for p in (s.places or [])[1:]]
+        wins = [[f"seat {s.seat}", kit.Num(fmt(s.win))] + [kit.Num(fmt(p)) for p in (s.places or [])[1:]]
                 for s in res.seats]
     else:
         hdr = ["Seat", "Chance to win"]
-        wins = [[f"seat {s.seat}", Num(fmt(s.win))] for s in res.seats]
-    blocks.append(Table(hdr, wins))
-    blocks.append(para("Chance of deadlock (the game never ends): ", Num(fmt(res.deadlock)),
+        wins = [[f"seat {s.seat}", kit.Num(fmt(s.win))] for s in res.seats]
+    blocks.append(kit.Table(hdr, wins))
+    blocks.append(kit.para("Chance of deadlock (the game never ends): ", kit.Num(fmt(res.deadlock)),
                      "." if float(res.deadlock) == 0 else
                      ": every piece still in the game is stuck waiting forever."))
 
     return blocks
 
 
-def _how_long_blocks(res: SolveResults) -> list[Block]:
+def _how_long_blocks(res: SolveResults) -> list[kit.Block]:
     """How long it lasts: expected totals, per seat, and the length's distribution."""
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "How long it lasts"))
-    blocks.append(para("Expected totals over the whole game, and given that the game ends. A turn is each time "
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "How long it lasts"))
+    blocks.append(kit.para("Expected totals over the whole game, and given that the game ends. A turn is each time "
                      "the turn comes to a seat, missed and waiting turns included; a round is counted at each "
                      "turn of the lowest-numbered seat still in the game; a throw is one throw of the dice."))
-    blocks.append(Table(["Expected", "Whole game", "Given that the game ends"],
-                        [[k, Num(fmt(e.total)), Num(fmt(e.given_end))] for k, e in res.expected.items()]))
+    blocks.append(kit.Table(["Expected", "Whole game", "Given that the game ends"],
+                        [[k, kit.Num(fmt(e.total)), kit.Num(fmt(e.given_end))] for k, e in res.expected.items()]))
     seat_hdr = ["Seat", "Turns", "Turns given it ends", "Throws", "Throws given it ends"]
     has_stakes = any(s.stakes is not None for s in res.seats)
     if has_stakes:
         seat_hdr.append("Stakes paid")
     seat_rows = []
     for s in res.seats:
-        row: list[Inline] = [f"seat {s.seat}", Num(fmt(s.turns.total, 4)), Num(fmt(s.turns.given_end, 4)),
-                             Num(fmt(s.throws.total, 4)), Num(fmt(s.throws.given_end, 4))]
+        row: list[kit.Inline] = [f"seat {s.seat}", kit.Num(fmt(s.turns.total, 4)), kit.Num(fmt(s.turns.given_end, 4)),
+                             kit.Num(fmt(s.throws.total, 4)), kit.Num(fmt(s.throws.given_end, 4))]
         if has_stakes:
-            row.append(Num(fmt(s.stakes.total, 4)) if s.stakes is not None else "")
+            row.append(kit.Num(fmt(s.stakes.total, 4)) if s.stakes is not None else "")
         seat_rows.append(row)
-    blocks.append(Table(seat_hdr, seat_rows))
-    blocks += length_blocks(res.length, "all seats' turns, missed ones included")
+    blocks.append(kit.Table(seat_hdr, seat_rows))
+    blocks += kit.length_blocks(res.length, "all seats' turns, missed ones included")
 
     return blocks
 
 
-def _board_blocks(rules: GooseRules, res: SolveResults) -> list[Block]:
+def _board_blocks(rules: GooseRules, res: SolveResults) -> list[kit.Block]:
     """The board drawn, coloured by seat 1's landings, and the landings on special squares by seat."""
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "The board"))
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "The board"))
     lands = ("(a landing is every square whose effect a throw applies, and the square where the piece comes to "
              "rest; a piece sent back by another, or released from a waiting square, does not land)")
     values = _landing_values(res, seat=1, field="chance")
@@ -164,8 +137,8 @@ def _board_blocks(rules: GooseRules, res: SolveResults) -> list[Block]:
              "as rows of ten, square 1 at the bottom left, each row running the other way from the one below")
     letters = _initials(rules)
     legend = "; ".join(f"{k}: {v}" for k, v in _legend(rules, letters).items())
-    blocks.append(Picture(
-        BOARD_PNG,
+    blocks.append(kit.Picture(
+        kit.BOARD_PNG,
         _goose_board_png(rules, values, letters, spiral, label),
         f"The board of {res.title} drawn {shape.split(':')[0]}, each square coloured by {what.split(' (')[0]}",
         f"The board drawn {shape}. Colour: {what}. Special squares have a thick outline and a letter ({legend})."
@@ -173,11 +146,11 @@ def _board_blocks(rules: GooseRules, res: SolveResults) -> list[Block]:
     ))
     if res.landings:
         chances = _landing_values(res, seat=1, field="chance") is not None
-        blocks.append(para("Landing on special squares, by seat: " + ("the chance of ever landing there, and the "
+        blocks.append(kit.para("Landing on special squares, by seat: " + ("the chance of ever landing there, and the "
                            "expected number of landings." if chances else "the expected number of landings.")))
         blocks.append(_landing_table(rules, res, chances))
     if res.landings_note:
-        blocks.append(para(res.landings_note[0].upper() + res.landings_note[1:] + "."))
+        blocks.append(kit.para(res.landings_note[0].upper() + res.landings_note[1:] + "."))
 
     return blocks
 
@@ -194,23 +167,23 @@ def _landing_values(res: SolveResults, seat: int, field: str) -> np.ndarray | No
     return None if np.isnan(out).all() else out
 
 
-def _landing_table(rules: GooseRules, res: SolveResults, chances: bool = True) -> Table:
+def _landing_table(rules: GooseRules, res: SolveResults, chances: bool = True) -> kit.Table:
     by = {(x.seat, x.square): x for x in res.landings or []}
     hdr = ["Square", "Name"]
     for i in range(1, res.players + 1):
         hdr += ([f"Seat {i}: chance"] if chances else []) + [f"Seat {i}: expected landings"]
-    rows: list[list[Inline]] = []
+    rows: list[list[kit.Inline]] = []
     for sq in res.special_squares:
         name = rules.square(sq).name or ("goal" if sq == rules.goal else "first-throw target"
                                          if any(t == sq for _, t in rules.first_throw) else "")
-        row: list[Inline] = [Num(str(sq)), name]
+        row: list[kit.Inline] = [kit.Num(str(sq)), name]
         for i in range(1, res.players + 1):
             x = by.get((i, sq))
-            cells = ([Num(f"{float(x.chance):.4f}")] if chances else []) + [Num(f"{float(x.expected):.4f}")] \
+            cells = ([kit.Num(f"{float(x.chance):.4f}")] if chances else []) + [kit.Num(f"{float(x.expected):.4f}")] \
                 if x else [""] * (2 if chances else 1)
             row += cells
         rows.append(row)
-    return Table(hdr, rows)
+    return kit.Table(hdr, rows)
 
 
 def _initials(rules: GooseRules) -> dict[int, str]:
@@ -280,7 +253,7 @@ def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapp
 
     goal = rules.goal
     # The scale is set by the squares before the goal; the goal (the chance to finish) may lie above it.
-    cmap, norm = colour_scale(chance[1:goal] if chance is not None else None)
+    cmap, norm = kit.colour_scale(chance[1:goal] if chance is not None else None)
     over = chance is not None and chance[goal] > norm.vmax
 
     def colour(q: int):
@@ -289,7 +262,7 @@ def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapp
     fig, ax, cells, size = _draw_spiral(rules, colour) if spiral else _draw_rows(rules, colour)
     for q in range(1, goal + 1):
         x, y = cells[q]
-        fg = text_colour(colour(q))
+        fg = kit.text_colour(colour(q))
         mark = letters.get(q, "")
         if q == goal:
             mark = "goal" if chance is None else f"goal {chance[goal]:.3f}"
@@ -308,7 +281,7 @@ def _goose_board_png(rules: GooseRules, chance: np.ndarray | None, letters: Mapp
     legend = "   ".join(f"{k} {v}" for k, v in _legend(rules, letters).items())
     if legend:
         fig.text(0.5, 0.1 / h, legend, ha="center", va="bottom", fontsize=10, color=_EDGE_SPECIAL, wrap=True)
-    return png_bytes(fig)
+    return kit.png_bytes(fig)
 
 
 _EDGE_SPECIAL = "#8b1a1a"  # the outline and legend of the special squares
@@ -321,7 +294,7 @@ def _draw_spiral(rules: GooseRules, colour):
 
     goal, special = rules.goal, set(rules.squares)
     outlines, centres, centre, R = _spiral(goal - 1)
-    fig = new_figure(9.0, 9.6)
+    fig = kit.new_figure(9.0, 9.6)
     ax = fig.add_axes((0.02, 0.13, 0.96, 0.86))
     for q in range(1, goal):
         sp = q in special
@@ -351,11 +324,11 @@ def _draw_rows(rules: GooseRules, colour):
     width = min(10, goal)
     nrows = math.ceil(goal / width)
     fig_h = 0.9 * nrows + 1.6
-    fig = new_figure(max(4.0, 0.9 * width + 1.2), fig_h)
+    fig = kit.new_figure(max(4.0, 0.9 * width + 1.2), fig_h)
     ax = fig.add_axes((0.04, 1.25 / fig_h, 0.92, 1 - 1.4 / fig_h))
     cells = {}
     for q in range(1, goal + 1):
-        col, row = row_cell(q, width)
+        col, row = kit.row_cell(q, width)
         sp = q in special or q == goal
         ax.add_patch(Rectangle((col, row), 1, 1, facecolor=colour(q), edgecolor=_EDGE_SPECIAL if sp else "#555",
                                lw=2.4 if sp else 0.8, zorder=3 if sp else 2))

@@ -26,20 +26,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..core import rulefile as rf
 from ..core.dice import Dice
 from ..core.errors import RulesError
-from ..core.rulefile import (
-    bool_value,
-    check_keys,
-    game_table,
-    game_texts,
-    int_value,
-    parse_options,
-    read_toml,
-    resolve_source,
-    square_entries,
-    str_value,
-)
 from .board import compile_board
 from .ruleset import ENGINE_CHOICES, ENGINE_OPTIONS, GooseRules, OptionSpec, Square
 
@@ -88,8 +77,8 @@ def load_goose(rules: str | Path, options: Mapping[str, Any] | None = None) -> G
     >>> r.waiting_turns
     2
     """
-    source, path = resolve_source(rules)
-    raw = read_toml(source, path)
+    source, path = rf.resolve_source(rules)
+    raw = rf.read_toml(source, path)
     return build_goose(raw, source, options or {})
 
 
@@ -106,17 +95,17 @@ def build_goose(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     options:
         Option values to put in force, by name.
     """
-    game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "goose")
+    game = rf.game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "goose")
     declared = _declared_options(source, raw)
-    check_keys(source, "rules", raw.get("rules", {}), set(ENGINE_OPTIONS))
-    chosen = parse_options(source, options, {**{k: v[0] for k, v in ENGINE_OPTIONS.items()},
+    rf.check_keys(source, "rules", raw.get("rules", {}), set(ENGINE_OPTIONS))
+    chosen = rf.parse_options(source, options, {**{k: v[0] for k, v in ENGINE_OPTIONS.items()},
                                              **{k: spec.default for k, spec in declared.items()}})
     raw, own_values = _patched(source, raw, declared, chosen)
     engine = _engine_options(source, raw.get("rules", {}), chosen)
     waiting = engine["waiting"]
-    goal = int_value(source, "game.goal", game.get("goal", 63), lo=1, hi=10_000)
-    players = int_value(source, "game.players", game.get("players", 2), lo=1, hi=8)
-    texts = game_texts(source, game)
+    goal = rf.int_value(source, "game.goal", game.get("goal", 63), lo=1, hi=10_000)
+    players = rf.int_value(source, "game.players", game.get("players", 2), lo=1, hi=8)
+    texts = rf.game_texts(source, game)
     dice, changes = _dice(source, raw, goal)
     rules = GooseRules(
         **texts,
@@ -154,7 +143,7 @@ def _declared_options(source: str, raw: dict[str, Any]) -> dict[str, OptionSpec]
         raise RulesError("must be a table", source=source, key="options")
     for name, spec in opts_raw.items():
         where = f"options.{name}"
-        check_keys(source, where, spec, _OPTION_KEYS)
+        rf.check_keys(source, where, spec, _OPTION_KEYS)
         if name in ENGINE_OPTIONS:
             raise RulesError("an engine option cannot be redeclared; set it in [rules]", source=source, key=where)
         if "default" not in spec:
@@ -171,7 +160,7 @@ def _declared_options(source: str, raw: dict[str, Any]) -> dict[str, OptionSpec]
                 if k not in _TOP_KEYS - {"options", "game"}:
                     raise RulesError(f"a patch may replace dice, rules, first_throw or squares, not '{k}'",
                                      source=source, key=f"{where}.patch.{val}.{k}")
-        declared[name] = OptionSpec(name, default, str_value(source, f"{where}.doc", spec.get("doc", "")), patches)
+        declared[name] = OptionSpec(name, default, rf.str_value(source, f"{where}.doc", spec.get("doc", "")), patches)
     return declared
 
 
@@ -195,7 +184,7 @@ def _patched(source: str, raw: dict[str, Any], declared: dict[str, OptionSpec],
         patch = spec.patches.get(_option_keystr_value(value))
         if patch:
             _apply_patch(raw, patch)
-    check_keys(source, "rules", raw.get("rules", {}), set(ENGINE_OPTIONS))
+    rf.check_keys(source, "rules", raw.get("rules", {}), set(ENGINE_OPTIONS))
     return raw, own_values
 
 
@@ -209,9 +198,9 @@ def _engine_options(source: str, rules_table: dict[str, Any], chosen: dict[str, 
         elif key in rules_table:
             engine[key] = rules_table[key]
             if isinstance(default, bool):
-                bool_value(source, f"rules.{key}", engine[key])
+                rf.bool_value(source, f"rules.{key}", engine[key])
             else:
-                str_value(source, f"rules.{key}", engine[key])
+                rf.str_value(source, f"rules.{key}", engine[key])
         else:
             engine[key] = default
     for key, choices in ENGINE_CHOICES.items():
@@ -240,10 +229,10 @@ def _engine_options(source: str, rules_table: dict[str, Any], chosen: dict[str, 
 def _dice(source: str, raw: dict[str, Any], goal: int) -> tuple[Dice, list[tuple[int, Dice]]]:
     """The dice, and the changes of dice from a square on (ascending)."""
     dice_raw = raw.get("dice", {"count": 2, "faces": 6})
-    check_keys(source, "dice", dice_raw, _DICE_KEYS)
+    rf.check_keys(source, "dice", dice_raw, _DICE_KEYS)
     dice = Dice(
-        int_value(source, "dice.count", dice_raw.get("count", 2), lo=1, hi=6),
-        int_value(source, "dice.faces", dice_raw.get("faces", 6), lo=1, hi=100),
+        rf.int_value(source, "dice.count", dice_raw.get("count", 2), lo=1, hi=6),
+        rf.int_value(source, "dice.faces", dice_raw.get("faces", 6), lo=1, hi=100),
     )
     changes = []
     from_sq = dice_raw.get("from_square", [])
@@ -251,10 +240,10 @@ def _dice(source: str, raw: dict[str, Any], goal: int) -> tuple[Dice, list[tuple
         raise RulesError("must be a list of {square, count, faces} tables", source=source, key="dice.from_square")
     for i, ch in enumerate(from_sq):
         where = f"dice.from_square[{i}]"
-        check_keys(source, where, ch, _DICE_CHANGE_KEYS)
-        sq = int_value(source, f"{where}.square", ch.get("square"), lo=1, hi=goal - 1)
-        d = Dice(int_value(source, f"{where}.count", ch.get("count", dice.count), lo=1, hi=6),
-                 int_value(source, f"{where}.faces", ch.get("faces", dice.faces), lo=1, hi=100))
+        rf.check_keys(source, where, ch, _DICE_CHANGE_KEYS)
+        sq = rf.int_value(source, f"{where}.square", ch.get("square"), lo=1, hi=goal - 1)
+        d = Dice(rf.int_value(source, f"{where}.count", ch.get("count", dice.count), lo=1, hi=6),
+                 rf.int_value(source, f"{where}.faces", ch.get("faces", dice.faces), lo=1, hi=100))
         changes.append((sq, d))
     changes.sort()
     return dice, changes
@@ -276,17 +265,17 @@ def _first_throw(source: str, raw: dict[str, Any], goal: int, dice: Dice) -> lis
         if len(faces) != dice.count or any(not 1 <= f <= dice.faces for f in faces):
             raise RulesError(f"not a throw of the dice thrown from square 0 ({dice.describe()})",
                              source=source, key=where)
-        first.append((faces, int_value(source, where, target, lo=0, hi=goal)))
+        first.append((faces, rf.int_value(source, where, target, lo=0, hi=goal)))
     return first
 
 
 def _squares(source: str, raw: dict[str, Any], goal: int, waiting: str) -> dict[int, Square]:
     """Every square's effect, checked (with ``waiting = "turns:K"`` a waiting square misses K turns instead)."""
     squares: dict[int, Square] = {}
-    for where, s, eff in square_entries(source, raw):
+    for where, s, eff in rf.square_entries(source, raw):
         if not 1 <= s <= goal - 1:
             raise RulesError(f"square {s} is off the board (1..{goal - 1} may have effects)", source=source, key=where)
-        check_keys(source, where, eff, _SQUARE_KEYS)
+        rf.check_keys(source, where, eff, _SQUARE_KEYS)
         sq = _square(source, where, s, eff, goal)
         if waiting != "until-replaced" and sq.wait:
             sq = Square(sq.name, None, None, False, int(waiting.split(":")[1]), False, sq.stake)
@@ -298,7 +287,7 @@ def _square(source: str, where: str, s: int, eff: dict[str, Any], goal: int) -> 
     """The effect of square ``s`` as its entry ``eff`` gives it, checked."""
     jump = eff.get("jump")
     if jump is not None:
-        jump = int_value(source, f"{where}.jump", jump)
+        jump = rf.int_value(source, f"{where}.jump", jump)
         if not 0 <= jump <= goal:
             raise RulesError(f"jump to {jump} is off the board (0..{goal})", source=source, key=f"{where}.jump")
         if jump == s:
@@ -307,13 +296,13 @@ def _square(source: str, where: str, s: int, eff: dict[str, Any], goal: int) -> 
     if goose is not None and goose not in ("repeat", "next"):
         raise RulesError(f"{goose!r} is not repeat or next", source=source, key=f"{where}.goose")
     sq = Square(
-        name=str_value(source, f"{where}.name", eff.get("name", "")),
+        name=rf.str_value(source, f"{where}.name", eff.get("name", "")),
         jump=jump,
         goose=goose,
-        again=bool_value(source, f"{where}.again", eff.get("again", False)),
-        miss=int_value(source, f"{where}.miss", eff.get("miss", 0), lo=0, hi=20),
-        wait=bool_value(source, f"{where}.wait", eff.get("wait", False)),
-        stake=int_value(source, f"{where}.stake", eff.get("stake", 0), lo=0, hi=1000),
+        again=rf.bool_value(source, f"{where}.again", eff.get("again", False)),
+        miss=rf.int_value(source, f"{where}.miss", eff.get("miss", 0), lo=0, hi=20),
+        wait=rf.bool_value(source, f"{where}.wait", eff.get("wait", False)),
+        stake=rf.int_value(source, f"{where}.stake", eff.get("stake", 0), lo=0, hi=1000),
     )
     if sq.goose and sq.jump is not None:
         raise RulesError("a square is a goose or a jump, not both", source=source, key=where)

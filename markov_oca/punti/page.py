@@ -9,27 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..core.text import option_text
-from ..engine.page import (
-    BOARD_PNG,
-    POINTS_PNG,
-    Block,
-    Bullets,
-    Code,
-    Heading,
-    Inline,
-    Num,
-    Para,
-    Picture,
-    Table,
-    length_blocks,
-    new_figure,
-    options_table,
-    para,
-    plural,
-    png_bytes,
-    row_cell,
-    solver_blocks,
-)
+from ..engine import page as kit
 from ..engine.text import fmt
 from .results import PuntiResults
 from .rules import PuntiRules
@@ -65,7 +45,7 @@ def _punti_quantiles(pmf: Mapping[int, float], qs: Sequence[float]) -> list[int]
     return quantiles(dict(pmf), tuple(qs))
 
 
-def _punti_examples(r: PuntiRules) -> Para | None:
+def _punti_examples(r: PuntiRules) -> kit.Para | None:
     """What the rule file itself marks as an example (title, summary, square names), if anything."""
     marked = [s for s, sq in r.squares.items() if "example" in sq.name.lower()]
     where = [w for w, text in (("its title", r.title), ("its summary", r.summary)) if "example" in text.lower()]
@@ -73,7 +53,8 @@ def _punti_examples(r: PuntiRules) -> Para | None:
         return None
     if marked:
         where.append(f"the names of squares {', '.join(map(str, marked))}")
-    return para("Example amounts: the rule file says so in " + " and ".join(where) + ". The amounts (and the squares "
+    return kit.para("Example amounts: the rule file says so in " + " and ".join(where)
+                    + ". The amounts (and the squares "
               "so marked) were chosen for the file, not read from the seed, so the numbers below are those of "
               "this example board, not of a historical one.")
 
@@ -82,7 +63,7 @@ def _punti_square_kind(sq) -> str:
     return sq.kind or ("pulcinella" if sq.pulcinella else "")
 
 
-def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
+def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[kit.Block]]:
     """The report page of a solved points board: its title and blocks.
 
     Parameters
@@ -93,35 +74,32 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
         What the solve found for them.
     """
     n = res.players
-    head = f"{res.title} with {plural(n, 'player')}"
-    blocks: list[Block] = [
-        Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
-           f"; {plural(n, 'player')}, seat 1 (the head of the game) throws first; bets: ", Code(res.bet), "."),
-    ]
+    head = f"{res.title} with {kit.plural(n, 'player')}"
+    blocks = kit.title_blocks(head, res, f"; {kit.plural(n, 'player')}, seat 1 (the head of the game) throws first; "
+                              "bets: ", kit.Code(res.bet), ".")
     blocks += _intro_blocks(r, res)
     blocks += _rules_blocks(r, res)
     blocks += _policy_blocks(res)
     blocks += _wins_blocks(res)
     blocks += _how_long_blocks(res)
     blocks += _board_blocks(r, res)
-    blocks += solver_blocks(res.solver, res.timings)
+    blocks += kit.solver_blocks(res.solver, res.timings)
     return head, blocks
 
 
-def _intro_blocks(r: PuntiRules, res: PuntiResults) -> list[Block]:
+def _intro_blocks(r: PuntiRules, res: PuntiResults) -> list[kit.Block]:
     """The rule file's summary, its example marks, how it was solved and the notes."""
-    blocks: list[Block] = []
+    blocks: list[kit.Block] = []
     if r.summary:
-        blocks.append(para(f"The rule file's summary: {r.summary}."))
+        blocks.append(kit.para(f"The rule file's summary: {r.summary}."))
     note = _punti_examples(r)
     if note is not None:
         blocks.append(note)
     if res.states is not None:
-        blocks.append(para(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
+        blocks.append(kit.para(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
                          f"transitions (floating point; {res.method} solve) by markov_oca.", small=True))
     for text in res.notes:
-        blocks.append(para(f"Note: {text}.", small=True))
+        blocks.append(kit.para(f"Note: {text}.", small=True))
 
     return blocks
 
@@ -151,7 +129,7 @@ def _fee_aid_texts(r: PuntiRules) -> tuple[str, str]:
     aid_p = Fraction(num, den)
     if r.aid_uses:
         aid_text = (f"a loss a player cannot cover calls for mutual aid, once per player: with chance "
-                    f"{aid_p} (hitting a declared number in {plural(r.aid_throws, 'throw')}) every other player "
+                    f"{aid_p} (hitting a declared number in {kit.plural(r.aid_throws, 'throw')}) every other player "
                     f"gives {r.aid} points (or all they hold, if less); if the loss still cannot be paid, the "
                     "player goes bankrupt")
     else:
@@ -159,12 +137,12 @@ def _fee_aid_texts(r: PuntiRules) -> tuple[str, str]:
     return fee, aid_text
 
 
-def _rules_blocks(r: PuntiRules, res: PuntiResults) -> list[Block]:
+def _rules_blocks(r: PuntiRules, res: PuntiResults) -> list[kit.Block]:
     """The rules as read: the board, the economy, bets, bankruptcy, the end; the squares; the options."""
-    blocks: list[Block] = [Heading(2, "The rules as read")]
+    blocks: list[kit.Block] = [kit.Heading(2, "The rules as read")]
     start_text = _start_text(r, res.players)
     fee, aid_text = _fee_aid_texts(r)
-    blocks.append(Bullets([
+    blocks.append(kit.Bullets([
         [f"Board: squares 1 (the start, where every piece begins) to {r.goal} (the end square); one die of "
          f"{r.faces} faces; {_PUNTI_OVERSHOOT.get(r.overshoot, r.overshoot)}. The landing square's effect "
          "applies, the end square's on arrival."],
@@ -182,30 +160,28 @@ def _rules_blocks(r: PuntiRules, res: PuntiResults) -> list[Block]:
          "The most points win; bankrupt players hold none and never win."],
         ["Postcards are not part of this chain (they are simulated only; see docs/punti.md)."],
     ]))
-    rows: list[list[Inline]] = [[Num("1"), "start", "every piece begins here; no effect"]]
+    rows: list[list[kit.Inline]] = [[kit.Num("1"), "start", "every piece begins here; no effect"]]
     for s, sq in r.squares.items():
         effect = sq.describe()
         if s == r.goal:
             effect += " (the end square: on arrival)"
-        rows.append([Num(str(s)), sq.name or "", effect])
+        rows.append([kit.Num(str(s)), sq.name or "", effect])
     if r.goal not in r.squares:
-        rows.append([Num(str(r.goal)), "end", "the end square: no effect"])
-    blocks.append(para("Squares with an effect:"))
-    blocks.append(Table(["Square", "Name", "Effect"], rows))
-    blocks.append(para("Options in force (the economy and the board's play):"))
-    blocks.append(options_table(r.options, r.option_choices, r.option_docs))
+        rows.append([kit.Num(str(r.goal)), "end", "the end square: no effect"])
+    blocks += kit.squares_blocks(rows, r, "Options in force (the economy and the board's play):")
 
     return blocks
 
 
-def _policy_blocks(res: PuntiResults) -> list[Block]:
+def _policy_blocks(res: PuntiResults) -> list[kit.Block]:
     """The bet policy, and how an optimal one was found."""
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "The bet policy"))
-    blocks.append(para("Bets: ", Code(res.bet), f": {_PUNTI_BETS.get(res.bet, res.bet)}. Expected Pulcinella bets "
-                     "in a game: ", Num(fmt(res.expected["bets"], 4)), "."))
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "The bet policy"))
+    blocks.append(kit.para("Bets: ", kit.Code(res.bet),
+                           f": {_PUNTI_BETS.get(res.bet, res.bet)}. Expected Pulcinella bets "
+                     "in a game: ", kit.Num(fmt(res.expected["bets"], 4)), "."))
     if res.policy:
-        items: list[list[Inline]] = []
+        items: list[list[kit.Inline]] = []
         if res.policy.get("method"):
             items.append([f"How it was found: {res.policy['method']}."])
         for k in ("rounds", "converged", "sweeps", "residual", "decision_states", "bet_states",
@@ -214,71 +190,72 @@ def _policy_blocks(res: PuntiResults) -> list[Block]:
                 v = res.policy[k]
                 text = (f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else
                         f"{v:.2e}" if isinstance(v, float) else option_text(v))
-                items.append([f"{k.replace('_', ' ').capitalize()}: ", Num(text)])
-        blocks.append(Bullets(items))
+                items.append([f"{k.replace('_', ' ').capitalize()}: ", kit.Num(text)])
+        blocks.append(kit.Bullets(items))
 
     return blocks
 
 
-def _wins_blocks(res: PuntiResults) -> list[Block]:
+def _wins_blocks(res: PuntiResults) -> list[kit.Block]:
     """Who wins: per seat, each way to end, the final points drawn, bets and mutual aid."""
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "Who wins"))
-    blocks.append(para("The winner holds the most points at the end. Ties are counted as in ",
-                     Code("markov-oca solve"), ": the chance to win counts a tie of k seats as 1/k of a win (the "
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "Who wins"))
+    blocks.append(kit.para("The winner holds the most points at the end. Ties are counted as in ",
+                     kit.Code("markov-oca solve"), ": the chance to win counts a tie of k seats as 1/k of a win (the "
                      "win share), so the seats' chances add up to 1; “wins alone” is the chance to hold the most "
                      "points alone, “ties” the chance to share the most with others, “bankrupt” the chance to go "
                      "bankrupt. Points are the seat's points at the end of the game (0 for a bankrupt seat): their "
                      "expected value, and the median with the 10th and 90th percentiles."))
-    win_rows: list[list[Inline]] = []
+    win_rows: list[list[kit.Inline]] = []
     for s in res.seats:
         med, lo, hi = _punti_quantiles(s.points_pmf, (0.5, 0.1, 0.9))
-        win_rows.append([f"seat {s.seat}", Num(str(s.start_points)), Num(fmt(s.win_share)), Num(fmt(s.win)),
-                         Num(fmt(s.tie)), Num(fmt(s.bankrupt)), Num(fmt(s.points, 4)), Num(f"{med} ({lo}–{hi})")])
-    blocks.append(Table(["Seat", "Starts with", "Chance to win", "Wins alone", "Ties", "Bankrupt",
+        win_rows.append([f"seat {s.seat}", kit.Num(str(s.start_points)), kit.Num(fmt(s.win_share)), kit.Num(fmt(s.win)),
+                         kit.Num(fmt(s.tie)), kit.Num(fmt(s.bankrupt)), kit.Num(fmt(s.points, 4)),
+                         kit.Num(f"{med} ({lo}–{hi})")])
+    blocks.append(kit.Table(["Seat", "Starts with", "Chance to win", "Wins alone", "Ties", "Bankrupt",
                          "Expected points", "Median points (10%–90%)"], win_rows))
-    blocks.append(para("Each way the game can end (the set of leaders):"))
-    blocks.append(Table(["Outcome", "Chance"], [[k, Num(fmt(v))] for k, v in res.outcomes.items()]))
-    blocks.append(Picture(
-        POINTS_PNG, _punti_points_png(res),
+    blocks.append(kit.para("Each way the game can end (the set of leaders):"))
+    blocks.append(kit.Table(["Outcome", "Chance"], [[k, kit.Num(fmt(v))] for k, v in res.outcomes.items()]))
+    blocks.append(kit.Picture(
+        kit.POINTS_PNG, _punti_points_png(res),
         "Bars of each seat's final points, side by side for each possible number of points, one colour per seat",
         "The distribution of each seat's final points: for each number of points, the chance that the seat ends "
         "the game holding it (bars side by side, one colour per seat). Dashed lines mark the points each seat "
         "started with" + ("; the hatched part of a bar at 0 is the chance to go bankrupt." if
                           any(s.bankrupt > 0 for s in res.seats) else "."),
     ))
-    blocks.append(para("Bets and mutual aid, by seat:"))
-    blocks.append(Table(["Seat", "Expected turns", "Expected bets", "Asks for mutual aid", "Gets it"],
-                        [[f"seat {s.seat}", Num(fmt(s.turns, 4)), Num(fmt(s.bets, 4)), Num(fmt(s.aid)),
-                          Num(fmt(s.aid_success))] for s in res.seats]))
+    blocks.append(kit.para("Bets and mutual aid, by seat:"))
+    blocks.append(kit.Table(["Seat", "Expected turns", "Expected bets", "Asks for mutual aid", "Gets it"],
+                        [[f"seat {s.seat}", kit.Num(fmt(s.turns, 4)), kit.Num(fmt(s.bets, 4)), kit.Num(fmt(s.aid)),
+                          kit.Num(fmt(s.aid_success))] for s in res.seats]))
 
     return blocks
 
 
-def _how_long_blocks(res: PuntiResults) -> list[Block]:
+def _how_long_blocks(res: PuntiResults) -> list[kit.Block]:
     """The expected totals and the length distribution."""
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "How long it lasts"))
-    blocks.append(para("Expected totals over the whole game. A turn is each time the turn comes to a player (a bet "
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "How long it lasts"))
+    blocks.append(kit.para("Expected totals over the whole game. A turn is each time the turn comes to a player (a bet "
                      "does not start a new turn); a throw is one movement throw of the die."))
-    blocks.append(Table(["Expected", "Whole game"],
-                        [[k, Num(fmt(v, 4))] for k, v in res.expected.items()]))
+    blocks.append(kit.Table(["Expected", "Whole game"],
+                        [[k, kit.Num(fmt(v, 4))] for k, v in res.expected.items()]))
     if res.length is not None:
-        blocks += length_blocks(res.length, "all seats' turns")
+        blocks += kit.length_blocks(res.length, "all seats' turns")
 
     return blocks
 
 
-def _board_blocks(r: PuntiRules, res: PuntiResults) -> list[Block]:
+def _board_blocks(r: PuntiRules, res: PuntiResults) -> list[kit.Block]:
     """The board drawn, with its legend."""
-    blocks: list[Block] = []
-    blocks.append(Heading(2, "The board"))
+    blocks: list[kit.Block] = []
+    blocks.append(kit.Heading(2, "The board"))
     legend = "; ".join(f"{text}: {colour_name}" for colour_name, text in
                        (("red", _PUNTI_KINDS["pay_bank"][1]), ("green", _PUNTI_KINDS["collect_bank"][1]),
                         ("orange", _PUNTI_KINDS["pay_each"][1]), ("blue", _PUNTI_KINDS["collect_each"][1]),
                         ("purple", _PUNTI_KINDS["pulcinella"][1])))
-    blocks.append(Picture(
-        BOARD_PNG, _punti_board_png(r),
+    blocks.append(kit.Picture(
+        kit.BOARD_PNG, _punti_board_png(r),
         f"The board of {res.title} in rows of ten, each square with an effect coloured by its kind of effect",
         "The board drawn as rows of ten, square 1 (the start) at the bottom left, each row running the other way "
         f"from the one below, to the end square {r.goal} (thick outline). Colour: the kind of effect ({legend}); "
@@ -296,7 +273,7 @@ def _punti_points_png(res: PuntiResults) -> bytes:
     n = len(seats)
     values = sorted({v for s in seats for v in s.points_pmf})
     unit = res.unit or 1
-    fig = new_figure(9.0, 4.6)
+    fig = kit.new_figure(9.0, 4.6)
     ax = fig.add_axes((0.09, 0.13, 0.88, 0.78))
     width = 0.85 * unit / n
     for i, s in enumerate(seats):
@@ -323,7 +300,7 @@ def _punti_points_png(res: PuntiResults) -> bytes:
               frameon=False)
     ax.grid(True, axis="y", color="#e4e4e4", lw=0.6)
     ax.set_axisbelow(True)
-    return png_bytes(fig)
+    return kit.png_bytes(fig)
 
 
 def _punti_amount(sq) -> str:
@@ -341,11 +318,11 @@ def _punti_board_png(r: PuntiRules) -> bytes:
     width = min(10, goal)
     nrows = math.ceil(goal / width)
     fig_h = 0.9 * nrows + 0.95
-    fig = new_figure(max(4.0, 0.9 * width + 1.2), fig_h)
+    fig = kit.new_figure(max(4.0, 0.9 * width + 1.2), fig_h)
     ax = fig.add_axes((0.04, 0.7 / fig_h, 0.92, 1 - 0.8 / fig_h))
     edge_special = "#8b1a1a"
     for q in range(1, goal + 1):
-        col, row = row_cell(q, width)
+        col, row = kit.row_cell(q, width)
         sq = r.square(q)
         kind = _punti_square_kind(sq)
         face = _PUNTI_KINDS[kind][0] if kind else ("#e6e6e6" if q == 1 else "white")
@@ -375,4 +352,4 @@ def _punti_board_png(r: PuntiRules) -> bytes:
     handles.append(Patch(facecolor="white", edgecolor="#555", label="no effect"))
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=9, frameon=False,
                bbox_to_anchor=(0.5, 0.02 / fig_h))
-    return png_bytes(fig)
+    return kit.png_bytes(fig)

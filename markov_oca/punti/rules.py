@@ -34,18 +34,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..core import rulefile as rf
 from ..core.errors import RulesError
-from ..core.rulefile import (
-    check_keys,
-    game_table,
-    game_texts,
-    int_value,
-    parse_options,
-    read_toml,
-    resolve_source,
-    square_entries,
-    str_value,
-)
 
 __all__ = ["PUNTI_OPTIONS", "PuntiRules", "PuntiSquare", "build_punti", "load_punti"]
 
@@ -213,13 +203,13 @@ def load_punti(rules: str | Path, options: Mapping[str, Any] | None = None) -> P
     >>> r.goal, r.bet_prize, r.initial_balances(2)
     (37, 60, [155, 145])
     """
-    source, path = resolve_source(rules)
-    raw = read_toml(source, path)
+    source, path = rf.resolve_source(rules)
+    raw = rf.read_toml(source, path)
     return build_punti(raw, source, options or {})
 
 
 def _amount(source: str, key: str, value: Any) -> int:
-    return int_value(source, key, value, lo=0, hi=MAX_AMOUNT)
+    return rf.int_value(source, key, value, lo=0, hi=MAX_AMOUNT)
 
 
 def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> PuntiRules:
@@ -234,11 +224,11 @@ def build_punti(raw: dict[str, Any], source: str, options: Mapping[str, Any]) ->
     options : Mapping
         Values of :data:`PUNTI_OPTIONS` to put in force; strings are converted.
     """
-    game = game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "punti")
-    chosen = parse_options(source, options, {k: v[0] for k, v in PUNTI_OPTIONS.items()})
-    texts = game_texts(source, game)
-    goal = int_value(source, "game.goal", game.get("goal", 37), lo=2, hi=200)
-    players = int_value(source, "game.players", game.get("players", 2), lo=2, hi=MAX_PLAYERS)
+    game = rf.game_table(source, raw, _TOP_KEYS, _GAME_KEYS, "punti")
+    chosen = rf.parse_options(source, options, {k: v[0] for k, v in PUNTI_OPTIONS.items()})
+    texts = rf.game_texts(source, game)
+    goal = rf.int_value(source, "game.goal", game.get("goal", 37), lo=2, hi=200)
+    players = rf.int_value(source, "game.players", game.get("players", 2), lo=2, hi=MAX_PLAYERS)
     values = _economy(source, raw, chosen)
     faces = values["faces"]
     if goal < faces:
@@ -267,11 +257,11 @@ def _economy(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> dic
     """Every option's value in force: the one chosen, else the file's ([dice], [rules], [economy]), else
     the default; checked one by one and together."""
     dice = raw.get("dice", {})
-    check_keys(source, "dice", dice, _DICE_KEYS)
+    rf.check_keys(source, "dice", dice, _DICE_KEYS)
     economy = raw.get("economy", {})
-    check_keys(source, "economy", economy, _ECONOMY_KEYS)
+    rf.check_keys(source, "economy", economy, _ECONOMY_KEYS)
     rules_t = raw.get("rules", {})
-    check_keys(source, "rules", rules_t, _RULES_KEYS)
+    rf.check_keys(source, "rules", rules_t, _RULES_KEYS)
     values: dict[str, Any] = {}
     for key, (default, _doc) in PUNTI_OPTIONS.items():
         if key in chosen:
@@ -283,11 +273,11 @@ def _economy(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> dic
         else:
             where, value = f"economy.{key}", economy.get(key, default)
         if isinstance(default, str):
-            value = str_value(source, where, value)
+            value = rf.str_value(source, where, value)
         elif key == "faces":
-            value = int_value(source, where, value, lo=2, hi=20)
+            value = rf.int_value(source, where, value, lo=2, hi=20)
         elif key == "aid_throws":
-            value = int_value(source, where, value, lo=1, hi=4)
+            value = rf.int_value(source, where, value, lo=1, hi=4)
         else:
             value = _amount(source, where, value)
         if key in _CHOICES and value not in _CHOICES[key]:
@@ -307,13 +297,13 @@ def _economy(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> dic
 def _squares(source: str, raw: dict[str, Any], goal: int) -> dict[int, PuntiSquare]:
     """The [squares] table: per square at most one money effect, Pulcinellas and a name."""
     squares: dict[int, PuntiSquare] = {}
-    for where, s, eff in square_entries(source, raw):
+    for where, s, eff in rf.square_entries(source, raw):
         if s == 1:
             raise RulesError("square 1 is the start: no throw ever lands there, so it has no effect",
                              source=source, key=where)
         if not 2 <= s <= goal:
             raise RulesError(f"square {s} is off the board (2..{goal} may have effects)", source=source, key=where)
-        check_keys(source, where, eff, _SQUARE_KEYS)
+        rf.check_keys(source, where, eff, _SQUARE_KEYS)
         money = [k for k in _MONEY if k in eff]
         if len(money) > 1:
             raise RulesError(f"a square has one money effect, not {' and '.join(money)}", source=source, key=where)
@@ -321,31 +311,31 @@ def _squares(source: str, raw: dict[str, Any], goal: int) -> dict[int, PuntiSqua
         amount = _amount(source, f"{where}.{kind}", eff[kind]) if kind else 0
         if kind and amount == 0:
             raise RulesError("an amount of 0 is no effect; leave the key out", source=source, key=f"{where}.{kind}")
-        pulc = int_value(source, f"{where}.pulcinella", eff.get("pulcinella", 0), lo=0, hi=2)
+        pulc = rf.int_value(source, f"{where}.pulcinella", eff.get("pulcinella", 0), lo=0, hi=2)
         if pulc and s == goal:
             raise RulesError("the end square cannot hold a Pulcinella: nobody throws from it", source=source,
                              key=f"{where}.pulcinella")
-        squares[s] = PuntiSquare(str_value(source, f"{where}.name", eff.get("name", "")), kind, amount, pulc)
+        squares[s] = PuntiSquare(rf.str_value(source, f"{where}.name", eff.get("name", "")), kind, amount, pulc)
     return squares
 
 
 def _postcards(source: str, raw: dict[str, Any], goal: int) -> tuple[list[int], list[int], int]:
     """The [postcards] table: (deck, jolly cards, cards dealt to each player)."""
     cards = raw.get("postcards", {})
-    check_keys(source, "postcards", cards, _POSTCARD_KEYS)
+    rf.check_keys(source, "postcards", cards, _POSTCARD_KEYS)
     deck = _square_list(source, "postcards.deck", cards.get("deck", []), goal)
     jolly = _square_list(source, "postcards.jolly", cards.get("jolly", []), goal)
     for i, s in enumerate(jolly):
         if s not in deck:
             raise RulesError(f"jolly {s} is not a card of the deck", source=source, key=f"postcards.jolly[{i}]")
-    per_player = int_value(source, "postcards.per_player", cards.get("per_player", 3), lo=0, hi=10)
+    per_player = rf.int_value(source, "postcards.per_player", cards.get("per_player", 3), lo=0, hi=10)
     return deck, jolly, per_player
 
 
 def _square_list(source: str, key: str, value: Any, goal: int) -> list[int]:
     if not isinstance(value, list):
         raise RulesError("must be a list of squares", source=source, key=key)
-    out = [int_value(source, f"{key}[{i}]", s, lo=1, hi=goal) for i, s in enumerate(value)]
+    out = [rf.int_value(source, f"{key}[{i}]", s, lo=1, hi=goal) for i, s in enumerate(value)]
     if len(set(out)) != len(out):
         raise RulesError("a square is listed twice", source=source, key=key)
     return out

@@ -12,26 +12,7 @@ import numpy as np
 
 from ..core.errors import RulesError
 from ..core.progress import progress_bar
-from ..engine.page import (
-    BOARD_PNG,
-    Block,
-    Bullets,
-    Code,
-    Heading,
-    Inline,
-    Num,
-    Picture,
-    Table,
-    colour_scale,
-    length_blocks,
-    new_figure,
-    options_table,
-    para,
-    plural,
-    png_bytes,
-    solver_blocks,
-    text_colour,
-)
+from ..engine import page as kit
 from ..engine.text import fmt
 from .rules import UrRules
 from .solve import solve_ur
@@ -71,11 +52,11 @@ def _solved(r: UrRules, light: str, dark: str, progress: bool):
     return res, sol, occ
 
 
-def _rules_blocks(r: UrRules) -> list[Block]:
+def _rules_blocks(r: UrRules) -> list[kit.Block]:
     """The rules as read: throw, path, rosettes, end, the throws' chances and the options."""
     return [
-        Heading(2, "The rules as read"),
-        Bullets([
+        kit.Heading(2, "The rules as read"),
+        kit.Bullets([
             [f"Throw: {r.describe_throw()}; a throw of 0, or one with no legal move, passes."],
             [f"Path: {r.path_length} squares a side: 1–4 its own, {r.shared[0]}–{r.shared[1]} the shared lane, "
              f"13–14 its own, then off the board (15); pieces wait in hand (0). A move takes one piece forward by "
@@ -84,43 +65,43 @@ def _rules_blocks(r: UrRules) -> list[Block]:
             [_rosettes_text(r)],
             [f"End: {r.describe_end()}."],
         ]),
-        Table(["Throw", "Chance"], [[Num(str(v)), Num(f"{p} = {float(p):.4f}" if isinstance(p, Fraction)
+        kit.Table(["Throw", "Chance"], [[kit.Num(str(v)), kit.Num(f"{p} = {float(p):.4f}" if isinstance(p, Fraction)
                                                      and p.denominator > 1 else f"{float(p):.4f}")]
                                     for v, p in r.throws]),
-        para("Options in force:"),
-        options_table(r.options, r.option_choices, r.option_docs),
+        kit.para("Options in force:"),
+        kit.options_table(r.options, r.option_choices, r.option_docs),
     ]
 
 
-def _outcome_blocks(r: UrRules, res, light: str, dark: str, sol) -> list[Block]:
+def _outcome_blocks(r: UrRules, res, light: str, dark: str, sol) -> list[kit.Block]:
     """Who wins, and how long the game lasts."""
     from .state import UrSpace
 
     deadlock = max(0.0, 1.0 - float(res.wins["light"]) - float(res.wins["dark"]))
     start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
     return [
-        Heading(2, "Who wins"),
-        Table(["Side", "Plays", "Chance to win"],
-              [["light (moves first)", light, Num(fmt(res.wins["light"]))],
-               ["dark", dark, Num(fmt(res.wins["dark"]))]]),
-        para("Chance of deadlock (the game never ends): ", Num(fmt(deadlock)),
+        kit.Heading(2, "Who wins"),
+        kit.Table(["Side", "Plays", "Chance to win"],
+              [["light (moves first)", light, kit.Num(fmt(res.wins["light"]))],
+               ["dark", dark, kit.Num(fmt(res.wins["dark"]))]]),
+        kit.para("Chance of deadlock (the game never ends): ", kit.Num(fmt(deadlock)),
              " (one minus the two chances to win)."),
-        para(f"Light's chance when both play optimally: {float(sol.values[start]):.6f} (value iteration to "
+        kit.para(f"Light's chance when both play optimally: {float(sol.values[start]):.6f} (value iteration to "
              f"a final change of {sol.residual:.1e})."),
-        Heading(2, "How long it lasts"),
-        para("Expected totals (a rosette's extra throw is part of the same turn):"),
-        Table(["Expected", "Whole game", "Given that the game ends"],
-              [[k, Num(fmt(e.total, 4)), Num(fmt(e.given_end, 4))] for k, e in res.expected.items()]),
-        *length_blocks(res.length, "both sides' turns"),
+        kit.Heading(2, "How long it lasts"),
+        kit.para("Expected totals (a rosette's extra throw is part of the same turn):"),
+        kit.Table(["Expected", "Whole game", "Given that the game ends"],
+              [[k, kit.Num(fmt(e.total, 4)), kit.Num(fmt(e.given_end, 4))] for k, e in res.expected.items()]),
+        *kit.length_blocks(res.length, "both sides' turns"),
     ]
 
 
-def _board_blocks(r: UrRules, occ) -> list[Block]:
+def _board_blocks(r: UrRules, occ) -> list[kit.Block]:
     """The board picture, coloured by the occupancy when there is one."""
     what = ("the share of all turns at whose start a piece of that side stands on the square, under these "
             "policies (the expected number of such turns divided by the expected number of turns)")
-    blocks: list[Block] = [Heading(2, "The board"), Picture(
-        BOARD_PNG, _ur_board_png(r, occ),
+    blocks: list[kit.Block] = [kit.Heading(2, "The board"), kit.Picture(
+        kit.BOARD_PNG, _ur_board_png(r, occ),
         "The Ur board, three rows of eight with two squares missing at the top and bottom, rosettes drawn, "
         "light's squares above, dark's below, the shared lane in the middle"
         + (", coloured by how often a piece stands there" if occ is not None else ""),
@@ -132,36 +113,30 @@ def _board_blocks(r: UrRules, occ) -> list[Block]:
            "Colour: none (the chain is too large for a second pass)."),
     )]
     if occ is not None:
-        blocks.append(para("Expected pieces in hand and off the board at the start of a turn, averaged over the "
+        blocks.append(kit.para("Expected pieces in hand and off the board at the start of a turn, averaged over the "
                            f"turns: light {occ[0, 0]:.3f} in hand, {occ[0, 15]:.3f} off; dark {occ[1, 0]:.3f} "
                            f"in hand, {occ[1, 15]:.3f} off."))
     return blocks
 
 
-def ur_page(r: UrRules, light: str, dark: str, progress: bool = False) -> tuple[str, list[Block]]:
+def ur_page(r: UrRules, light: str, dark: str, progress: bool = False) -> tuple[str, list[kit.Block]]:
     """The page of ``r`` with light playing ``light`` and dark ``dark``: its title and blocks."""
     res, sol, occ = _solved(r, light, dark, progress)
-    head = f"{res.title} with {plural(res.pieces, 'piece')} a side"
-    blocks: list[Block] = [
-        Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
-             f"; light (moves first) plays {light}, dark plays {dark}."),
-    ]
-    if r.summary:
-        blocks.append(para(f"The rule file's summary: {r.summary}."))
-    blocks.append(para(f"Positions per side to move: {res.positions:,}; the chain of this pair of policies has "
+    head = f"{res.title} with {kit.plural(res.pieces, 'piece')} a side"
+    blocks = kit.title_blocks(head, res, f"; light (moves first) plays {light}, dark plays {dark}.", summary=r.summary)
+    blocks.append(kit.para(f"Positions per side to move: {res.positions:,}; the chain of this pair of policies has "
                        f"{res.states:,} states and {res.transitions:,} transitions (floating point).", small=True))
     blocks += _rules_blocks(r)
     blocks += _outcome_blocks(r, res, light, dark, sol)
     blocks += _board_blocks(r, occ)
-    blocks.append(Heading(2, "Best moves under optimal play"))
-    blocks.append(para("For a few positions with light to move: for each throw, the move of greatest value and "
+    blocks.append(kit.Heading(2, "Best moves under optimal play"))
+    blocks.append(kit.para("For a few positions with light to move: for each throw, the move of greatest value and "
                        "the value of every other legal move. A move's value is the mover's chance to win after it, "
                        "both sides playing optimally from there. Positions are written as in ",
-                       Code("markov-oca ur best-move"),
+                       kit.Code("markov-oca ur best-move"),
                        ": one path square per piece, 0 in hand, 1–14 on the board, 15 off."))
     blocks += _ur_move_blocks(r, sol.values)
-    blocks += solver_blocks(res.solver, res.timings)
+    blocks += kit.solver_blocks(res.solver, res.timings)
     return head, blocks
 
 
@@ -216,12 +191,12 @@ def _ur_board_png(r: UrRules, occ: np.ndarray | None) -> bytes:
     from matplotlib.cm import ScalarMappable
     from matplotlib.patches import Circle, Rectangle
 
-    cmap, norm = colour_scale(occ[:, 1:15] if occ is not None else None)
+    cmap, norm = kit.colour_scale(occ[:, 1:15] if occ is not None else None)
 
     def colour(side: int, q: int):
         return cmap(norm(occ[side, q])) if occ is not None else (1.0, 1.0, 1.0, 1.0)
 
-    fig = new_figure(10.0, 4.3)
+    fig = kit.new_figure(10.0, 4.3)
     ax = fig.add_axes((0.02, 0.24, 0.96, 0.74))
     lane_q = range(r.shared[0], r.shared[1] + 1)
     for q in range(1, r.path_length + 1):
@@ -231,18 +206,18 @@ def _ur_board_png(r: UrRules, occ: np.ndarray | None) -> bytes:
                 ax.add_patch(Rectangle((x, y0), 1, 0.5, facecolor=colour(side, q), edgecolor="none"))
                 if occ is not None:
                     ax.text(x + 0.5, y0 + (0.36 if side == 0 else 0.14), f"{occ[side, q]:.3f}", ha="center",
-                            va="center", fontsize=9, color=text_colour(colour(side, q)), zorder=6)
+                            va="center", fontsize=9, color=kit.text_colour(colour(side, q)), zorder=6)
             ax.add_patch(Rectangle((x, y), 1, 1, facecolor="none", edgecolor="#333", lw=1.2, zorder=3))
             ax.text(x + 0.06, y + 0.5, str(q), ha="left", va="center", fontsize=8, color="#555", zorder=6)
             continue
         for side in (0, 1):
             x, y = _ur_cell(q, side)
             ax.add_patch(Rectangle((x, y), 1, 1, facecolor=colour(side, q), edgecolor="#333", lw=1.2, zorder=2))
-            ax.text(x + 0.06, y + 0.9, str(q), ha="left", va="top", fontsize=8, color=text_colour(colour(side, q)),
+            ax.text(x + 0.06, y + 0.9, str(q), ha="left", va="top", fontsize=8, color=kit.text_colour(colour(side, q)),
                     zorder=6)
             if occ is not None:
                 ax.text(x + 0.5, y + 0.12, f"{occ[side, q]:.3f}", ha="center", va="center", fontsize=9,
-                        color=text_colour(colour(side, q)), zorder=6)
+                        color=kit.text_colour(colour(side, q)), zorder=6)
     ax.add_patch(Rectangle((0, 1), 8, 1, facecolor="none", edgecolor="#7a4a12", lw=3.0, zorder=4))
     for q in r.rosettes:
         for side in ((0,) if q in lane_q else (0, 1)):
@@ -266,7 +241,7 @@ def _ur_board_png(r: UrRules, occ: np.ndarray | None) -> bytes:
     bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), cax=cax, orientation="horizontal")
     bar.set_label("pieces of that side on the square at the start of a turn, averaged over the turns"
                   if occ is not None else "not computed")
-    return png_bytes(fig)
+    return kit.png_bytes(fig)
 
 
 def _ur_positions(n: int) -> list[tuple[str, list[int], list[int]]]:
@@ -300,10 +275,10 @@ def _notation(light: Sequence[int], dark: Sequence[int]) -> str:
     return f"light:{','.join(map(str, light))} dark:{','.join(map(str, dark))}"
 
 
-def _ur_move_blocks(r: UrRules, values: np.ndarray) -> list[Block]:
+def _ur_move_blocks(r: UrRules, values: np.ndarray) -> list[kit.Block]:
     from .bestmove import best_moves
 
-    blocks: list[Block] = []
+    blocks: list[kit.Block] = []
     seen = set()
     for title, light, dark in _ur_positions(r.pieces):
         key = (tuple(sorted(light)), tuple(sorted(dark)))
@@ -314,17 +289,18 @@ def _ur_move_blocks(r: UrRules, values: np.ndarray) -> list[Block]:
             value, moves = best_moves(r, light, dark, "light", values)
         except RulesError:
             continue
-        blocks.append(Heading(3, title))
-        blocks.append(para(Code(_notation(light, dark)), f": light to move wins with {value:.6f} under optimal play."))
-        rows: list[list[Inline]] = []
+        blocks.append(kit.Heading(3, title))
+        blocks.append(kit.para(kit.Code(_notation(light, dark)),
+                               f": light to move wins with {value:.6f} under optimal play."))
+        rows: list[list[kit.Inline]] = []
         for throw in dict.fromkeys(m.throw for m in moves):
             these = [m for m in moves if m.throw == throw]
             best = next(m for m in these if m.best)
             others = "; ".join(f"{_move_text(m.source, m.target, m.events)}: {fmt(m.value)}"
                                for m in these if m is not best)
-            rows.append([Num(str(throw)), Num(f"{best.probability:.4f}"),
-                         _move_text(best.source, best.target, best.events), Num(fmt(best.value)),
+            rows.append([kit.Num(str(throw)), kit.Num(f"{best.probability:.4f}"),
+                         _move_text(best.source, best.target, best.events), kit.Num(fmt(best.value)),
                          others or ("no legal move" if best.source < 0 else "none (the only legal move)")])
-        blocks.append(Table(["Throw", "Chance of the throw", "Best move", "Its value", "The other moves (value)"],
+        blocks.append(kit.Table(["Throw", "Chance of the throw", "Best move", "Its value", "The other moves (value)"],
                             rows))
     return blocks
