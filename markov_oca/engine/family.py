@@ -132,8 +132,17 @@ class Family:
     """The interface every game family implements (see the module docstring).
 
     Subclasses set :attr:`name`, :attr:`boards` (how messages name its rule sets),
-    :attr:`rules_type` and :attr:`settings`, and implement the methods below.
+    :attr:`rules_type` and :attr:`settings`, and implement the methods below. The record of what a
+    family is may also be given as class keywords, which set the same attributes:
+    ``class CoinFamily(Family, name="coin", boards="coin boards", rules_type=CoinRules): ...``.
     """
+
+    def __init_subclass__(cls, **record: Any) -> None:
+        super().__init_subclass__()
+        for key, value in record.items():
+            if key not in ("name", "boards", "rules_type", "settings", "sides", "explainer"):
+                raise TypeError(f"{cls.__name__}: a family declares no {key!r}")
+            setattr(cls, key, value)
 
     name: str = ""
     boards: str = ""

@@ -11,11 +11,8 @@ from .rules import GooseRules, build_goose, special_squares
 from .solve import check_length_work
 
 
-class GooseFamily(Family):
-    name = "goose"
-    explainer = (".report", "explain_dict", "explain_text")
-    boards = "goose boards"
-    rules_type = GooseRules
+class GooseFamily(Family, name="goose", boards="goose boards", rules_type=GooseRules,
+                  explainer=(".report", "explain_dict", "explain_text")):
     settings = (
         Setting("players", "number of players (default: the rule set's)", int, short="-n"),
         Setting("exact", "exact fractions (up to 100,000 transient states; sparse refinement above 1,000)", bool, False,

@@ -30,19 +30,27 @@ def _is_space(c):
     return c == 32 or c == 9 or c == 13
 
 
-@numba.njit(cache=True)
-def _digits(buf, i, end):
-    """(value, digits read, overflowed, next index) of the digits at ``i``."""
-    v = 0
+@numba.njit(cache=True, inline="always")
+def _more_digits(buf, i, end, v, big):
+    """``v`` extended by the digits at ``i``: (value, digits read, digits kept in the value, overflowed, next
+    index); once the value would overflow int64 the digits are still read but no longer kept."""
     k = 0
-    big = False
+    kept = 0
     while i < end and 48 <= buf[i] <= 57:
         if v > 92233720368547757:
             big = True
         else:
             v = v * 10 + (buf[i] - 48)
+            kept += 1
         k += 1
         i += 1
+    return v, k, kept, big, i
+
+
+@numba.njit(cache=True)
+def _digits(buf, i, end):
+    """(value, digits read, overflowed, next index) of the digits at ``i``."""
+    v, k, _, big, i = _more_digits(buf, i, end, 0, False)
     return v, k, big, i
 
 
@@ -68,16 +76,8 @@ def _number(buf, i, end):
     frac = 0
     if i < end and buf[i] == 46:  # decimal point
         flags = DECIMAL
-        j = i + 1
-        while j < end and 48 <= buf[j] <= 57:
-            if m > 92233720368547757:
-                big = True
-            else:
-                m = m * 10 + (buf[j] - 48)
-                frac += 1
-            k += 1
-            j += 1
-        i = j
+        m, kf, frac, big, i = _more_digits(buf, i + 1, end, m, big)
+        k += kf
     if k == 0:
         return ODD | FLOAT_SLOW | EXACT_SLOW, 0.0, 0, 1
     e = 0

@@ -12,11 +12,8 @@ from .rules import PuntiRules, build_punti
 from .solve import METHODS
 
 
-class PuntiFamily(Family):
-    name = "punti"
-    explainer = (".report", "punti_explain_dict", "punti_explain_text")
-    boards = "points boards"
-    rules_type = PuntiRules
+class PuntiFamily(Family, name="punti", boards="points boards", rules_type=PuntiRules,
+                  explainer=(".report", "punti_explain_dict", "punti_explain_text")):
     settings = (
         Setting("players", "number of players (default: the rule set's)", int, short="-n"),
         Setting("bet", "Pulcinella bets: never, always or optimal", str, "never", BETS),

@@ -13,11 +13,8 @@ POLICIES = ("random", "greedy", "optimal")
 _SAMPLING = {"simulate": "random", "crosscheck": "random"}
 
 
-class UrFamily(Family):
-    name = "ur"
-    explainer = (".report", "ur_explain_dict", "ur_explain_text")
-    boards = "Ur rule sets"
-    rules_type = UrRules
+class UrFamily(Family, name="ur", boards="Ur rule sets", rules_type=UrRules,
+               explainer=(".report", "ur_explain_dict", "ur_explain_text")):
     settings = (
         Setting("pieces", "pieces per side (1..7; default: the rule set's)", int, option=True),
         Setting("light", "light's policy (random, greedy, optimal)", str, "optimal", POLICIES, defaults=_SAMPLING),

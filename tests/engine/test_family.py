@@ -200,3 +200,16 @@ def test_every_family_conforms(name, race, tmp_path):
     title, blocks = fam.page(play)
     assert title and blocks
     assert fam.explain_text(loaded) and json.dumps(fam.explain(loaded))
+
+
+def test_family_record_as_class_keywords():
+    """The record of a family given as class keywords sets the same attributes; an unknown key is refused."""
+    from markov_oca.engine.family import Family
+
+    class Coin(Family, name="coin", boards="coin boards", rules_type=int, sides=2):
+        pass
+
+    assert (Coin.name, Coin.boards, Coin.rules_type, Coin.sides) == ("coin", "coin boards", int, 2)
+    with pytest.raises(TypeError, match="declares no 'colour'"):
+        class Bad(Family, colour="red"):
+            pass
