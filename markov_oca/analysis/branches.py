@@ -15,6 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ..linalg.rows import row_width
+
 
 @numba.njit(cache=True)
 def _count_distinct(nxt, key):
@@ -23,10 +25,8 @@ def _count_distinct(nxt, key):
     keyed = key.shape[0] > 1
     total = 0
     for s in range(nxt.shape[0]):
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             dup = False
             for k in range(j):
                 if nxt[s, k] == t and (not keyed or key[s, k] == key[s, j]):
@@ -46,10 +46,8 @@ def _branch_csr(nxt, pnum, inv_denom):
     indptr = np.zeros(n + 1, np.int64)
     for s in range(n):
         cnt = 0
-        for j in range(J):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             seen = False
             for k in range(cnt):
                 if cols[k] == t:
@@ -62,10 +60,8 @@ def _branch_csr(nxt, pnum, inv_denom):
     data = np.empty(indptr[n], np.float64)
     for s in range(n):
         cnt = 0
-        for j in range(J):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             k = 0
             while k < cnt and cols[k] < t:
                 k += 1
@@ -137,10 +133,8 @@ def _classes_left(nxt, label, n_comp):
     """For each strongly connected class, whether some transition leaves it."""
     leaves = np.zeros(n_comp, np.bool_)
     for s in range(nxt.shape[0]):
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             if label[t] != label[s]:
                 leaves[label[s]] = True
     return leaves

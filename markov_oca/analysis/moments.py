@@ -22,6 +22,7 @@ import numpy as np
 
 from ..core.errors import SolverError
 from ..linalg.certify import SLACK, U, compensated_dot, gamma
+from ..linalg.rows import row_width
 from .bounds import forward_bound, norm_bound
 from .chain import Chain
 
@@ -69,10 +70,8 @@ def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
         c_dg[s] = 0.0
         if not transient[s]:
             continue
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             p = pnum[s, j] * inv_denom
             r = rho[s, j]
             gt = g[t] if transient[t] else 0.0

@@ -23,6 +23,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .rows import row_width
+
 #: The unit roundoff of a double.
 U = 2.0 ** -53
 #: An absolute allowance per term for underflow (products below the normal range lose their relative accuracy).
@@ -72,10 +74,8 @@ def forward_residual(nxt, pnum, inv_denom, active, b, x, res, err):
         for c in range(m):
             s = b[i, c] - x[i, c]
             a = abs(b[i, c]) + abs(x[i, c])
-            for j in range(nxt.shape[1]):
+            for j in range(row_width(nxt, i)):
                 t = nxt[i, j]
-                if t < 0:
-                    break
                 if not active[t]:
                     continue
                 q = pnum[i, j] * inv_denom * x[t, c]
@@ -107,10 +107,8 @@ def adjoint_residual(nxt, pnum, inv_denom, active, e, v, res, err):
         if not active[u]:
             continue
         vu = v[u]
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, u)):
             t = nxt[u, j]
-            if t < 0:
-                break
             if not active[t]:
                 continue
             q = pnum[u, j] * inv_denom * vu
@@ -152,10 +150,8 @@ def into_classes(nxt, pnum, inv_denom, v, class_of, out, err):
         m = v[s]
         if m == 0.0 or class_of[s] >= 0:
             continue
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             k = class_of[t]
             if k >= 0:
                 p = m * pnum[s, j] * inv_denom

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .rows import row_width
+
 
 @numba.njit(cache=True)
 def _residual(nxt, pnum, inv_denom, active, stop, b, x):
@@ -17,10 +19,8 @@ def _residual(nxt, pnum, inv_denom, active, stop, b, x):
             continue
         for r in range(n_rhs):
             acc[r] = x[s, r] - b[s, r]
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             if stop[s, j] or not active[t]:
                 continue
             p = pnum[s, j] * inv_denom
@@ -41,10 +41,8 @@ def _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v):
     for s in range(n):
         if not active[s]:
             continue
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             if not active[t]:
                 continue
             p = pnum[s, j] * inv_denom

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import SolverError
+from .rows import row_width
 
 
 def system_matrix(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray,
@@ -104,10 +105,8 @@ def _split_branches(nxt, pnum, denom, active, stop, ids, pos):
         s = ids[i]
         cnt = 0
         self_num = 0
-        for j in range(J):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             if stop[s, j] or not active[t]:
                 continue
             if pos[t] == i:
@@ -145,10 +144,8 @@ def _count_transposed(nxt, pnum, shift, active, ids, pos, m):
     n_up = np.zeros(n + 1, np.int64)
     for s in ids:
         i_s = pos[s]
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             if not active[t]:
                 continue
             i_t = pos[t]
@@ -202,10 +199,8 @@ def _transposed(nxt, pnum, shift, denom, active, ids, pos, m):
     fu = up[:n].copy()
     for s in ids:
         i_s = pos[s]
-        for j in range(nxt.shape[1]):
+        for j in range(row_width(nxt, s)):
             t = nxt[s, j]
-            if t < 0:
-                break
             if not active[t]:
                 continue
             i_t = pos[t]
