@@ -39,12 +39,9 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[kit.Bloc
     blocks.append(kit.para(f"Solved exactly as a Markov chain of {res.states:,} states and {res.transitions:,} "
                      "transitions (floating point) by markov_oca.", small=True))
 
-    blocks += _rules_blocks(rules)
-    blocks += _wins_blocks(res)
-    blocks += _how_long_blocks(res)
-    blocks += _board_blocks(rules, res)
-    blocks += kit.solver_blocks(res.solver, res.timings)
-    return head, blocks
+    parts = (_rules_blocks(rules), _wins_blocks(res), _how_long_blocks(res), _board_blocks(rules, res),
+             kit.solver_blocks(res.solver, res.timings))
+    return head, blocks + [b for part in parts for b in part]
 
 
 def _rules_blocks(rules: GooseRules) -> list[kit.Block]:

@@ -77,14 +77,9 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[kit.Block]]:
     head = f"{res.title} with {kit.plural(n, 'player')}"
     blocks = kit.title_blocks(head, res, f"; {kit.plural(n, 'player')}, seat 1 (the head of the game) throws first; "
                               "bets: ", kit.Code(res.bet), ".")
-    blocks += _intro_blocks(r, res)
-    blocks += _rules_blocks(r, res)
-    blocks += _policy_blocks(res)
-    blocks += _wins_blocks(res)
-    blocks += _how_long_blocks(res)
-    blocks += _board_blocks(r, res)
-    blocks += kit.solver_blocks(res.solver, res.timings)
-    return head, blocks
+    parts = (_intro_blocks(r, res), _rules_blocks(r, res), _policy_blocks(res), _wins_blocks(res),
+             _how_long_blocks(res), _board_blocks(r, res), kit.solver_blocks(res.solver, res.timings))
+    return head, blocks + [b for part in parts for b in part]
 
 
 def _intro_blocks(r: PuntiRules, res: PuntiResults) -> list[kit.Block]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -71,3 +72,16 @@ def coupling_arrays(couplings: list[Coupling], order: np.ndarray, idx_type: type
     arrays = (np.vstack(ptrs), np.concatenate(idxs), np.concatenate(vals), np.array(srcs, np.int64),
               np.array(src_of, np.int64))
     return arrays, mats, norm
+
+
+@numba.njit(cache=True)
+def coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x):
+    """Row ``i`` of ``C_q @ (sum of the source columns of x)``, in ``x``'s arithmetic (integers mod p, or floats)."""
+    t = 0
+    for e in range(c_ptr[q, i], c_ptr[q, i + 1]):
+        j = c_idx[e]
+        sx = 0
+        for k in range(src_of[q, 0], src_of[q, 1]):
+            sx += x[j, src[k]]
+        t += c_val[e] * sx
+    return t

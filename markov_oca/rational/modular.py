@@ -11,6 +11,8 @@ import flint
 import numba
 import numpy as np
 
+from .coupling import coupled_term
+
 PRIME_BITS = 26
 CHUNK = 2000  # products of two residues summed before a reduction (2**11 * 2**52 < 2**63)
 
@@ -182,19 +184,6 @@ def _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, rhs, p)
 
 
 @numba.njit(cache=True)
-def _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x):
-    """Row ``i`` of ``C_q @ (sum of the source columns of x)``."""
-    t = 0
-    for e in range(c_ptr[q, i], c_ptr[q, i + 1]):
-        j = c_idx[e]
-        sx = 0
-        for k in range(src_of[q, 0], src_of[q, 1]):
-            sx += x[j, src[k]]
-        t += c_val[e] * sx
-    return t
-
-
-@numba.njit(cache=True)
 def _lift(steps, n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv,
           a_ptr, a_idx, a_val, r, feed, feed_from, c_ptr, c_idx, c_val, src, src_of,
           wanted, out, rho, chk, p):
@@ -230,7 +219,7 @@ def _lift(steps, n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv,
         if nc:
             for i in range(n):
                 for q in range(nc):
-                    xc[i, q] = (r[i, mp + q] + _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)) % p
+                    xc[i, q] = (r[i, mp + q] + coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)) % p
             _solve_mod(n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv, xc, p)
             for i in range(n):
                 for q in range(nc):
@@ -254,7 +243,7 @@ def _lift(steps, n, lr_ptr, lr_idx, lr_val, ur_ptr, ur_idx, ur_val, u_inv,
                 for c in range(m):
                     acc[c] -= v * x[j, c]
             for q in range(nc):
-                acc[mp + q] += _coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)
+                acc[mp + q] += coupled_term(q, i, c_ptr, c_idx, c_val, src, src_of, x)
             for c in range(m):
                 r[i, c] = acc[c] // p
     nz = 0

@@ -7,6 +7,7 @@ import numba
 import numpy as np
 
 from ..core.errors import SolverError
+from .coupling import coupled_term
 
 
 class RefinementFailed(SolverError):
@@ -115,14 +116,7 @@ def _refine(steps, n, lp, li, lv, up, ui, uv, uinv, ap, ai, av, r, cp, ci, cv, s
         if nc:
             for i in range(n):
                 for q in range(nc):
-                    f = np.float64(r[i, mp + q])
-                    for e in range(cp[q, i], cp[q, i + 1]):
-                        j = ci[e]
-                        sy = 0.0
-                        for k in range(src_of[q, 0], src_of[q, 1]):
-                            sy += y[j, src[k]]
-                        f += cv[e] * sy
-                    y[i, mp + q] = f
+                    y[i, mp + q] = np.float64(r[i, mp + q]) + coupled_term(q, i, cp, ci, cv, src, src_of, y)
             _ftri(n, lp, li, lv, up, ui, uv, uinv, y, mp, m)
         ymax = 0.0
         rmax = 0
