@@ -23,58 +23,41 @@ def _bitlen(v):
     return k
 
 
-@numba.njit(cache=True, fastmath=True)
-def _tri1(n, lp, li, lv, up, ui, uv, uinv, y, a):
-    for i in range(n):
+@numba.njit(cache=True, fastmath=True, inline="always")
+def _sweep1(order, ptr, idx, val, scale, scaled, y, a):
+    """One triangular pass over column ``a`` in the row ``order``; rows scaled by ``scale`` when ``scaled``."""
+    for i in order:
         s0 = y[i, a]
-        for e in range(lp[i], lp[i + 1]):
-            s0 -= lv[e] * y[li[e], a]
-        y[i, a] = s0
-    for i in range(n - 1, -1, -1):
-        s0 = y[i, a]
-        for e in range(up[i], up[i + 1]):
-            s0 -= uv[e] * y[ui[e], a]
-        y[i, a] = s0 * uinv[i]
+        for e in range(ptr[i], ptr[i + 1]):
+            s0 -= val[e] * y[idx[e], a]
+        y[i, a] = s0 * scale[i] if scaled else s0
 
 
-@numba.njit(cache=True, fastmath=True)
-def _tri2(n, lp, li, lv, up, ui, uv, uinv, y, a):
-    for i in range(n):
+@numba.njit(cache=True, fastmath=True, inline="always")
+def _sweep2(order, ptr, idx, val, scale, scaled, y, a):
+    """:func:`_sweep1` over columns ``a, a+1``."""
+    for i in order:
         s0, s1 = y[i, a], y[i, a + 1]
-        for e in range(lp[i], lp[i + 1]):
-            j, v = li[e], lv[e]
+        for e in range(ptr[i], ptr[i + 1]):
+            j, v = idx[e], val[e]
             s0 -= v * y[j, a]
             s1 -= v * y[j, a + 1]
-        y[i, a], y[i, a + 1] = s0, s1
-    for i in range(n - 1, -1, -1):
-        s0, s1 = y[i, a], y[i, a + 1]
-        for e in range(up[i], up[i + 1]):
-            j, v = ui[e], uv[e]
-            s0 -= v * y[j, a]
-            s1 -= v * y[j, a + 1]
-        y[i, a], y[i, a + 1] = s0 * uinv[i], s1 * uinv[i]
+        w = scale[i] if scaled else 1.0
+        y[i, a], y[i, a + 1] = s0 * w, s1 * w
 
 
-@numba.njit(cache=True, fastmath=True)
-def _tri4(n, lp, li, lv, up, ui, uv, uinv, y, a):
-    for i in range(n):
+@numba.njit(cache=True, fastmath=True, inline="always")
+def _sweep4(order, ptr, idx, val, scale, scaled, y, a):
+    """:func:`_sweep1` over columns ``a .. a+3``."""
+    for i in order:
         s0, s1, s2, s3 = y[i, a], y[i, a + 1], y[i, a + 2], y[i, a + 3]
-        for e in range(lp[i], lp[i + 1]):
-            j, v = li[e], lv[e]
+        for e in range(ptr[i], ptr[i + 1]):
+            j, v = idx[e], val[e]
             s0 -= v * y[j, a]
             s1 -= v * y[j, a + 1]
             s2 -= v * y[j, a + 2]
             s3 -= v * y[j, a + 3]
-        y[i, a], y[i, a + 1], y[i, a + 2], y[i, a + 3] = s0, s1, s2, s3
-    for i in range(n - 1, -1, -1):
-        s0, s1, s2, s3 = y[i, a], y[i, a + 1], y[i, a + 2], y[i, a + 3]
-        for e in range(up[i], up[i + 1]):
-            j, v = ui[e], uv[e]
-            s0 -= v * y[j, a]
-            s1 -= v * y[j, a + 1]
-            s2 -= v * y[j, a + 2]
-            s3 -= v * y[j, a + 3]
-        w = uinv[i]
+        w = scale[i] if scaled else 1.0
         y[i, a], y[i, a + 1], y[i, a + 2], y[i, a + 3] = s0 * w, s1 * w, s2 * w, s3 * w
 
 
@@ -83,14 +66,18 @@ def _ftri(n, lp, li, lv, up, ui, uv, uinv, y, c0, c1):
     """``y[:, c0:c1] = U^-1 L^-1 y[:, c0:c1]`` in float64 (``L`` unit lower and ``U`` strictly upper by rows),
     four columns a pass (the pass is bound by the latency of the gathers, not by the arithmetic)."""
     a = c0
+    down, up_rows = range(n), range(n - 1, -1, -1)
     while c1 - a >= 4:
-        _tri4(n, lp, li, lv, up, ui, uv, uinv, y, a)
+        _sweep4(down, lp, li, lv, uinv, False, y, a)
+        _sweep4(up_rows, up, ui, uv, uinv, True, y, a)
         a += 4
     if c1 - a >= 2:
-        _tri2(n, lp, li, lv, up, ui, uv, uinv, y, a)
+        _sweep2(down, lp, li, lv, uinv, False, y, a)
+        _sweep2(up_rows, up, ui, uv, uinv, True, y, a)
         a += 2
     if c1 - a == 1:
-        _tri1(n, lp, li, lv, up, ui, uv, uinv, y, a)
+        _sweep1(down, lp, li, lv, uinv, False, y, a)
+        _sweep1(up_rows, up, ui, uv, uinv, True, y, a)
 
 
 @numba.njit(cache=True)
