@@ -98,43 +98,41 @@ def ur_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plot_advantage(rows: list[dict], out: Path) -> Path:
+def panels(rows: list[dict], out: Path, name: str, draw) -> Path:
+    """One picture with a panel per number of players; ``draw(ax, n, rows of n players)`` fills a panel."""
     players = sorted({r["players"] for r in rows})
     fig, axes = plt.subplots(1, len(players), figsize=(5 * len(players), 4), squeeze=False)
     for ax, n in zip(axes[0], players, strict=True):
-        mine = [r for r in rows if r["players"] == n]
-        width = 0.8 / n
-        for seat in range(n):  # percentage points above an equal share of the games that end
-            edge = [100 * (r["wins"][seat] - (1 - r["deadlock"]) / n) for r in mine]
-            ax.bar([i + (seat - (n - 1) / 2) * width for i in range(len(mine))], edge, width, label=f"seat {seat + 1}")
-        ax.axhline(0, color="black", linewidth=1)
-        ax.set_xticks(range(len(mine)), [r["game"] for r in mine], rotation=20, ha="right")
-        ax.set_title(f"{n} players: advantage of each seat")
-        ax.set_ylabel("chance to win minus an equal share (points of %)")
+        draw(ax, n, [r for r in rows if r["players"] == n])
         ax.legend(fontsize="small")
+    return save(fig, out / name)
+
+
+def save(fig, path: Path) -> Path:
     fig.tight_layout()
-    path = out / "advantage.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
 
-def plot_length(rows: list[dict], out: Path) -> Path:
-    players = sorted({r["players"] for r in rows})
-    fig, axes = plt.subplots(1, len(players), figsize=(5 * len(players), 4), squeeze=False)
-    for ax, n in zip(axes[0], players, strict=True):
-        for r in (r for r in rows if r["players"] == n):
-            shown = int(2 * r["p90"]) + 1
-            ax.plot(range(min(shown, len(r["pmf"]))), r["pmf"][:shown], label=r["game"])
-        ax.set_title(f"{n} players: length of a game")
-        ax.set_xlabel("turns")
-        ax.set_ylabel("chance the game ends on that turn")
-        ax.legend(fontsize="small")
-    fig.tight_layout()
-    path = out / "length.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+def draw_advantage(ax, n: int, mine: list[dict]) -> None:
+    width = 0.8 / n
+    for seat in range(n):  # percentage points above an equal share of the games that end
+        edge = [100 * (r["wins"][seat] - (1 - r["deadlock"]) / n) for r in mine]
+        ax.bar([i + (seat - (n - 1) / 2) * width for i in range(len(mine))], edge, width, label=f"seat {seat + 1}")
+    ax.axhline(0, color="black", linewidth=1)
+    ax.set_xticks(range(len(mine)), [r["game"] for r in mine], rotation=20, ha="right")
+    ax.set_title(f"{n} players: advantage of each seat")
+    ax.set_ylabel("chance to win minus an equal share (points of %)")
+
+
+def draw_length(ax, n: int, mine: list[dict]) -> None:
+    for r in mine:
+        shown = int(2 * r["p90"]) + 1
+        ax.plot(range(min(shown, len(r["pmf"]))), r["pmf"][:shown], label=r["game"])
+    ax.set_title(f"{n} players: length of a game")
+    ax.set_xlabel("turns")
+    ax.set_ylabel("chance the game ends on that turn")
 
 
 def plot_ur(rows: list[dict], out: Path) -> Path:
@@ -145,11 +143,7 @@ def plot_ur(rows: list[dict], out: Path) -> Path:
     ax.set_xlabel("pieces a side")
     ax.set_ylabel("chance that the first mover wins")
     ax.set_title("Royal Game of Ur, optimal play")
-    fig.tight_layout()
-    path = out / "ur.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save(fig, out / "ur.png")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = goose_rows(args.games, players)
     print("Goose games: each seat's chance to win, and how long a game lasts\n")
     print(goose_table(rows))
-    pictures = [plot_advantage(rows, out), plot_length(rows, out)]
+    pictures = [panels(rows, out, "advantage.png", draw_advantage), panels(rows, out, "length.png", draw_length)]
     if args.ur_pieces:
         ur = ur_rows(args.ur_pieces)
         print("\nThe Royal Game of Ur: the first mover's advantage\n")
