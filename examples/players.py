@@ -87,6 +87,9 @@ def goose_table(rows: list[dict]) -> str:
     lines.append("seat k: the chance that the player who moves k-th wins; no end: the chance that every piece "
                  "is stuck for ever;\nturns: the expected number of turns of a game that ends (each time the turn "
                  "comes to a player); median, p90: of those games' length")
+    same = {(a["game"], b["game"]) for a in rows for b in rows
+            if a["game"] < b["game"] and a["players"] == b["players"] and a["wins"] == b["wins"]}
+    lines += [f"{a} and {b} give the same figures: their boards and rules are the same" for a, b in sorted(same)]
     return "\n".join(lines)
 
 
