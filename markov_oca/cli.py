@@ -133,13 +133,15 @@ def _command(name: str, doc: str, common: list[tuple[str, Any, Any]],
 
 @app.command()
 def variants(fmt: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
-    """List the shipped rule sets, each with a one-line summary and its seed text."""
+    """List the shipped rule sets: name, family, what is played, and the tradition and text each follows."""
     rows = api.variants()
     if fmt is Format.json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    for r in rows:
-        typer.echo(f"{r['name']:18s} {r['family']:6s} seed {r['seed'] or '-':4s} {r['summary']}")
+    for r in rows:  # the summary, then the tradition and text the rule set follows
+        typer.echo(f"{r['name']:18s} {r['family']:6s} {r['summary']}")
+        if r["seed"]:
+            typer.echo(f"{'':25s} follows {r['seed']}")
 
 
 def _solve(a: dict[str, Any], settings: dict[str, Any]) -> None:

@@ -55,8 +55,9 @@ def goose_page(rules: GooseRules, res: SolveResults) -> tuple[str, list[Block]]:
     head = f"{res.title} with {plural(players, 'player')}"
     blocks: list[Block] = [
         Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
+        para(Code(res.rules), ", read from ", Code(res.source),
            f"; {plural(players, 'player')}, seat 1 moves first."),
+        *([para(f"It follows {res.seed}.")] if res.seed else []),
     ]
     if rules.summary:
         blocks.append(para(f"The rule file's summary: {rules.summary}."))

@@ -74,7 +74,7 @@ def _punti_examples(r: PuntiRules) -> Para | None:
     if marked:
         where.append(f"the names of squares {', '.join(map(str, marked))}")
     return para("Example amounts: the rule file says so in " + " and ".join(where) + ". The amounts (and the squares "
-              "so marked) were chosen for the file, not read from the seed, so the numbers below are those of "
+              "so marked) were chosen for the file, not read from the rule text, so the numbers below are those of "
               "this example board, not of a historical one.")
 
 
@@ -96,8 +96,9 @@ def punti_page(r: PuntiRules, res: PuntiResults) -> tuple[str, list[Block]]:
     head = f"{res.title} with {plural(n, 'player')}"
     blocks: list[Block] = [
         Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
+        para(Code(res.rules), ", read from ", Code(res.source),
            f"; {plural(n, 'player')}, seat 1 (the head of the game) throws first; bets: ", Code(res.bet), "."),
+        *([para(f"It follows {res.seed}.")] if res.seed else []),
     ]
     blocks += _intro_blocks(r, res)
     blocks += _rules_blocks(r, res)

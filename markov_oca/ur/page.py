@@ -144,8 +144,9 @@ def ur_page(r: UrRules, light: str, dark: str, progress: bool = False) -> tuple[
     head = f"{res.title} with {plural(res.pieces, 'piece')} a side"
     blocks: list[Block] = [
         Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source),
+        para(Code(res.rules), ", read from ", Code(res.source),
              f"; light (moves first) plays {light}, dark plays {dark}."),
+        *([para(f"It follows {res.seed}.")] if res.seed else []),
     ]
     if r.summary:
         blocks.append(para(f"The rule file's summary: {r.summary}."))

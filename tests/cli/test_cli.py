@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,12 +16,24 @@ def run(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_variants_lists_every_shipped_rule_set_with_seed():
+def test_variants_lists_every_shipped_rule_set_with_its_tradition():
     r = run("variants")
     assert r.returncode == 0
-    for name, seed in [("oca-tradicional", "000"), ("oca-moderna", "001"), ("jeu-de-l-oie", "004")]:
-        line = next(l for l in r.stdout.splitlines() if l.startswith(name))
-        assert seed in line
+    lines = r.stdout.splitlines()
+    for name, family, words in [("oca-tradicional", "goose", "traditional Spanish Juego de la Oca"),
+                                ("oca-moderna", "goose", "present-day Spanish guides"),
+                                ("jeu-de-l-oie", "goose", "French jeu de l'oie"),
+                                ("gioco-oca-punti", "punti", "Italian printed regulation"),
+                                ("ur-simplificado", "ur", "juego simplificado")]:
+        at = next(i for i, l in enumerate(lines) if l.startswith(name))
+        assert lines[at].split()[1] == family
+        assert lines[at + 1].split()[0] == "follows" and words in lines[at + 1]
+    assert "gooses" not in r.stdout and "geese repeat the throw" in r.stdout
+    assert not re.search(r"seed|\b00[0-9]\b", r.stdout)
+    rows = json.loads(run("variants", "--format", "json").stdout)
+    assert len(rows) == sum(1 for l in lines if not l.startswith(" "))
+    assert all(set(r) == {"name", "family", "seed", "title", "summary", "default_players"} for r in rows)
+    assert all(len(r["seed"]) > 40 for r in rows)  # a sentence in words, not a number
 
 
 def test_explain_shows_squares_and_options():
