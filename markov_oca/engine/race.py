@@ -156,7 +156,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     chain : Chain
         The race's chain, one seat moving at a time (``chain.mover``).
     rules : Any
-        The loaded rules: ``name``, ``title``, ``seed``, ``source``, ``options`` and ``goal``.
+        The loaded rules: ``name``, ``title``, ``seed`` (the tradition followed), ``source``, ``options``, ``goal``.
     players : int
         The number of seats.
     exact : bool

@@ -1,7 +1,7 @@
 """Rules of the goose family: a board, its dice, its square effects and options.
 
 This module is the only place that reads a goose rule file and the only place
-that reports bad rule input. A rule file is TOML (see ``docs/rules.md``):
+that reports bad rule input. A rule file is TOML (the documentation's page on the rules describes it):
 
 * ``[game]``: name, title, tradition, summary, ``goal`` (the last square, G) and the
   default number of ``players``;

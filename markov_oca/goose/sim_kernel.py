@@ -3,7 +3,7 @@
 :func:`_play_range` plays a range of a batch's games without the GIL (a pool of
 threads plays the ranges); each game draws from its own SplitMix64 stream
 (:mod:`.splitmix`); :func:`_play_one` plays one game, a turn step by step as
-``docs/rules.md`` lists the steps (waiting, turns to miss, the throw, the first throw, bounce, effects,
+the documentation's page on the rules lists them (waiting, turns to miss, the throw, the first throw, bounce, effects,
 occupancy, finishing).
 """
 

@@ -2,8 +2,9 @@
 
 This is the independent check of the goose chain: it reads a
 :class:`~markov_oca.goose.rules.GooseRules` (the goose rules as options and
-square effects, read as ``docs/rules.md`` states them) and plays concrete games with seeded dice, never touching the
-compiled board (``goose/board.py``) or the joint kernel (``goose/model.py``).
+square effects, read as the documentation's page on the rules states them) and
+plays concrete games with seeded dice, never touching the compiled board
+(``goose/board.py``) or the joint kernel (``goose/model.py``).
 Agreement between the two therefore tests the compiler, not a copy of it.
 
 The rule set is flattened once into numpy arrays (:func:`flatten_goose`, in

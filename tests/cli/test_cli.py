@@ -28,7 +28,7 @@ def test_variants_lists_every_shipped_rule_set_with_its_tradition():
         at = next(i for i, l in enumerate(lines) if l.startswith(name))
         assert lines[at].split()[1] == family
         assert lines[at + 1].split()[0] == "follows" and words in lines[at + 1]
-    assert "gooses" not in r.stdout and "geese repeat the throw" in r.stdout
+    assert not re.search(r"\bgoose[s]\b", r.stdout) and "geese repeat the throw" in r.stdout
     assert not re.search(r"seed|\b00[0-9]\b", r.stdout)
     rows = json.loads(run("variants", "--format", "json").stdout)
     assert len(rows) == sum(1 for l in lines if not l.startswith(" "))
