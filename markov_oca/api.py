@@ -168,7 +168,7 @@ def explain(rules: Any, options: Mapping[str, Any] | None = None, **kw: Any) -> 
 
 
 def variants() -> list[dict[str, Any]]:
-    """Every shipped rule set: name, family, seed, title, summary and default players.
+    """Every shipped rule set: name, family, tradition (the key ``seed``), title, summary and default players.
 
     Example
     -------
@@ -180,7 +180,7 @@ def variants() -> list[dict[str, Any]]:
         src = read_rules(name)
         game = src.raw.get("game", {})
         rows.append({"name": game.get("name", name), "family": src.family,
-                     "seed": str(game.get("seed", "")), "title": game.get("title", name),
+                     "seed": str(game.get("tradition", game.get("seed", ""))), "title": game.get("title", name),
                      "summary": game.get("summary", ""), "default_players": game.get("players", 2)})
     return rows
 

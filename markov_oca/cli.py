@@ -29,11 +29,13 @@ import typer
 from . import api
 from .core.errors import MarkovOcaError, RulesError, SolverError, TooLargeError
 from .core.memory import parse_memory, set_max_memory
-from .engine.clikit import Format, fail
+from .engine.clikit import App, Format, fail
 from .engine.family import Setting, all_families, settings_for
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Race board games solved exactly as Markov chains.")
+app = App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+          help="Race board games solved exactly as Markov chains: the Game of the Goose, snakes and ladders, "
+          "the Italian points game, the Royal Game of Ur, your own boards, and any absorbing chain from a file. "
+          "Start with 'variants' to list the rule sets, then 'solve NAME'.")
 
 
 def _options(pairs: list[str] | None) -> dict[str, str]:
@@ -68,24 +70,41 @@ def _print(result: Any, fmt: Format, **to_dict: Any) -> None:
 
 # ----------------------------------------------------------------------------- declaring commands
 
-_RULES = ("rules", typer.Argument(..., help="a shipped rule set (see 'variants') or a path to a TOML file"), str)
+_RULES = ("rules", typer.Argument(..., help="a shipped rule set's name (see 'variants') or the path of a TOML "
+                                              "rule file"), str)
 
 
-def _opt(name: str, default: Any, *flags: str, help: str, kind: Any = None) -> tuple[str, Any, Any]:
-    return name, typer.Option(default, *flags, help=help), kind if kind is not None else type(default)
+def _opt(name: str, default: Any, *flags: str, help: str, kind: Any = None,
+         metavar: str | None = None) -> tuple[str, Any, Any]:
+    return name, typer.Option(default, *flags, help=help, metavar=metavar), kind if kind is not None else type(default)
 
 
-def _option_flag(what: str = "") -> tuple[str, Any, Any]:
-    return _opt("option", None, "--option", "-o", help=f"KEY=VALUE{what}, repeatable", kind=list[str] | None)
+_OPTION_HELP = ("set one of the rule set's options, e.g. -o second_bridge=true ('explain' lists them with their "
+                "values); repeatable")
+_FORMAT_HELP = "how to print the result: text to read, or json for programs"
 
 
-def _format_flag(help: str = "text or json") -> tuple[str, Any, Any]:
+def _option_flag(what: str = _OPTION_HELP) -> tuple[str, Any, Any]:
+    return _opt("option", None, "--option", "-o", help=what, kind=list[str] | None, metavar="KEY=VALUE")
+
+
+def _format_flag(help: str = _FORMAT_HELP) -> tuple[str, Any, Any]:
     return _opt("fmt", Format.text, "--format", help=help, kind=Format)
 
 
 def _setting_param(s: Setting, command: str) -> inspect.Parameter:
-    takers = [f.name for f in all_families() if (t := f.setting(s.name)) is not None and command in t.commands]
-    text = f"{', '.join(takers)}: {s.help}"
+    by_help: dict[str, list[str]] = {}  # each family's own wording, with the families that share it
+    for f in all_families():
+        if (t := f.setting(s.name)) is not None and command in t.commands:
+            default = t.default_for(command)
+            shown = f" (default: {default})" if default is not None and t.kind is not bool and "default" not in t.help \
+                else ""
+            by_help.setdefault(t.help + shown, []).append(f.name)
+    if len(by_help) == 1:
+        ((words, takers),) = by_help.items()
+        text = f"{words}; for {' and '.join(takers)} rule sets"
+    else:
+        text = "; ".join(f"{' and '.join(takers)} rule sets: {words}" for words, takers in by_help.items())
     if s.kind is bool and s.negatable:
         default, kind = typer.Option(None, f"{s.flag}/--no-{s.flag[2:]}", help=text), bool | None
     elif s.kind is bool:
@@ -105,8 +124,9 @@ def _command(name: str, doc: str, common: list[tuple[str, Any, Any]],
     """
     declared = settings_for(name)
     common = [*common, _opt("max_memory", None, "--max-memory",
-                            help="memory this may use, e.g. 8G, 500M or 80% (default: 80% of what is at hand)",
-                            kind=str | None)]
+                            help="the most memory to use, e.g. 8G, 500M, or 50% of the memory available; a "
+                                 "chain that would need more is refused before any work (default: 80%)",
+                            kind=str | None, metavar="SIZE")]
 
     def command(**kw: Any) -> None:
         limit = kw.pop("max_memory")
@@ -132,14 +152,16 @@ def _command(name: str, doc: str, common: list[tuple[str, Any, Any]],
 
 
 @app.command()
-def variants(fmt: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
-    """List the shipped rule sets, each with a one-line summary and its seed text."""
+def variants(fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP)) -> None:
+    """List the shipped rule sets: name, family, what is played, and the tradition and text each follows."""
     rows = api.variants()
     if fmt is Format.json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    for r in rows:
-        typer.echo(f"{r['name']:18s} {r['family']:6s} seed {r['seed'] or '-':4s} {r['summary']}")
+    for r in rows:  # the summary, then the tradition and text the rule set follows
+        typer.echo(f"{r['name']:18s} {r['family']:6s} {r['summary']}")
+        if r["seed"]:
+            typer.echo(f"{'':25s} follows {r['seed']}")
 
 
 def _solve(a: dict[str, Any], settings: dict[str, Any]) -> None:
@@ -147,20 +169,24 @@ def _solve(a: dict[str, Any], settings: dict[str, Any]) -> None:
     _print(res, a["fmt"], with_pmf=a["pmf"])
 
 
-_command("solve", "Solve a rule set exactly: chance to win per seat, deadlock, expected turns, length, landings.", [
+_command("solve", "Solve a rule set exactly: each seat's chance to win, the chance that nobody can move again "
+         "(deadlock), the expected number of turns, the distribution of the game's length and how often each "
+         "square is landed on.", [
     _RULES, _option_flag(), _format_flag(),
-    _opt("tail", api.DEFAULT_TAIL, "--tail", help="carry the length distribution until this mass is left"),
-    _opt("pmf", True, "--pmf/--no-pmf", help="include the length pmf in JSON output"),
+    _opt("tail", api.DEFAULT_TAIL, "--tail", help="carry the game-length distribution on until the chance that the "
+         "game is still going falls below this"),
+    _opt("pmf", True, "--pmf/--no-pmf", help="include the game-length distribution (the chance of each length) "
+         "in JSON output"),
 ], _solve)
 
 
 @app.command()
 def explain(
-    rules: str = typer.Argument(..., help="a shipped rule set or a path to a TOML file"),
-    option: list[str] | None = typer.Option(None, "--option", "-o", help="KEY=VALUE, repeatable"),
-    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+    rules: str = typer.Argument(..., help=_RULES[1].help),
+    option: list[str] | None = typer.Option(None, "--option", "-o", help=_OPTION_HELP, metavar="KEY=VALUE"),
+    fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
 ) -> None:
-    """Show the board as the engine reads it, square by square, with the options in force."""
+    """Show a rule set as the program reads it: the board square by square, and every option with its value."""
     _guarded(lambda: _print(api.explain(rules, _options(option)), fmt))
 
 
@@ -183,13 +209,16 @@ def _simulate(a: dict[str, Any], settings: dict[str, Any]) -> None:
         typer.echo(f"games written to {a['out']}")
 
 
-_command("simulate", "Play games by sampling the rules move by move; count outcomes and lengths (and write them).", [
+_command("simulate", "Play random games move by move and count who wins and how long games last; optionally "
+         "write every game to a file.", [
     _RULES,
-    _opt("games", 100_000, "--games", help="games to play"),
-    _opt("seed", 0, "--seed", help="random seed: the same seed plays the same games"),
-    _opt("turn_limit", None, "--turn-limit", help="cut games off unfinished after this many turns", kind=int | None),
+    _opt("games", 100_000, "--games", help="how many games to play"),
+    _opt("seed", 0, "--seed", help="seed of the random numbers: the same seed plays the same games"),
+    _opt("turn_limit", None, "--turn-limit", help="stop a game after this many turns and count it as unfinished "
+         "(default: 10,000)", kind=int | None),
     _option_flag(),
-    _opt("out", None, "--out", help="write every game to this CSV (or .jsonl) file", kind=str | None),
+    _opt("out", None, "--out", help="write every game (winner, turns, throws) to this file: CSV, or JSON lines "
+         "for a name ending in .jsonl", kind=str | None, metavar="PATH"),
     _format_flag(),
 ], _simulate)
 
@@ -205,18 +234,21 @@ def _crosscheck(a: dict[str, Any], settings: dict[str, Any]) -> None:
         raise typer.Exit(1)
 
 
-_command("crosscheck", "Test simulated games (ours, or a results file) against the exact chain; exit 1 on failure.", [
+_command("crosscheck", "Check games played by a simulator (this program's, or yours from a results file) against "
+         "the exact answers; exit code 1 if they disagree.", [
     _RULES,
-    _opt("games", 1_000_000, "--games", help="games to simulate"),
-    _opt("seed", 0, "--seed", help="random seed of the simulation"),
-    _opt("results", None, "--results", help="test these games instead (CSV winner,turns[,throws] or JSON lines)",
-         kind=str | None),
-    _opt("turn_limit", None, "--turn-limit", help="games not over after this many turns count as unfinished",
-         kind=int | None),
-    _option_flag(" for both sides"),
-    _opt("simulate_option", None, "--simulate-option", help="KEY=VALUE for the simulated games only, repeatable",
-         kind=list[str] | None),
-    _opt("alpha", 0.01, "--alpha", help="family-wise error rate of the verdict (Holm)"),
+    _opt("games", 1_000_000, "--games", help="how many games to simulate (not used with --results)"),
+    _opt("seed", 0, "--seed", help="seed of the random numbers of the simulation"),
+    _opt("results", None, "--results", help="check the games in this file instead of simulating: CSV rows "
+         "winner,turns[,throws] or JSON lines, as 'simulate --out' writes them", kind=str | None, metavar="PATH"),
+    _opt("turn_limit", None, "--turn-limit", help="games not over after this many turns count as unfinished "
+         "(default when simulating: 10,000)", kind=int | None),
+    _option_flag("set a rule option for both the exact answers and the simulated games; repeatable"),
+    _opt("simulate_option", None, "--simulate-option", help="set a rule option for the simulated games only, "
+         "e.g. to see the check fail a simulator that plays a rule wrongly; repeatable", kind=list[str] | None,
+         metavar="KEY=VALUE"),
+    _opt("alpha", 0.01, "--alpha", help="the chance of a false alarm: the verdict fails a correct simulator at most "
+         "this often, over all its tests together"),
     _format_flag(),
 ], _crosscheck)
 
@@ -230,11 +262,12 @@ def _export(a: dict[str, Any], settings: dict[str, Any]) -> None:
         typer.echo(str(p))
 
 
-_command("export", "Write the chain as a graph (GraphML, GEXF, DOT, node-link JSON) or as PRISM / Storm explicit "
-         "files.", [
+_command("export", "Write the game's Markov chain to a file: a graph (GraphML, GEXF, DOT, node-link JSON) or a "
+         "model checker's input (PRISM or Storm explicit files, DRN).", [
              _RULES,
-             _opt("out", ..., "--out", help="the file to write (prism/storm: the stem of the files)", kind=str),
-             _opt("fmt", "graphml", "--format", help="graphml, gexf, dot, json, prism, storm or drn"),
+             _opt("out", ..., "--out", help="the file to write (prism, storm: the name without extension, "
+                  "one file per part)", kind=str, metavar="PATH"),
+             _opt("fmt", "graphml", "--format", help="the file format: graphml, gexf, dot, json, prism, storm or drn"),
              _option_flag(),
          ], _export)
 
@@ -250,26 +283,34 @@ def _report(a: dict[str, Any], settings: dict[str, Any]) -> None:
             typer.echo(str(p))
 
 
-_command("report", "Write a self-contained HTML page and its markdown twin: rules, chances, length plot, the board.", [
+_command("report", "Write a report on a rule set: a self-contained HTML page and the same in Markdown, with "
+         "the rules, the chances to win, a plot of the game's length and the board.", [
     _RULES,
-    _opt("out", ..., "--out", help="the directory to write index.html, report.md and the plots into", kind=str),
+    _opt("out", ..., "--out", help="the folder to write index.html, report.md and the plots into", kind=str,
+         metavar="PATH"),
     _option_flag(),
-    _format_flag("text (the files written) or json"),
+    _format_flag("how to list the files written: text, or json for programs"),
 ], _report)
 
 @app.command()
 def analyse(
-    file: str = typer.Argument(..., help="a DRN file, or Storm/PRISM explicit files (.tra or their stem)"),
-    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+    file: str = typer.Argument(..., help="a Storm DRN file, or Storm/PRISM explicit files (the .tra file, or the "
+                               "name they share without extension)"),
+    fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
     exact: bool | None = typer.Option(None, "--exact/--float",
-                                      help="exact fractions (rational chains; default: when small)"),
-    hit: list[str] | None = typer.Option(None, "--hit", help="a label whose hitting probability to give, repeatable"),
-    tail: float = typer.Option(1e-10, "--tail", help="carry the absorption-time distribution until this mass is left"),
-    pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the absorption-time pmf in JSON output"),
+                                      help="exact fractions or floating point (exact needs rational "
+                                      "probabilities; default: exact when the chain is small)"),
+    hit: list[str] | None = typer.Option(None, "--hit", metavar="LABEL",
+                                         help="also give the chance of ever reaching a state with this label; "
+                                         "repeatable"),
+    tail: float = typer.Option(1e-10, "--tail", help="carry the distribution of the number of steps on until the "
+                               "chance that the chain is still moving falls below this"),
+    pmf: bool = typer.Option(True, "--pmf/--no-pmf", help="include the distribution of the number of steps (the "
+                             "chance of each) in JSON output"),
     precision: float = typer.Option(1e-9, "--precision",
-                                    help="relative precision every float figure is certified to (its bound)"),
+                                    help="relative error every floating-point figure is proved to be within"),
 ) -> None:
-    """Analyse any absorbing chain from a file: absorption into each closed class, steps, visits, length."""
+    """Analyse any absorbing Markov chain from a file: where it ends, how many steps it takes, visits per state."""
     from .io.chains import analyse_file
 
     _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail, precision=precision), fmt,

@@ -24,8 +24,8 @@ class SimSummary:
     ``outcomes`` uses the chain's own outcome names (``"seat 1 wins"``,
     ``"light wins"``...), in the order of ``Chain.outcomes``; a game not over
     after ``turn_limit`` turns is counted in ``unfinished`` instead.
-    ``length[t]`` counts the finished games that lasted ``t`` turns (RULES.md,
-    "What is counted": a missed turn is a turn, another throw stays in it).
+    ``length[t]`` counts the finished games that lasted ``t`` turns (a turn
+    is each time the turn comes to a player: a missed turn is a turn, another throw stays in it).
     ``landings[seat, square]`` counts the games in which that seat landed on
     that square at least once (None where the game has no such notion).
     """

@@ -122,13 +122,25 @@ def bool_value(source: str, key: str, value: Any) -> bool:
     return value
 
 
+#: The ``[game]`` keys every family reads through :func:`game_texts`.
+GAME_TEXT_KEYS = frozenset({"name", "family", "title", "tradition", "seed", "summary"})
+
+
 def game_texts(source: str, game: Mapping[str, Any]) -> dict[str, str]:
-    """The ``[game]`` table's name (the file's stem by default), title, seed and summary, checked."""
+    """The ``[game]`` table's name (the file's stem by default), title, tradition and summary, checked.
+
+    ``tradition`` says in words which tradition and rule text the rule set follows. It is
+    kept under the name ``seed``, the name the results' JSON gives it; a rule file may
+    still use ``seed`` for it, as older files do, but not both.
+    """
     name = str_value(source, "game.name", game.get("name", Path(source).stem))
+    if "tradition" in game and "seed" in game:
+        raise RulesError("give tradition only (seed is its older name)", source=source, key="game.seed")
+    tradition = str(game["seed"]) if "seed" in game else game.get("tradition", "")  # seed was read as text
     return {
         "name": name,
         "title": str_value(source, "game.title", game.get("title", name)),
-        "seed": str_value(source, "game.seed", str(game.get("seed", ""))),
+        "seed": str_value(source, "game.tradition", tradition),
         "summary": str_value(source, "game.summary", game.get("summary", "")),
     }
 

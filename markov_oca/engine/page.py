@@ -265,7 +265,8 @@ def title_blocks(head: str, res: Any, *who: Inline, summary: str = "") -> list[B
     """The page's heading, the rule set and its file, who plays (``who``), and the rule file's summary."""
     blocks: list[Block] = [
         Heading(1, head),
-        para(Code(res.rules), f"{', seed ' + res.seed if res.seed else ''}, read from ", Code(res.source), *who),
+        para(Code(res.rules), ", read from ", Code(res.source), *who),
+        *([para(f"It follows {res.seed}.")] if res.seed else []),
     ]
     if summary:
         blocks.append(para(f"The rule file's summary: {summary}."))

@@ -156,7 +156,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     chain : Chain
         The race's chain, one seat moving at a time (``chain.mover``).
     rules : Any
-        The loaded rules: ``name``, ``title``, ``seed``, ``source``, ``options`` and ``goal``.
+        The loaded rules: ``name``, ``title``, ``seed`` (the tradition followed), ``source``, ``options``, ``goal``.
     players : int
         The number of seats.
     exact : bool
@@ -227,7 +227,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
 
 def solve_text(r: SolveResults) -> str:
     lines = [
-        f"{r.title} [{r.rules}{', seed ' + r.seed if r.seed else ''}] "
+        f"{r.title} [{r.rules}] "
         f"with {r.players} player{'s' if r.players > 1 else ''}",
         "options: " + ", ".join(f"{k}={option_text(v)}" for k, v in r.options.items()),
         f"chain: {r.states:,} states, {r.transitions:,} transitions; "

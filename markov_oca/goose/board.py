@@ -3,7 +3,7 @@
 For every square a piece can throw from and every *branch* of the dice thrown
 there (throws the rules cannot tell apart share a branch), this module follows
 the rules once, in plain Python: first-throw rule, overshoot, then the chain of
-square effects (gooses, jumps, turns to miss, waiting, another throw, stakes).
+square effects (geese, jumps, turns to miss, waiting, another throw, stakes).
 The result is a table the joint kernel reads; nothing here depends on the other
 players. A chain of effects that would loop is reported as a rule error.
 """
@@ -72,7 +72,7 @@ def _reflect(target: int, goal: int) -> int:
 def compile_board(rules: GooseRules) -> CompiledBoard:
     """Follow every throw from every square once (see the module docstring)."""
     goal = rules.goal
-    gooses = rules.goose_squares()
+    geese = rules.goose_squares()
     first_targets = dict(rules.first_throw)
     per_square: list[tuple[Throw, ...]] = []
     for s in range(goal):
@@ -85,7 +85,7 @@ def compile_board(rules: GooseRules) -> CompiledBoard:
             groups[key] = ((old[0] if old else Fraction(0)) + p, faces if target >= 0 else None)
         throws = []
         for (total, target), (p, faces) in sorted(groups.items()):
-            throws.append(_follow(rules, gooses, s, total, target, p, faces))
+            throws.append(_follow(rules, geese, s, total, target, p, faces))
         per_square.append(tuple(throws))
 
     denominator = 1
@@ -120,7 +120,7 @@ def compile_board(rules: GooseRules) -> CompiledBoard:
                          stake, finished)
 
 
-def _follow(rules: GooseRules, gooses: list[int], start: int, total: int, first_target: int,
+def _follow(rules: GooseRules, geese: list[int], start: int, total: int, first_target: int,
             p: Fraction, faces: tuple[int, ...] | None) -> Throw:
     goal = rules.goal
     if first_target >= 0:
@@ -171,7 +171,7 @@ def _follow(rules: GooseRules, gooses: list[int], start: int, total: int, first_
                 nq, direction = _reflect(nq, goal), 1
             q = nq
         elif sq.goose == "next":
-            q = next((g for g in gooses if g > q), goal)
+            q = next((g for g in geese if g > q), goal)
             landings.append(q)
             break
         elif sq.jump is not None:

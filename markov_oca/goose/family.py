@@ -15,9 +15,9 @@ class GooseFamily(Family, name="goose", boards="goose boards", rules_type=GooseR
                   explainer=(".report", "explain_dict", "explain_text")):
     settings = (
         Setting("players", "number of players (default: the rule set's)", int, short="-n"),
-        Setting("exact", "exact fractions (up to 100,000 transient states; sparse refinement above 1,000)", bool, False,
+        Setting("exact", "exact fractions instead of floating point (chains of up to 100,000 states)", bool, False,
                 commands=("solve",)),
-        Setting("landings", "landing chances per square (default: on for chains of up to 20,000 states)", bool,
+        Setting("landings", "how often each square is landed on (default: on for chains of up to 20,000 states)", bool,
                 commands=("solve", "report"), negatable=True),
     )
 

@@ -10,7 +10,7 @@ mixed radix::
 
 so the full space has ``N * L**N`` ids, known before anything is built, and
 decoding is arithmetic. The kernel (numba) plays one throw (or one missed
-turn) from a joint state with every interaction of RULES.md: occupancy,
+turn) from a joint state with every interaction of the goose rules: occupancy,
 release from a waiting square, missed turns, another throw, the first-throw
 rule, bounce, finishing. A breadth-first pass from the start finds the
 reachable states; a second pass writes their branches. Game-over transitions
@@ -286,7 +286,8 @@ class GooseModel:
         ``key[s, j]`` (-1 for none) names the throw of branch ``j`` from state ``s``
         when ``seat`` throws there, and ``table[key, q]`` says whether that throw
         lands on square ``q``. A landing is every square whose effect a throw
-        applies (RULES.md, "What is counted"); a piece sent back by another, or
+        applies, the square it comes to rest on and every square of a chain of effects on
+        the way (a goose, a bridge, the maze, death); a piece sent back by another, or
         released from a waiting square, does not land.
         """
         goal, width = self.board.goal, self.board.branches

@@ -10,7 +10,8 @@ from .rules import GooseRules
 def explain_text(rules: GooseRules) -> str:
     board = compile_board(rules)
     lines = [
-        f"{rules.title} [{rules.name}{', seed ' + rules.seed if rules.seed else ''}] from {rules.source}",
+        f"{rules.title} [{rules.name}] from {rules.source}",
+        *([f"it follows {rules.seed}"] if rules.seed else []),
         f"squares 0 (start, off the board) to {rules.goal} (the goal); {rules.dice.describe()} thrown"
         + "".join(f", {d.describe()} from square {s} on" for s, d in rules.dice_from),
         "",

@@ -1,9 +1,9 @@
 """Rules of the goose family: a board, its dice, its square effects and options.
 
 This module is the only place that reads a goose rule file and the only place
-that reports bad rule input. A rule file is TOML (see ``docs/rules.md``):
+that reports bad rule input. A rule file is TOML (the documentation's page on the rules describes it):
 
-* ``[game]``: name, title, seed, summary, ``goal`` (the last square, G) and the
+* ``[game]``: name, title, tradition, summary, ``goal`` (the last square, G) and the
   default number of ``players``;
 * ``[dice]``: ``count`` and ``faces``, and ``from_square`` changes of dice;
 * ``[rules]``: the engine options in force (``until``, ``overshoot``,
@@ -35,7 +35,7 @@ from .ruleset import ENGINE_CHOICES, ENGINE_OPTIONS, GooseRules, OptionSpec, Squ
 __all__ = ["ENGINE_OPTIONS", "GooseRules", "OptionSpec", "Square", "build_goose", "load_goose", "special_squares"]
 
 _TOP_KEYS = {"game", "dice", "rules", "first_throw", "squares", "options"}
-_GAME_KEYS = {"name", "family", "title", "seed", "summary", "goal", "players"}
+_GAME_KEYS = rf.GAME_TEXT_KEYS | {"goal", "players"}
 _DICE_KEYS = {"count", "faces", "from_square"}
 _DICE_CHANGE_KEYS = {"square", "count", "faces"}
 _SQUARE_KEYS = {"name", "jump", "goose", "again", "miss", "wait", "stake"}

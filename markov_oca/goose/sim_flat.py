@@ -86,13 +86,13 @@ def flatten_goose(rules: GooseRules) -> FlatGoose:
     goal = rules.goal
     sq = np.zeros((goal + 1, 9), np.int64)
     sq[:, JUMP] = -1
-    gooses = rules.goose_squares()
+    geese = rules.goose_squares()
     for q in range(goal + 1):
         s = rules.square(q)
         if s.jump is not None:
             sq[q, JUMP] = s.jump
         sq[q, GOOSE] = _GOOSE[s.goose]
-        sq[q, NEXT_GOOSE] = next((g for g in gooses if g > q), goal)
+        sq[q, NEXT_GOOSE] = next((g for g in geese if g > q), goal)
         sq[q, AGAIN] = s.again
         sq[q, MISS] = s.miss
         sq[q, WAIT] = s.wait

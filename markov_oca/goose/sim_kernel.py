@@ -2,7 +2,9 @@
 
 :func:`_play_range` plays a range of a batch's games without the GIL (a pool of
 threads plays the ranges); each game draws from its own SplitMix64 stream
-(:mod:`.splitmix`); :func:`_play_one` plays one game, RULES.md step by step.
+(:mod:`.splitmix`); :func:`_play_one` plays one game, a turn step by step as
+the documentation's page on the rules lists them (waiting, turns to miss, the throw, the first throw, bounce, effects,
+occupancy, finishing).
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def _play_one(state, stamp_id, players, turn_limit, sq, opt, ft_faces, ft_target
             if turns >= turn_limit:
                 return UNFINISHED, turns, throws
             turns += 1
-        # RULES.md steps 1-2: a waiting player, or one with turns to miss, passes.
+        # A waiting player, or one with turns to miss, passes the turn.
         if wait[seat] or skip[seat] > 0:
             if skip[seat] > 0:
                 skip[seat] -= 1

@@ -1,9 +1,10 @@
 """Simulated games of any goose-family rule set, played move by move from the rules.
 
 This is the independent check of the goose chain: it reads a
-:class:`~markov_oca.goose.rules.GooseRules` (RULES.md section 1 as options and
-square effects) and plays concrete games with seeded dice, never touching the
-compiled board (``goose/board.py``) or the joint kernel (``goose/model.py``).
+:class:`~markov_oca.goose.rules.GooseRules` (the goose rules as options and
+square effects, read as the documentation's page on the rules states them) and
+plays concrete games with seeded dice, never touching the compiled board
+(``goose/board.py``) or the joint kernel (``goose/model.py``).
 Agreement between the two therefore tests the compiler, not a copy of it.
 
 The rule set is flattened once into numpy arrays (:func:`flatten_goose`, in
@@ -18,7 +19,7 @@ plays one game of the same rules in plain Python: the benchmark's baseline, and
 (fed the same stream through :func:`game_stream`) a second reading that must
 agree with the kernel game for game.
 
-What is counted, as the chain counts it (RULES.md, "What is counted"):
+What is counted, as the chain counts it:
 
 * a *turn* starts each time the turn comes to a player, a missed turn or a wait
   on a waiting square included; another throw stays in the same turn. This is

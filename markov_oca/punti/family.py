@@ -16,10 +16,13 @@ class PuntiFamily(Family, name="punti", boards="points boards", rules_type=Punti
                   explainer=(".report", "punti_explain_dict", "punti_explain_text")):
     settings = (
         Setting("players", "number of players (default: the rule set's)", int, short="-n"),
-        Setting("bet", "Pulcinella bets: never, always or optimal", str, "never", BETS),
-        Setting("method", "auto, chain, independent (paths) or layered; see docs/punti.md", str, "auto", METHODS,
+        Setting("bet", "when a player on a Pulcinella square bets on the die: never, always, or optimal, as "
+                "best helps them win", str, "never", BETS),
+        Setting("method", "the solver: auto picks one; chain, independent or layered force it, as docs/punti.md "
+                "explains", str, "auto", METHODS,
                 commands=("solve",)),
-        Setting("postcards", "also simulate this many games with and without postcards", int, 0,
+        Setting("postcards", "also simulate this many games with the postcards, the card trading the exact solve "
+                "leaves out, and as many without, to compare", int, 0,
                 commands=("solve",)),
     )
 

@@ -55,7 +55,7 @@ def _punti_examples(r: PuntiRules) -> kit.Para | None:
         where.append(f"the names of squares {', '.join(map(str, marked))}")
     return kit.para("Example amounts: the rule file says so in " + " and ".join(where)
                     + ". The amounts (and the squares "
-              "so marked) were chosen for the file, not read from the seed, so the numbers below are those of "
+              "so marked) were chosen for the file, not read from the rule text, so the numbers below are those of "
               "this example board, not of a historical one.")
 
 

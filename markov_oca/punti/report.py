@@ -39,7 +39,7 @@ def punti_text(r) -> str:
         A solved board (:class:`~markov_oca.punti.results.PuntiResults`).
     """
     lines = [
-        f"{r.title} [{r.rules}{', seed ' + r.seed if r.seed else ''}] with {r.players} players",
+        f"{r.title} [{r.rules}] with {r.players} players",
         f"bets: {r.bet} ({_BETS.get(r.bet, r.bet)})",
         "options: " + ", ".join(f"{k}={v}" for k, v in r.options.items()),
         f"points in play {r.total_points} (the bank starts with {r.bank_start}); balances in steps of {r.unit}",
@@ -87,7 +87,8 @@ def punti_text(r) -> str:
 def punti_explain_text(rules) -> str:
     """The points board as read: squares, the economy in force, the options with their docs."""
     lines = [
-        f"{rules.title} [{rules.name}{', seed ' + rules.seed if rules.seed else ''}] from {rules.source}",
+        f"{rules.title} [{rules.name}] from {rules.source}",
+        *([f"it follows {rules.seed}"] if rules.seed else []),
         f"squares 1 (start) to {rules.goal} (the end square); one die of {rules.faces} faces",
         f"each player: dowry {rules.dowry}, entry tax {rules.entry_tax} to the bank, head-of-game fee "
         f"{rules.head_fee}; Pulcinella bet {rules.bet_cost} to win {rules.bet_prize}; mutual aid {rules.aid} "

@@ -2,7 +2,7 @@
 
 A points board is TOML (see ``docs/punti.md``):
 
-* ``[game]``: ``name``, ``family = "punti"``, ``title``, ``seed``, ``summary``,
+* ``[game]``: ``name``, ``family = "punti"``, ``title``, ``tradition``, ``summary``,
   ``goal`` (the end square, 37) and the default number of ``players``;
 * ``[dice]``: ``faces`` of the one die;
 * ``[economy]``: the rule text's fixed economy, every key also an option: ``dowry``
@@ -61,7 +61,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
 }
 _ECONOMY_KEYS = set(PUNTI_OPTIONS) - {"overshoot", "faces"}
 _TOP_KEYS = {"game", "dice", "economy", "rules", "squares", "postcards"}
-_GAME_KEYS = {"name", "family", "title", "seed", "summary", "goal", "players"}
+_GAME_KEYS = rf.GAME_TEXT_KEYS | {"goal", "players"}
 _DICE_KEYS = {"faces"}
 _RULES_KEYS = {"overshoot"}
 _MONEY = ("pay_bank", "collect_bank", "collect_each", "pay_each")

@@ -2,7 +2,7 @@
 
 The simulator is a second, plain-Python reading of the same rules as the kernel
 (:mod:`markov_oca.punti.model`): the tests compare the two. It also plays what the
-chain leaves out, the postcards of seed sections 10-13, under these stated policies:
+chain leaves out, the postcards of the rule text's sections 10-13, under these stated policies:
 
 * **dealing**: the deck is shuffled and each player is dealt ``per_player`` cards
   (2 when more than five play), face up; the rest stay in the deck;
@@ -19,7 +19,7 @@ chain leaves out, the postcards of seed sections 10-13, under these stated polic
 
 Why these are simulated and not in the exact chain: the postcards are decisions
 between people (when to play, whom to sell to, at what price, whether to trade two
-cards for an unseen one); the seed gives no rule that makes them chance, so any
+cards for an unseen one); the rule text gives no rule that makes them chance, so any
 exact model would be one arbitrary policy among many, and the hands (which of 21
 cards each player still holds) would multiply the state space by thousands.
 """

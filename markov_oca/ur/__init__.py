@@ -1,4 +1,4 @@
-"""The Royal Game of Ur (RULES.md section 3).
+"""The Royal Game of Ur, the rules as ``docs/ur.md`` states them.
 
 ``state``: the position space and its perfect ranking (re-exported here);
 ``rules``: rule sets as data; ``kernel``: legal moves and successors;

@@ -9,19 +9,25 @@ from pathlib import Path
 import typer
 
 from ..core.errors import RulesError, TooLargeError
-from ..engine.clikit import Format, fail
+from ..engine.clikit import App, Format, fail
 
-app = typer.Typer(no_args_is_help=True, help="Royal Game of Ur tools.")
+_UR_RULES = "the Ur rule set: ur, ur-simplificado or ur-7-rescatados"
+_PIECES = "pieces each side plays with, 1 to 7"
+_FORMAT_HELP = "how to print the result: text to read, or json for programs"
+
+app = App(no_args_is_help=True, help="The Royal Game of Ur under optimal play: solve it once, then ask for the best "
+          "move of any position or export the table.")
 
 
 @app.command("best-move")
 def best_move(
-    position: str = typer.Argument(..., help="e.g. 'light:0,0,5,15 dark:0,3,8,14' (0 hand, 1-14 board, 15 off)"),
-    to_move: str = typer.Option("light", "--to-move", help="light or dark"),
-    rules: str = typer.Option("ur", "--rules", help="an Ur rule set (ur, ur-simplificado, ur-7-rescatados)"),
-    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+    position: str = typer.Argument(..., help="where each side's pieces are, e.g. 'light:0,0,5,15 dark:0,3,8,14': "
+                                   "one number per piece, 0 in the hand, 1-14 on the path, 15 off the board"),
+    to_move: str = typer.Option("light", "--to-move", help="whose turn it is: light or dark"),
+    rules: str = typer.Option("ur", "--rules", help=_UR_RULES),
+    fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
 ) -> None:
-    """The value of every legal move of a position for each throw, under optimal play."""
+    """For each throw, every legal move of a position and its chance to win under optimal play."""
     from .bestmove import best_moves, parse_position
     from .rules import load_ur
 
@@ -48,23 +54,28 @@ def best_move(
 
 @app.command("solve")
 def solve(
-    pieces: int = typer.Option(7, "--pieces", help="pieces per side (1..7)"),
-    rules: str = typer.Option("ur", "--rules", help="an Ur rule set (ur, ur-simplificado, ur-7-rescatados)"),
-    table: str | None = typer.Option(None, "--table", help="where to save the table (.npy); default: the table "
-                                     "folder ($MARKOV_OCA_TABLES or ~/.cache/markov_oca/ur)"),
-    checkpoint: str | None = typer.Option(None, "--checkpoint", help="folder for the finished layers (default: "
-                                          "beside the table); an interrupted solve resumes from it"),
-    tol: float = typer.Option(1e-13, "--tol", help="largest change of a layer's last sweep"),
-    method: str = typer.Option("pairs", "--method", help="pairs (Gauss-Seidel, each position with its mirror), "
-                               "gs or jacobi"),
-    order: str = typer.Option("progress", "--order", help="order of a layer's sweep: progress, rank or reverse"),
-    residual: bool = typer.Option(True, "--residual/--no-residual", help="a final full Bellman pass"),
-    bound: bool = typer.Option(True, "--bound/--no-bound", help="from 6 pieces, also sweep the bound on the "
-                               "throws to come under optimal play by both and keep it beside the table (for "
-                               "`solve ur`; a table saved elsewhere with --table gets none)"),
-    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+    pieces: int = typer.Option(7, "--pieces", help=_PIECES),
+    rules: str = typer.Option("ur", "--rules", help=_UR_RULES),
+    table: str | None = typer.Option(None, "--table", metavar="PATH",
+                                     help="where to save the table of values (.npy) (default: the table folder, "
+                                     "$MARKOV_OCA_TABLES or ~/.cache/markov_oca/ur, where the other commands look)"),
+    checkpoint: str | None = typer.Option(None, "--checkpoint", metavar="PATH",
+                                          help="folder where each finished part of the solve is kept, so that an "
+                                          "interrupted solve resumes from it (default: beside the table)"),
+    tol: float = typer.Option(1e-13, "--tol", help="stop improving the values when no chance to win changes by more "
+                              "than this in a pass"),
+    method: str = typer.Option("pairs", "--method", help="the iteration: pairs (Gauss-Seidel on each position "
+                               "together with its mirror image), gs (Gauss-Seidel) or jacobi"),
+    order: str = typer.Option("progress", "--order", help="the order positions are updated in: progress, rank or "
+                              "reverse"),
+    residual: bool = typer.Option(True, "--residual/--no-residual", help="end with one more pass over every "
+                                  "position, to measure how far the values are from exact"),
+    bound: bool = typer.Option(True, "--bound/--no-bound", help="with 6 or 7 pieces, also compute a bound on the "
+                               "number of throws left under optimal play and keep it beside the table, so that "
+                               "'markov-oca solve ur' need not compute it (not for a table saved with --table)"),
+    fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
 ) -> None:
-    """Solve the whole game under optimal play, layer by layer, and save the table once."""
+    """Solve the whole game under optimal play for both sides and save the table of values (once: it takes long)."""
     import shutil
 
     from .layered import METHODS, ORDERS, solve_layered
@@ -140,14 +151,15 @@ def _keep_bound(r, out: Path) -> dict | None:
 @app.command("export-table")
 def export_table(
     out: str = typer.Argument(..., help="the .rgu file to write"),
-    pieces: int = typer.Option(7, "--pieces", help="pieces per side (1..7)"),
-    rules: str = typer.Option("ur", "--rules", help="an Ur rule set"),
-    table: str | None = typer.Option(None, "--table", help="the solved table (.npy); default: the one "
-                                     "`markov-oca ur solve` saved for these rules"),
-    values: str = typer.Option("percent16", "--values", help="percent16 (RoyalUr-Python reads it), float32 or "
-                               "float64"),
+    pieces: int = typer.Option(7, "--pieces", help=_PIECES),
+    rules: str = typer.Option("ur", "--rules", help=_UR_RULES),
+    table: str | None = typer.Option(None, "--table", metavar="PATH",
+                                     help="the solved table (.npy) (default: the one 'markov-oca ur solve' saved "
+                                     "for these rules)"),
+    values: str = typer.Option("percent16", "--values", help="how each value is stored: percent16 (what "
+                               "RoyalUr-Python reads), float32 or float64"),
 ) -> None:
-    """Write the solved table in RoyalUr's .rgu lookup-table format (light to move, percent)."""
+    """Write the solved table as a RoyalUr .rgu lookup table (chances for light to move, in percent)."""
     from .rules import load_ur
     from .table import VALUE_TYPES, find_table, table_path, write_rgu
 

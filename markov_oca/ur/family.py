@@ -16,10 +16,12 @@ _SAMPLING = {"simulate": "random", "crosscheck": "random"}
 class UrFamily(Family, name="ur", boards="Ur rule sets", rules_type=UrRules,
                explainer=(".report", "ur_explain_dict", "ur_explain_text")):
     settings = (
-        Setting("pieces", "pieces per side (1..7; default: the rule set's)", int, option=True),
-        Setting("light", "light's policy (random, greedy, optimal)", str, "optimal", POLICIES, defaults=_SAMPLING),
-        Setting("dark", "dark's policy (random, greedy, optimal)", str, "optimal", POLICIES, defaults=_SAMPLING),
-        Setting("exact", "exact fractions (position-level exact solve, up to 2 pieces a side)", bool, False,
+        Setting("pieces", "pieces each side plays with, 1 to 7 (default: the rule set's)", int, option=True),
+        Setting("light", "how light (who moves first) chooses its moves: random, greedy or optimal", str,
+                "optimal", POLICIES, defaults=_SAMPLING),
+        Setting("dark", "how dark (who moves second) chooses its moves: random, greedy or optimal", str,
+                "optimal", POLICIES, defaults=_SAMPLING),
+        Setting("exact", "exact fractions instead of floating point (up to 2 pieces a side)", bool, False,
                 commands=("solve",)),
     )
 

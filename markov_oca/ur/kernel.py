@@ -1,4 +1,4 @@
-"""The moves of the Royal Game of Ur (RULES.md section 3), vectorised over positions.
+"""The moves of the Royal Game of Ur (the rules as ``docs/ur.md`` states them), vectorised over positions.
 
 For each position (ranked in :class:`~markov_oca.ur.state.UrSpace`, side to move =
 *mine*) and each value a throw can give, :func:`moves` lists the legal moves and

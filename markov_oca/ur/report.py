@@ -9,7 +9,7 @@ def ur_text(r) -> str:
     """The text report of a pair of Ur policies (:class:`~markov_oca.results.UrResults`)."""
     L = r.length
     lines = [
-        f"{r.title} [{r.rules}, seed {r.seed}] with {r.pieces} piece{'s' if r.pieces > 1 else ''} a side",
+        f"{r.title} [{r.rules}] with {r.pieces} piece{'s' if r.pieces > 1 else ''} a side",
         f"light (moves first) plays {r.light}, dark plays {r.dark}",
         f"positions per side to move: {r.positions:,}; policy chain: {r.states:,} states, "
         f"{r.transitions:,} transitions",
@@ -48,7 +48,8 @@ def ur_explain_text(rules) -> str:
     """An Ur rule set as the engine reads it: path, rosettes, the throw, the end, the options."""
     lo, hi = rules.shared
     lines = [
-        f"{rules.title} [{rules.name}{', seed ' + rules.seed if rules.seed else ''}] from {rules.source}",
+        f"{rules.title} [{rules.name}] from {rules.source}",
+        *([f"it follows {rules.seed}"] if rules.seed else []),
         f"{rules.pieces} piece{'s' if rules.pieces > 1 else ''} a side; each walks path squares 1..{rules.path_length}"
         f" (0 is the hand, {rules.path_length + 1} off the board); squares {lo}..{hi} are shared, where a piece "
         "landing on an opponent's sends it back to the hand",

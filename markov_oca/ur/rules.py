@@ -1,8 +1,8 @@
-"""Rules of the Royal Game of Ur family (RULES.md section 3) as validated data.
+"""Rules of the Royal Game of Ur family (see ``docs/ur.md``) as validated data.
 
 A rule file is TOML:
 
-* ``[game]``: ``name``, ``family = "ur"``, ``title``, ``seed``, ``summary`` and
+* ``[game]``: ``name``, ``family = "ur"``, ``title``, ``tradition``, ``summary`` and
   ``pieces`` (per side, 1..7);
 * ``[throw]``: ``kind = "coins"`` with ``count`` (the move is the number of heads,
   0..count, binomial) or ``kind = "die"`` with ``faces`` (1..faces, uniform);
@@ -36,6 +36,7 @@ import numpy as np
 
 from ..core.errors import RulesError
 from ..core.rulefile import (
+    GAME_TEXT_KEYS,
     check_keys,
     game_table,
     game_texts,
@@ -64,7 +65,7 @@ UR_OPTIONS: dict[str, tuple[Any, str]] = {
 }
 _CHOICES = {"throw": ("coins", "die"), "end": ("all-off", "total-off")}
 _TOP_KEYS = {"game", "throw", "board", "end"}
-_GAME_KEYS = {"name", "family", "title", "seed", "summary", "pieces"}
+_GAME_KEYS = GAME_TEXT_KEYS | {"pieces"}
 _THROW_KEYS = {"kind", "count", "faces"}
 _BOARD_KEYS = {"path_length", "rosettes", "shared"}
 _END_KEYS = {"rule", "total"}

@@ -1,6 +1,6 @@
 """Simulated games of the Royal Game of Ur, played move by move from the rules.
 
-This module samples concrete Ur games (RULES.md section 3) for any pair of the
+This module samples concrete Ur games (the rules as ``docs/ur.md`` states them) for any pair of the
 policies of :mod:`markov_oca.ur.chain` (``random``, ``greedy``, ``optimal``), so
 that the exact chain of a policy pair can be checked against play. It does not
 use the move tables of :mod:`markov_oca.ur.kernel` nor the chain: each side's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,12 +16,64 @@ def run(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_variants_lists_every_shipped_rule_set_with_seed():
+def test_variants_lists_every_shipped_rule_set_with_its_tradition():
     r = run("variants")
     assert r.returncode == 0
-    for name, seed in [("oca-tradicional", "000"), ("oca-moderna", "001"), ("jeu-de-l-oie", "004")]:
-        line = next(l for l in r.stdout.splitlines() if l.startswith(name))
-        assert seed in line
+    lines = r.stdout.splitlines()
+    for name, family, words in [("oca-tradicional", "goose", "traditional Spanish Juego de la Oca"),
+                                ("oca-moderna", "goose", "present-day Spanish guides"),
+                                ("jeu-de-l-oie", "goose", "French jeu de l'oie"),
+                                ("gioco-oca-punti", "punti", "Italian printed regulation"),
+                                ("ur-simplificado", "ur", "juego simplificado")]:
+        at = next(i for i, l in enumerate(lines) if l.startswith(name))
+        assert lines[at].split()[1] == family
+        assert lines[at + 1].split()[0] == "follows" and words in lines[at + 1]
+    assert not re.search(r"\bgoose[s]\b", r.stdout) and "geese repeat the throw" in r.stdout
+    assert not re.search(r"seed|\b00[0-9]\b", r.stdout)
+    rows = json.loads(run("variants", "--format", "json").stdout)
+    assert len(rows) == sum(1 for l in lines if not l.startswith(" "))
+    assert all(set(r) == {"name", "family", "seed", "title", "summary", "default_players"} for r in rows)
+    assert all(len(r["seed"]) > 40 for r in rows)  # a sentence in words, not a number
+
+
+def _commands(group, path=()):
+    """Every command and group of the command line, as (path, click object)."""
+    yield path, group
+    for name, sub in getattr(group, "commands", {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+def test_every_help_screen_reads_as_click_writes_it():
+    # Arguments in upper case in the usage line (FILE, never {file}), option values named as click
+    # names them (INTEGER, FLOAT, TEXT, PATH, [text|json]), flags with no type, and no <type> column.
+    import typer.main
+    from typer.testing import CliRunner
+
+    from markov_oca.cli import app
+
+    runner = CliRunner()
+    screens = {}
+    for path, _ in _commands(typer.main.get_command(app)):
+        out = runner.invoke(app, [*path, "--help"], terminal_width=100).output
+        assert "Usage:" in out, path
+        screens[" ".join(path)] = out
+    assert {"", "analyse", "ur", "ur export-table", "ur best-move", "solve", "variants"} <= set(screens)
+    for name, out in screens.items():
+        assert not re.search(r"[{}]", out.split("Usage:", 1)[1].splitlines()[0]), name
+        assert not re.search(r"<(bool|int|str|float|list\[\w+\]|text\|json)>", out), name
+    assert re.search(r"Usage: .* analyse \[OPTIONS\] FILE\s*$", screens["analyse"], re.M)
+    assert re.search(r"Usage: .* ur export-table \[OPTIONS\] OUT\s*$", screens["ur export-table"], re.M)
+    assert re.search(r"--games\s+INTEGER", screens["simulate"])
+    assert re.search(r"--tail\s+FLOAT", screens["analyse"])
+    assert re.search(r"--format\s+\[text\|json\]", screens["solve"])
+    assert re.search(r"--out\s+PATH", screens["simulate"])
+    assert re.search(r"--pmf\s+--no-pmf\s+include", screens["solve"])  # a flag: no type between
+    assert re.search(r"--help\s+Show this message", screens[""])
+
+
+def test_a_missing_argument_is_named_as_the_usage_line_names_it():
+    r = run("analyse")
+    assert r.returncode == 2 and r.stderr.strip() == "markov-oca: error: Missing argument 'FILE'."
 
 
 def test_explain_shows_squares_and_options():

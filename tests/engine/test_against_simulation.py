@@ -1,6 +1,6 @@
-"""The exact chain against an independent plain-Python simulation of RULES.md.
+"""The exact chain against an independent plain-Python simulation of the goose rules.
 
-The simulator below is written from RULES.md section 1 alone, with none of the
+The simulator below is written from the rules in words alone, with none of the
 engine's tables: it plays concrete games with a seeded random generator. Each
 frequency must fall within 4.5 standard errors of the exact value (a false
 alarm has odds of about 1 in 150,000 per comparison).

@@ -34,6 +34,8 @@ CASES = [
     ("bad_rule_key", GOOD + "[rules]\noccupy = 'none'\n", "rules.occupy"),
     ("bad_dice", GOOD.replace("faces = 6", "faces = 0"), "dice.faces"),
     ("first_throw_not_a_throw", GOOD + "[first_throw]\n\"7+3\" = 10\n", "first_throw"),
+    ("tradition_not_words", GOOD.replace("players = 2", "players = 2\ntradition = 4"), "game.tradition"),
+    ("tradition_and_seed", GOOD.replace("players = 2", "players = 2\ntradition = 'mine'\nseed = '001'"), "game.seed"),
 ]
 
 
@@ -92,3 +94,14 @@ def test_user_board_with_own_option(tmp_path: Path):
     path.write_text(text)
     assert api.load(path).square(3).jump == 11
     assert api.load(path, short=True).square(3).jump == 20
+
+
+@pytest.mark.parametrize("family_head", ["", "family = 'ur'\npieces = 2\n[throw]\nkind = 'die'\nfaces = 4\n"])
+def test_tradition_is_read_and_the_older_seed_key_still_is(tmp_path: Path, family_head: str):
+    # Every family reads [game] tradition, in words; a file with the older key seed loads with that text.
+    head = "[game]\nname = 'mine'\n"
+    body = family_head or GOOD.split("name = \"mine\"\n", 1)[1]
+    for key, value in (("tradition", "my family's own house rules"), ("seed", "001")):
+        path = tmp_path / f"{key}.toml"
+        path.write_text(head + f"{key} = {value!r}\n" + body)
+        assert api.load(path).seed == value

@@ -1,4 +1,14 @@
-"""Every effect of RULES.md section 1, played on crafted positions with exact probabilities.
+"""Every effect of the goose rules, played on crafted positions with exact probabilities.
+
+The comments number the steps of a turn as follows: (1) a player stuck on a waiting square
+passes; (2) a player with turns to miss passes and the count drops by one; (3) the player
+throws two dice, or one where the rule set says so; (4) from square 0 a throw of 9 goes to
+26 when it is 6+3 and to 53 when it is 5+4; (5) past the goal G the piece bounces back by
+the excess; (6) the effect of each square the piece is moved to applies in turn; (7) with
+one player per square, a piece where the mover comes to rest goes to the square the mover
+started from; (8) on oca-tradicional a goose earns another throw; (9) reaching G finishes.
+"Square effects" are the boards' special squares (geese, bridge, inn, well, maze, prison,
+death). Choices the rule texts leave open are marked (choice); each is a named option.
 
 Two levels are checked:
 
@@ -218,7 +228,7 @@ def tiny_raw(goal: int, squares: dict[int, dict] | None = None, *, count: int = 
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_first_throw_targets_on_shipped_boards(name):
-    # RULES.md 1, turn step 4: from square 0 a 9 goes to 26 when it is 6+3 and to 53 when
+    # Turn step 4: from square 0 a 9 goes to 26 when it is 6+3 and to 53 when
     # it is 5+4; each has probability 2/36 (two orders of the dice). The piece is placed
     # there and (default) the square's effect is not applied.
     r = rules(name)
@@ -241,7 +251,7 @@ def test_first_throw_targets_on_shipped_boards(name):
 
 
 def test_first_throw_effect_not_applied_on_tradicional():
-    # RULES.md 1, step 4 (choice): the square reached by the first-throw rule keeps no
+    # Turn step 4 (choice): the square reached by the first-throw rule keeps no
     # effect. On oca-tradicional 26 and 53 are "dice" squares (26 -> 34, 53 -> 61), but a
     # first throw of 6+3 / 5+4 stays on 26 / 53.
     r = rules("oca-tradicional")
@@ -255,7 +265,7 @@ def test_first_throw_effect_not_applied_on_tradicional():
 
 
 def test_first_throw_effect_option_applies_it():
-    # RULES.md 1, step 4: option first_throw_effect = true applies the square's effect.
+    # Turn step 4: option first_throw_effect = true applies the square's effect.
     r = rules("oca-tradicional", first_throw_effect=True)
     by_faces = {t.faces: t for t in throws_from(r, 0)[9]}
     assert (by_faces[(6, 3)].final, by_faces[(6, 3)].landings) == (34, (26, 34))
@@ -269,7 +279,7 @@ def test_first_throw_effect_option_applies_it():
 
 
 def test_first_throw_applies_again_after_death():
-    # RULES.md 1, step 4: the rule applies to every throw from 0, so again after death
+    # Turn step 4: the rule applies to every throw from 0, so again after death
     # (58 -> 0, pay 1) sends a piece back to 0.
     r = rules("oca-tradicional")
     death = one_throw(r, 51, 7)
@@ -294,7 +304,7 @@ def test_first_throw_applies_again_after_death():
 
 
 def test_bounce_back_by_the_excess():
-    # RULES.md 1, step 5: past G the piece bounces back by the excess, G - (target - G).
+    # Turn step 5: past G the piece bounces back by the excess, G - (target - G).
     r = rules("oca-moderna")
     # From 60 a 9 is 6 too many: 63 - 6 = 57; a 10 is 7 too many: 56.
     t = one_throw(r, 60, 9)
@@ -315,7 +325,7 @@ def test_bounce_back_by_the_excess():
 
 
 def test_exact_finish_false_finishes_on_overshoot():
-    # RULES.md 1, step 5: option exact_finish = false, reaching or passing G finishes.
+    # Turn step 5: option exact_finish = false, reaching or passing G finishes.
     r = rules("oca-moderna", exact_finish=False)
     assert r.overshoot == "finish"
     ts = throws_from(r, 60)
@@ -329,7 +339,7 @@ def test_exact_finish_false_finishes_on_overshoot():
 
 
 def test_overshoot_stay_leaves_the_piece():
-    # RULES.md 1, step 5, engine option overshoot = "stay": a throw past G leaves the piece
+    # Turn step 5, engine option overshoot = "stay": a throw past G leaves the piece
     # where it was (moved False, no square landed on).
     r = rules("oca-moderna", overshoot="stay")
     t = one_throw(r, 60, 10)
@@ -340,11 +350,11 @@ def test_overshoot_stay_leaves_the_piece():
     assert d == {"seat 1 wins": F(2, 36), (1, (P(62), P(10))): F(1, 36), (1, (P(60), P(10))): F(33, 36)}
 
 
-# ----------------------------------------------------------------------------- gooses
+# ----------------------------------------------------------------------------- geese
 
 
 def test_goose_repeats_the_total():
-    # RULES.md 1, squares table (oca-moderna): a goose moves on again by the same total.
+    # Square effects (oca-moderna): a goose moves on again by the same total.
     r = rules("oca-moderna")
     t = one_throw(r, 4, 5)
     assert (t.final, t.landings, t.again, t.probability) == (14, (9, 14), False, F(4, 36))
@@ -354,7 +364,7 @@ def test_goose_repeats_the_total():
 
 
 def test_chain_of_effects():
-    # RULES.md 1, step 6: the effect of each square the piece is moved to is applied in turn.
+    # Turn step 6: the effect of each square the piece is moved to is applied in turn.
     r = rules("oca-moderna")
     # goose then maze: 30 + 6 = 36 (goose) -> 42 (maze) -> 30
     t = one_throw(r, 30, 6)
@@ -362,7 +372,7 @@ def test_chain_of_effects():
     # goose then skull: 50 + 4 = 54 (goose) -> 58 (skull) -> 0
     t = one_throw(r, 50, 4)
     assert (t.final, t.landings) == (0, (54, 58, 0))
-    # Goose then goose needs a total of 9 (the gooses are 9 apart), which from 0 is the
+    # Goose then goose needs a total of 9 (the geese are 9 apart), which from 0 is the
     # first-throw rule: on the same board without it, 0 + 9 runs every goose and reaches 63.
     raw = raw_rules("oca-moderna")
     raw["first_throw"] = {}
@@ -373,7 +383,7 @@ def test_chain_of_effects():
 
 
 def test_goose_after_bounce_forward_and_backward():
-    # RULES.md 1, step 6 (choice): a goose reached by bouncing back repeats the throw
+    # Turn step 6 (choice): a goose reached by bouncing back repeats the throw
     # forward (bouncing again past G); goose_after_bounce = "backward" keeps the direction.
     # From 61 a total of 11 reaches 72, bounces to 54 (a goose).
     fwd = one_throw(rules("oca-moderna"), 61, 11)
@@ -388,7 +398,7 @@ def test_goose_after_bounce_forward_and_backward():
 
 
 def test_tradicional_goose_to_goose_and_throw_again():
-    # RULES.md 1, squares table (seed 000): a goose jumps to the next goose and the player
+    # Square effects (oca-tradicional): a goose jumps to the next goose and the player
     # throws again (step 8): the same seat moves next in the joint chain.
     r = rules("oca-tradicional")
     t = one_throw(r, 0, 5)
@@ -411,7 +421,7 @@ def test_tradicional_goose_to_goose_and_throw_again():
 
 
 def test_tradicional_bridge_to_inn():
-    # RULES.md 1, squares table (seed 000): 6 is a bridge to 19 and applies 19 (miss 1
+    # Square effects (oca-tradicional): 6 is a bridge to 19 and applies 19 (miss 1
     # turn); 6 pays 1 and 19 pays 1.
     r = rules("oca-tradicional")
     t = one_throw(r, 0, 6)
@@ -425,14 +435,14 @@ def test_tradicional_bridge_to_inn():
 
 
 def test_tradicional_second_bridge_option():
-    # RULES.md 1, squares table: option second_bridge, 6 -> 12 (the toll of 1 still paid).
+    # Square effects: option second_bridge, 6 -> 12 (the toll of 1 still paid).
     r = rules("oca-tradicional", second_bridge=True)
     t = one_throw(r, 0, 6)
     assert (t.final, t.landings, t.skip, t.stake, t.probability) == (12, (6, 12), 0, 1, F(5, 36))
 
 
 def test_tradicional_maze_and_death():
-    # RULES.md 1, squares table (seed 000): 42 maze -> 30, miss 1, pay 1; 58 death -> 0, pay 1.
+    # Square effects (oca-tradicional): 42 maze -> 30, miss 1, pay 1; 58 death -> 0, pay 1.
     r = rules("oca-tradicional")
     t = one_throw(r, 35, 7)
     assert (t.final, t.landings, t.skip, t.stake, t.probability) == (30, (42, 30), 1, 1, F(6, 36))
@@ -446,7 +456,7 @@ def test_tradicional_maze_and_death():
 
 
 def test_tradicional_one_die_from_sixty():
-    # RULES.md 1, step 3 / squares table (seed 000): one die from square 60 on.
+    # Turn step 3, square effects (oca-tradicional): one die from square 60 on.
     r = rules("oca-tradicional")
     b = compile_board(r)
     for s in (60, 61, 62):
@@ -463,7 +473,7 @@ def test_tradicional_one_die_from_sixty():
 
 
 def test_tradicional_one_die_option():
-    # RULES.md 1, squares table: option dice = 1, one die all game, and so no first-throw 9.
+    # Square effects: option dice = 1, one die all game, and so no first-throw 9.
     r = rules("oca-tradicional", dice=1)
     b = compile_board(r)
     assert b.denominator == 6 and r.first_throw == () and r.dice_from == ()
@@ -481,7 +491,7 @@ def test_tradicional_one_die_option():
 
 
 def test_missed_turns_count_down():
-    # RULES.md 1, turn step 2: a player with turns to lose passes, the counter drops by one,
+    # Turn step 2: a player with turns to lose passes, the counter drops by one,
     # the turn passes on; probability 1, no throw. oca-moderna: the hotel (19) misses 2.
     m, c = model("oca-moderna", 2), chain("oca-moderna", 2)
     t = one_throw(m.rules, 15, 4)
@@ -500,7 +510,7 @@ def test_missed_turns_count_down():
 
 
 def test_missed_turn_in_tradicional_maze():
-    # RULES.md 1: maze miss 1 on oca-tradicional, then the piece throws from 30.
+    # Maze: miss 1 on oca-tradicional, then the piece throws from 30.
     m = model("oca-tradicional", 2)
     (b,) = step(m, 0, [P(30, 1), P(12)])
     assert b == Branch((1, (P(30), P(12))), F(1), False, 0, 0)
@@ -510,7 +520,7 @@ def test_missed_turn_in_tradicional_maze():
 
 
 def test_occupancy_occupant_returns_to_origin():
-    # RULES.md 1, step 7 (oca-moderna): the piece resting where the mover comes to rest
+    # Turn step 7 (oca-moderna): the piece resting where the mover comes to rest
     # goes to the square the mover threw from.
     m = model("oca-moderna", 2)
     d = dist(step(m, 0, [10, 15]))
@@ -531,7 +541,7 @@ def test_occupancy_occupant_returns_to_origin():
 
 
 def test_occupancy_bumped_piece_takes_no_effect_and_loses_missed_turns():
-    # RULES.md 1, step 7 (choice): the bumped piece takes no effect on the mover's origin and
+    # Turn step 7 (choice): the bumped piece takes no effect on the mover's origin and
     # loses its turns to miss and its waiting status.
     m = model("oca-moderna", 2)
     # Seat 2 misses 2 on the hotel; seat 1 lands there from 15: seat 2 to 15, plain.
@@ -552,7 +562,7 @@ def test_occupancy_bumped_piece_takes_no_effect_and_loses_missed_turns():
 
 
 def test_occupancy_squares_zero_and_goal_are_shared():
-    # RULES.md 1, step 7: squares 0 and G hold any number of pieces (no bump).
+    # Turn step 7: squares 0 and G hold any number of pieces (no bump).
     m = model("oca-moderna", 2)
     # 51 + 7 = 58 (skull) -> 0 where seat 2 stands: both on 0.
     d = dist(step(m, 0, [51, 0]))
@@ -572,7 +582,7 @@ def test_occupancy_mover_returns_option():
 
 
 def test_no_occupancy_pieces_share_squares():
-    # RULES.md 1, step 7: seed 000 has no occupancy rule; pieces share squares.
+    # Turn step 7: oca-tradicional has no occupancy rule; pieces share squares.
     m = model("oca-tradicional", 2)
     d = dist(step(m, 0, [10, 17]))
     assert d[(1, (P(17), P(17)))] == F(6, 36)  # a 7: 10 -> 17, where seat 2 stands
@@ -584,7 +594,7 @@ def test_no_occupancy_pieces_share_squares():
 @pytest.mark.parametrize("name", SHIPPED)
 @pytest.mark.parametrize("square", [31, 52])
 def test_stuck_player_passes(name, square):
-    # RULES.md 1, turn step 1: a player stuck on a waiting square passes the turn.
+    # Turn step 1: a player stuck on a waiting square passes the turn.
     m = model(name, 2)
     (b,) = step(m, 0, [P(square, wait=True), P(10)])
     assert b == Branch((1, (P(square, wait=True), P(10))), F(1), False, 0, 0)
@@ -595,7 +605,7 @@ def test_stuck_player_passes(name, square):
 
 
 def test_landing_on_waiting_square_waits():
-    # RULES.md 1, squares table: well 31 and prison 52 hold the piece (pay 1 on seed 000).
+    # Square effects: well 31 and prison 52 hold the piece (pay 1 on oca-tradicional).
     for name, stake in (("oca-tradicional", 1), ("oca-moderna", 0), ("jeu-de-l-oie", 0)):
         r = rules(name)
         for start, square in ((25, 31), (46, 52)):
@@ -604,7 +614,7 @@ def test_landing_on_waiting_square_waits():
 
 
 def test_waiting_release_with_occupancy_sends_stuck_piece_to_origin():
-    # RULES.md 1, "wait until replaced" with the occupancy rule (oca-moderna): the stuck
+    # "wait until replaced" with the occupancy rule (oca-moderna): the stuck
     # piece is sent to the mover's origin and is no longer waiting; the mover now waits.
     m, c = model("oca-moderna", 2), chain("oca-moderna", 2)
     d = dist(chain_step(m, c, 1, [P(31, wait=True), 25]))
@@ -614,7 +624,7 @@ def test_waiting_release_with_occupancy_sends_stuck_piece_to_origin():
 
 
 def test_waiting_release_without_occupancy_stays_on_square():
-    # RULES.md 1, "wait until replaced" without occupancy (oca-tradicional): the stuck piece
+    # "wait until replaced" without occupancy (oca-tradicional): the stuck piece
     # stays on the square, released; the mover waits there now and pays 1.
     m, c = model("oca-tradicional", 2), chain("oca-tradicional", 2)
     bs = [b for b in chain_step(m, c, 1, [P(31, wait=True), 25]) if b.next == (0, (P(31), P(31, wait=True)))]
@@ -629,7 +639,7 @@ def test_waiting_release_without_occupancy_stays_on_square():
 
 
 def test_waiting_turns_option():
-    # RULES.md 1, squares table (seed 004): option waiting = "turns:K" makes the well and the
+    # Square effects (jeu-de-l-oie): option waiting = "turns:K" makes the well and the
     # prison miss K turns instead (K = 2 by default: "turns" alone means turns:2).
     r = rules("jeu-de-l-oie", waiting="turns:2")
     for start, square in ((25, 31), (46, 52)):
@@ -655,7 +665,7 @@ def test_waiting_turns_option():
 
 
 def test_deadlock_one_player():
-    # RULES.md 1, "wait until replaced": alone, a stuck player can never move again; the game
+    # "wait until replaced": alone, a stuck player can never move again; the game
     # is deadlocked, a result with a probability, not a hang.
     m, c = model("oca-moderna", 1), chain("oca-moderna", 1)
     for square in (31, 52):
@@ -670,7 +680,7 @@ def test_deadlock_one_player():
 
 
 def test_deadlock_two_players_both_stuck():
-    # RULES.md 1: when every player still in the game is stuck, the game is deadlocked.
+    # When every player still in the game is stuck, the game is deadlocked.
     m, c = model("oca-moderna", 2), chain("oca-moderna", 2)
     both = [(0, [P(31, wait=True), P(52, wait=True)]), (1, [P(31, wait=True), P(52, wait=True)]),
             (0, [P(52, wait=True), P(31, wait=True)]), (1, [P(52, wait=True), P(31, wait=True)])]
@@ -688,7 +698,7 @@ def test_deadlock_two_players_both_stuck():
 
 
 def test_until_last_three_players_kernel():
-    # RULES.md 1, step 9, option until = "last": the others play on; the game ends when one
+    # Turn step 9, option until = "last": the others play on; the game ends when one
     # player is left.
     m = model("oca-moderna", 3, until="last")
     bs = {b.next: b for b in step(m, 0, [60, 10, 20])}
@@ -703,7 +713,7 @@ def test_until_last_three_players_kernel():
 
 
 def test_until_last_three_players_chain():
-    # RULES.md 1, step 9 on a tiny board (goal 4, one 3-sided die, bounce), 3 players.
+    # Turn step 9 on a tiny board (goal 4, one 3-sided die, bounce), 3 players.
     raw = tiny_raw(4, faces=3, until="last")
     r = build_goose(raw, "tiny.toml", {})
     m = goose_model(r, 3)
@@ -749,7 +759,7 @@ def test_until_last_three_players_chain():
 
 
 def test_effect_loop_is_a_rules_error():
-    # RULES.md 1, step 6: a chain of effects that would loop is a rule-set error found when
+    # Turn step 6: a chain of effects that would loop is a rule-set error found when
     # the rules are loaded.
     raw = tiny_raw(10, {5: {"jump": 7}, 7: {"jump": 5}}, faces=6)
     with pytest.raises(RulesError, match="loop"):
@@ -757,8 +767,8 @@ def test_effect_loop_is_a_rules_error():
 
 
 def test_goose_bounce_loop_is_a_rules_error():
-    # RULES.md 1, step 6: a loop through repeat gooses and the bounce. Goal 20, one die,
-    # gooses 16 and 18; a 6 from 10: 16 -> 22 bounces to 18 -> 24 bounces to 16 -> ... forever.
+    # Turn step 6: a loop through repeat geese and the bounce. Goal 20, one die,
+    # geese 16 and 18; a 6 from 10: 16 -> 22 bounces to 18 -> 24 bounces to 16 -> ... forever.
     raw = tiny_raw(20, {16: {"goose": "repeat"}, 18: {"goose": "repeat"}}, faces=6)
     with pytest.raises(RulesError, match="loop"):
         build_goose(raw, "goose-loop.toml", {})
@@ -777,11 +787,11 @@ def _effects(r) -> dict:
 
 
 def test_shipped_square_tables():
-    # RULES.md 1, "Square effects": the table, square by square, for the three boards.
+    # Square effects: the table, square by square, for the three boards.
     trad = _effects(rules("oca-tradicional"))
-    gooses = (5, 9, 14, 18, 23, 27, 32, 36, 41, 45, 50, 54, 59)
+    geese = (5, 9, 14, 18, 23, 27, 32, 36, 41, 45, 50, 54, 59)
     assert trad == {
-        **{g: (None, "next", True, 0, False, 0) for g in gooses},
+        **{g: (None, "next", True, 0, False, 0) for g in geese},
         6: (19, None, False, 0, False, 1),
         19: (None, None, False, 1, False, 1),
         26: (34, None, False, 0, False, 0),
@@ -802,7 +812,7 @@ def test_shipped_square_tables():
     }
     assert _effects(rules("oca-moderna")) == modern
     assert _effects(rules("jeu-de-l-oie")) == modern
-    # Occupancy on seeds 001 and 004, not on seed 000; one die from 60 only on seed 000.
+    # Occupancy on oca-moderna and jeu-de-l-oie, not on oca-tradicional; one die from 60 only on oca-tradicional.
     assert rules("oca-tradicional").occupancy == "none"
     assert rules("oca-moderna").occupancy == rules("jeu-de-l-oie").occupancy == "occupant-returns"
     assert [(s, d.count) for s, d in rules("oca-tradicional").dice_from] == [(60, 1)]
@@ -871,7 +881,7 @@ def test_kernel_and_chain_agree_on_every_state():
 
 
 def reference_step(m, seat: int, pieces) -> dict:
-    """One step read straight from RULES.md 1 (turn steps 1-9), in plain Python, for comparison
+    """One step read straight from the turn steps 1-9 above, in plain Python, for comparison
     with the numba kernel: (successor, stake paid, place taken) -> probability. The moving
     piece follows ``board.throws`` (checked above)."""
     r, goal, n = m.rules, m.rules.goal, m.players

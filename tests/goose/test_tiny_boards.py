@@ -173,7 +173,7 @@ def test_rows_sum_to_one_and_outcomes_sum_to_one():
 
 @pytest.mark.parametrize("keeps", [False, True])
 def test_bumped_piece_turns_to_miss_option(keeps):
-    # RULES.md step 7 (choice): a piece sent back by occupancy loses the turns it still had
+    # Occupancy (choice): a piece sent back by occupancy loses the turns it still had
     # to miss; option bumped_keeps_turns = true keeps them. Seat 2 rests on the hotel (19,
     # 2 turns to miss); seat 1 throws 7 from 12 and lands on 19: seat 2 goes back to 12.
     from markov_oca import api

@@ -239,13 +239,13 @@ def test_postcards_change_the_game():
     assert sim.cards_played > 0
 
 
-def test_shipped_board_reads_the_seed():
+def test_shipped_board_reads_the_rule_text_economy():
     r = load_punti("gioco-oca-punti")
     assert (r.goal, r.faces, r.dowry, r.entry_tax, r.head_fee, r.bet_cost, r.bet_prize, r.aid, r.aid_uses) == (
         37, 6, 200, 50, 5, 10, 50, 10, 1)
     assert r.square(35).pulcinella == 2 and r.aid_chance == (11, 36)
     assert r.initial_balances(3) == [160, 145, 145]
-    assert r.family == "punti" and r.seed == "002"
+    assert r.family == "punti" and r.seed.startswith("the Gioco dell'Oca played for points, as an Italian")
 
 
 # ----------------------------------------------------------------------------- a user's board

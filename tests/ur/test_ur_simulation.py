@@ -1,4 +1,4 @@
-"""Random against random Ur, the chain against an independent plain-Python simulation of RULES.md."""
+"""Random against random Ur, the chain against an independent plain-Python simulation of the rules."""
 
 from __future__ import annotations
 
