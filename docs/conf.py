@@ -45,3 +45,15 @@ numpydoc_xref_param_type = False
 
 html_theme = "alabaster"
 html_title = f"markov_oca {release}"
+
+
+def _public_signature(app, what, name, obj, options, signature, return_annotation):
+    """Leave a dataclass's private fields (``_lengths=<factory>``) out of its signature on the page."""
+    if what == "class" and signature:
+        params = [p for p in signature.strip("()").split(", ") if p and not p.startswith("_")]
+        signature = "(" + ", ".join(params) + ")"
+    return signature, return_annotation
+
+
+def setup(app):
+    app.connect("autodoc-process-signature", _public_signature)
