@@ -38,7 +38,7 @@ def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any)
     Parameters
     ----------
     rules : str or Path
-        A shipped name (``markov-oca variants`` lists them) or a path to a TOML file, of any family.
+        A shipped name (:func:`variants` lists them) or the path of a TOML file, of any family.
     options : mapping, optional
         Option values by name; strings are converted to the option's type.
     **kw
@@ -46,14 +46,24 @@ def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any)
 
     Returns
     -------
-    The family's validated rules (``GooseRules``, ``UrRules``, ``PuntiRules``, ...).
+    object
+        The family's validated rules (``GooseRules``, ``UrRules``, ``PuntiRules``, ...).
 
-    Example
-    -------
+    Raises
+    ------
+    RulesError
+        An unknown name, a missing or malformed file, an unknown option or a value out of range.
+
+    Examples
+    --------
     >>> load("oca-moderna", until="last").until
     'last'
     >>> load("ur-simplificado", pieces=2).pieces
     2
+    >>> load("oca-moderna", {"until": "never"})
+    Traceback (most recent call last):
+    ...
+    markov_oca.core.errors.RulesError: ...
     """
     src = read_rules(rules)
     return family_named(src.family, src.name).load(src, {**(options or {}), **kw})
@@ -62,10 +72,19 @@ def load(rules: str | Path, options: Mapping[str, Any] | None = None, **kw: Any)
 def family(rules: Any) -> str:
     """The name of a rule set's family (``goose``, ``ur``, ``punti``, ...).
 
-    Example
+    Parameters
+    ----------
+    rules : str, Path or loaded rules
+        A shipped name, the path of a TOML file, or rules returned by :func:`load`.
+
+    Returns
     -------
-    >>> family("ur-simplificado") == family("ur-7-rescatados") != family("oca-moderna")
-    True
+    str
+
+    Examples
+    --------
+    >>> family("ur-simplificado"), family("oca-moderna"), family(load("gioco-oca-punti"))
+    ('ur', 'goose', 'punti')
     """
     return family_of_rules(rules).name
 
@@ -77,6 +96,7 @@ def build(rules: Any, players: int | None = None, *, options: Mapping[str, Any] 
     Parameters
     ----------
     rules : str, Path or loaded rules
+        A shipped name, the path of a TOML file, or rules returned by :func:`load`.
     players : int, optional
         For families that take it (the rule set's default when None).
     options : mapping, optional
@@ -90,8 +110,15 @@ def build(rules: Any, players: int | None = None, *, options: Mapping[str, Any] 
     -------
     Chain
 
-    Example
-    -------
+    Raises
+    ------
+    RulesError
+        Bad rules or options, or a setting the family does not take.
+    TooLargeError
+        A chain whose estimated size does not fit in memory.
+
+    Examples
+    --------
     >>> c = build("oca-moderna", players=1)
     >>> round(c.outcome_probabilities()["seat 1 wins"], 6)
     0.491845
@@ -108,29 +135,38 @@ def solve(rules: Any, players: int | None = None, *, options: Mapping[str, Any] 
 
     Parameters
     ----------
-    rules : str, Path or loaded rules
-    players : int, optional
-        For families that take it (the rule set's default when None).
-    options : mapping, optional
-        Rule options, with a name or path only.
+    rules, players, options, progress
+        As for :func:`build`.
     tail : float
         Carry the length distribution until this much probability is left.
-    progress : bool
-        Show progress bars on stderr.
     **settings
         The family's settings for ``solve`` (goose: ``exact``, ``landings``; Ur: ``pieces``,
         ``light``, ``dark``; points: ``bet``, ``method``, ``postcards``).
 
     Returns
     -------
-    The family's results (``SolveResults``, ``UrResults``, ``PuntiResults``), each with
-    ``to_dict()`` (the JSON of ``solve --format json``) and ``text()``.
+    SolveResults, UrResults or PuntiResults
+        The family's results, each with ``to_dict()`` (the JSON of ``solve --format json``)
+        and ``text()``.
 
-    Example
-    -------
-    >>> r = solve("examples/snakes_and_ladders.toml", exact=True, landings=False)
-    >>> float(r.expected["turns"].total)  # doctest: +ELLIPSIS
-    39.225122308...
+    Raises
+    ------
+    RulesError
+        Bad rules, options or settings, or ``tail`` outside (0, 1).
+
+    Examples
+    --------
+    Two players on the modern Spanish board: each seat's chance to win, the chance that the
+    game never ends (both in the well or the prison) and the expected turns of a game that ends.
+
+    >>> r = solve("oca-moderna", players=2, landings=False)
+    >>> [round(float(s.win), 4) for s in r.seats], round(float(r.deadlock), 4)
+    ([0.4207, 0.4129], 0.1664)
+    >>> round(float(r.expected["turns"].given_end), 2)
+    45.31
+
+    One piece a side on the simplified Ur board, optimal play against random moves:
+
     >>> round(float(solve("ur-simplificado", pieces=1, dark="random").wins["light"]), 4)
     0.5387
     """
@@ -142,7 +178,21 @@ def solve(rules: Any, players: int | None = None, *, options: Mapping[str, Any] 
 
 @dataclass(frozen=True)
 class Explained:
-    """A rule set as the engine reads it: ``to_dict()`` for JSON, ``text()`` for people."""
+    """A rule set as the engine reads it: ``to_dict()`` for JSON, ``text()`` for people.
+
+    Parameters
+    ----------
+    family : Family
+        The rule set's family.
+    rules : object
+        The loaded rules (from :func:`load`).
+
+    Examples
+    --------
+    >>> e = explain("oca-moderna")
+    >>> isinstance(e, Explained), e.to_dict()["rules"], e.text().splitlines()[1]
+    (True, 'oca-moderna', 'squares 0 (start, off the board) to 63 (the goal); 2d6 thrown')
+    """
 
     family: Family
     rules: Any
@@ -157,10 +207,31 @@ class Explained:
 def explain(rules: Any, options: Mapping[str, Any] | None = None, **kw: Any) -> Explained:
     """The board of a rule set as the engine reads it, square by square, with the options in force.
 
-    Example
+    Parameters
+    ----------
+    rules : str, Path or loaded rules
+        A shipped name, the path of a TOML file, or rules returned by :func:`load`.
+    options : mapping, optional
+        Option values by name, with a name or path only.
+    **kw
+        More options, by keyword.
+
+    Returns
     -------
+    Explained
+
+    Raises
+    ------
+    RulesError
+        As :func:`load` raises it.
+
+    Examples
+    --------
     >>> explain("ur-simplificado", pieces=3).to_dict()["pieces"]
     3
+    >>> print(explain("oca-moderna", until="last").text())  # doctest: +ELLIPSIS
+    Juego de la Oca (modern Spanish board) ...
+      until = last  (choices: first, last)...
     """
     if isinstance(rules, (str, Path)):
         rules = load(rules, options, **kw)
@@ -168,12 +239,19 @@ def explain(rules: Any, options: Mapping[str, Any] | None = None, **kw: Any) -> 
 
 
 def variants() -> list[dict[str, Any]]:
-    """Every shipped rule set: name, family, tradition (the key ``seed``), title, summary and default players.
+    """Every shipped rule set, one dict each.
 
-    Example
+    Each dict holds the rule set's ``name``, ``family``, ``title``, ``summary`` and
+    ``default_players``, and under ``seed`` the tradition and rule text it follows, in words.
+
+    Returns
     -------
-    >>> len({v["family"] for v in variants()}) > 1
-    True
+    list of dict
+
+    Examples
+    --------
+    >>> [(v["name"], v["family"]) for v in variants()][:3]
+    [('gioco-oca-punti', 'punti'), ('jeu-de-l-oie', 'goose'), ('oca-moderna', 'goose')]
     """
     rows = []
     for name in shipped_names():
@@ -198,14 +276,12 @@ def simulate(rules: Any, players: int | None = None, games: int = 100_000, *, se
 
     Parameters
     ----------
-    rules : str, Path or loaded rules
-    players : int, optional
+    rules, players, options, progress
+        As for :func:`build`.
     games, seed : int
-        How many games, and the seed: the same seed plays the same games.
+        How many games, and the random seed: the same seed plays the same games.
     turn_limit : int, optional
         Cut games off unfinished after this many turns.
-    options : mapping, optional
-        Rule options, with a name or path only.
     out : str or Path, optional
         The results file to write.
     **settings
@@ -215,12 +291,20 @@ def simulate(rules: Any, players: int | None = None, games: int = 100_000, *, se
     Returns
     -------
     SimSummary
+        The counts: ``games``, ``outcomes`` (one count per outcome, in ``outcome_names``
+        order), ``unfinished``, ``length`` (finished games by turns).
 
-    Example
-    -------
-    >>> s = simulate("oca-moderna", players=1, games=1000, seed=3)
-    >>> s.games, int(s.outcomes.sum() + s.unfinished)
-    (1000, 1000)
+    Raises
+    ------
+    RulesError
+        Bad rules, options or settings, ``games`` or ``turn_limit`` below 1, or an ``out``
+        that cannot be written.
+
+    Examples
+    --------
+    >>> s = simulate("oca-moderna", players=2, games=1000, seed=3)
+    >>> s.outcome_names, s.outcomes.tolist(), s.unfinished
+    (['seat 1 wins', 'seat 2 wins'], [415, 405], 180)
     """
     if games < 1:
         raise RulesError(f"--games must be at least 1, got {games}")
@@ -255,16 +339,26 @@ def exact_answer(rules: Any, players: int | None = None, *, tail: float = 1e-10,
                  **settings: Any) -> ExactAnswer:
     """The exact answer a sample is tested against: the family's own (``Family.exact_answer``).
 
-    ``rules`` are loaded rules or a rule set's name or path; ``settings`` are the family's
-    settings for ``crosscheck`` (Ur: ``light``, ``dark``); goose boards also take
-    ``landings`` (``None``: for chains of up to 20,000 states).
+    Parameters
+    ----------
+    rules, players, progress
+        As for :func:`build`.
+    tail : float
+        Carry the length distribution until this much probability is left.
+    **settings
+        The family's settings for ``crosscheck`` (Ur: ``light``, ``dark``); goose boards also
+        take ``landings`` (``None``: for chains of up to 20,000 states).
 
-    Example
+    Returns
     -------
-    >>> from markov_oca import load
+    ExactAnswer
+        The chances of the outcomes by turn, the deadlock, the expected throws and the landings.
+
+    Examples
+    --------
     >>> a = exact_answer(load("oca-moderna"), 1, landings=False)
-    >>> a.seats, round(a.length.mean(), 4)
-    (['seat 1'], 22.431)
+    >>> a.seats, round(a.length.mean(), 4), round(a.deadlock, 4)
+    (['seat 1'], 22.431, 0.5082)
     """
     from .engine.family import prepare
 
@@ -281,36 +375,47 @@ def crosscheck(rules: Any, players: int | None = None, *, games: int = 1_000_000
 
     Parameters
     ----------
-    rules : str or Path
-        A shipped rule set or a TOML file, of any family.
-    players : int, optional
-        The number of players, for families that take it (default: the rule set's).
+    rules, players, progress
+        As for :func:`build`.
     games, seed : int
-        The simulation's size and seed (ignored with ``results``).
-    results : path, optional
-        Someone else's games (see :func:`read_results`) instead of our simulator.
+        The simulation's size and random seed (ignored with ``results``).
+    results : str or Path, optional
+        Someone else's games (a ``winner,turns,throws`` file, as :func:`simulate` writes) instead of
+        our simulator.
     turn_limit : int, optional
         Where simulated games are cut off as unfinished (default: the turn after
         which less than 1e-10 of the games that end are left).
-    options, simulate_options : mapping
+    options, simulate_options : mapping, optional
         Rule options for both sides, and extra ones for the simulated games only
         (a deliberately wrong simulation, to see the check fail).
-    **settings
-        The family's other settings for ``crosscheck`` (Ur: ``pieces``, ``light``, ``dark``,
-        whose policies default to ``random`` here; points: ``bet``). A setting the family does
-        not take is a :class:`~markov_oca.errors.RulesError`.
     alpha : float
         Family-wise error rate of the verdict, Holm-corrected.
+    **settings
+        The family's other settings for ``crosscheck`` (Ur: ``pieces``, ``light``, ``dark``,
+        whose policies default to ``random`` here; points: ``bet``).
 
     Returns
     -------
     CrosscheckResult
 
-    Example
-    -------
-    >>> r = crosscheck("oca-moderna", players=1, games=20_000, seed=1)
-    >>> r.passed
-    True
+    Raises
+    ------
+    RulesError
+        Bad rules, options or settings, ``games`` or ``turn_limit`` below 1, ``alpha`` outside
+        (0, 1), or a results file that cannot be read.
+
+    Examples
+    --------
+    >>> r = crosscheck("oca-moderna", players=1, games=2000, seed=1)
+    >>> r.passed, r.games, r.checks[0].quantity
+    (True, 2000, 'seat 1 wins (within 389 turns)')
+
+    A simulation that plays another rule (a throw past the goal finishes instead of bouncing back)
+    fails:
+
+    >>> crosscheck("oca-moderna", players=1, games=2000, seed=1,
+    ...            simulate_options={"overshoot": "finish"}).passed
+    False
     """
     import time
 
@@ -355,20 +460,16 @@ def export(rules: Any, players: int | None, fmt: str, out: str | Path, *,
 
     Parameters
     ----------
-    rules : str, Path or loaded rules
-        A shipped rule set's name or a TOML file, of any family.
-    players : int or None
-        The number of players, for families that take it (the rule set's default when None).
+    rules, players, progress
+        As for :func:`build` (``players`` may be None: the rule set's default).
     fmt : str
-        One of :data:`FORMATS`.
+        One of ``FORMATS``: ``graphml``, ``gexf``, ``dot``, ``json``, ``prism``, ``storm``, ``drn``, ...
     out : str or Path
-        The file, or for ``prism`` and ``storm`` the stem (see :func:`write_chain`).
+        The file, or for ``prism`` and ``storm`` the stem of the files.
     options : mapping, optional
         Rule options (Ur: ``pieces``, ``throw``, ``end``, ``total``).
     max_states : int or None
-        As for :func:`write_chain`.
-    progress : bool
-        Show progress bars while building.
+        Refuse a chain larger than this (None: no limit).
     **settings
         The family's settings for ``export`` (Ur: ``pieces``, ``light``, ``dark``, whose
         policies default to ``optimal``; points: ``bet``).
@@ -378,12 +479,17 @@ def export(rules: Any, players: int | None, fmt: str, out: str | Path, *,
     list of Path
         The files written.
 
-    Example
-    -------
+    Raises
+    ------
+    RulesError
+        An unknown format, bad rules or settings, or a chain above ``max_states``.
+
+    Examples
+    --------
     >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> [p.name for p in export("ur-simplificado", None, "graphml", d / "ur1", options={"pieces": 1},
-    ...                         light="random", dark="random")]
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in export("ur-simplificado", None, "graphml", pathlib.Path(d) / "ur1",
+    ...                             options={"pieces": 1}, light="random", dark="random")]
     ['ur1.graphml']
     """
     from .engine.family import prepare
@@ -401,20 +507,14 @@ def write_report(rules: Any, out: str | Path, *, options: Mapping[str, Any] | No
 
     Parameters
     ----------
-    rules : str, Path or loaded rules
-        A shipped rule set (``markov-oca variants`` lists them), a path
-        to a TOML file, or rules already loaded (which then take no ``options``).
+    rules, options, progress
+        As for :func:`build` (rules already loaded take no ``options``).
     out : str or Path
         The directory to write into (created when missing; files of the same
         names are replaced, each only once it is whole).
-    options : mapping, optional
-        Option values to put in force, by name (strings are converted).
-    progress : bool
-        Show progress bars on stderr while solving.
     **settings
         The family's settings for ``report`` (goose: ``players``, ``landings``; Ur:
-        ``pieces``, ``light``, ``dark``; points: ``players``, ``bet``). A setting the
-        rule set's family does not take is a :class:`~markov_oca.errors.RulesError`.
+        ``pieces``, ``light``, ``dark``; points: ``players``, ``bet``).
 
     Returns
     -------
@@ -422,11 +522,16 @@ def write_report(rules: Any, out: str | Path, *, options: Mapping[str, Any] | No
         The files written: ``index.html``, ``report.md`` and the pictures beside it
         (``length.png`` and ``board.png``; a points board also ``points.png``, first).
 
-    Example
-    -------
+    Raises
+    ------
+    RulesError
+        Bad rules, options or settings, or a directory that cannot be written.
+
+    Examples
+    --------
     >>> import tempfile
-    >>> paths = write_report("examples/snakes_and_ladders.toml", Path(tempfile.mkdtemp()))
-    >>> [p.name for p in paths]
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in write_report("oca-moderna", d, players=1)]
     ['index.html', 'report.md', 'length.png', 'board.png']
     """
     play = prepare(rules, "report", options, **settings)

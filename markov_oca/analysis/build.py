@@ -45,8 +45,23 @@ ROW_TOL = 1e-9
 
 
 class ChainError(RulesError):
-    """A matrix, graph or chain file that is not a Markov chain: one line naming the source, the state
-    and the value at fault (the CLI exits with code 2)."""
+    """A matrix, graph or chain file that is not a Markov chain.
+
+    The message is one line naming the source, the state and the value at fault (the command
+    line exits with code 2).
+
+    Parameters
+    ----------
+    message, source, key
+        As for :class:`RulesError`.
+
+    Examples
+    --------
+    >>> from_matrix([[1, 0], [0.5, 0.4]], init=1)
+    Traceback (most recent call last):
+    ...
+    markov_oca.analysis.build.ChainError: matrix: state 1: probabilities sum to 0.9, not 1 ...
+    """
 
 
 @dataclass
@@ -303,8 +318,8 @@ def from_matrix(P: Any, *, init: int, labels: Mapping[str, Any] | None = None,
         A bad shape, a NaN or infinite entry, a negative entry, a row not summing to 1,
         an ``init`` outside the states.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from fractions import Fraction as F
     >>> P = [[1, 0, 0], [F(1, 3), 0, F(2, 3)], [0, 0, 1]]
     >>> c = from_matrix(P, init=1, labels={"lost": [0], "won": [2]})
@@ -338,8 +353,39 @@ def from_triples(n: int, rows: np.ndarray, cols: np.ndarray, vals: Any, *, init:
                  names: list | None = None, tol: float = ROW_TOL, source: str = "matrix") -> AnyChain:
     """A chain from its transitions as three columns (source, target, probability), duplicates summed.
 
-    ``vals`` is a float array, or a list of exact rationals (then the chain is exact when their
-    common denominator is at most ``2**53``). Otherwise as :func:`from_matrix`, which calls it.
+    Parameters
+    ----------
+    n : int
+        The number of states.
+    rows, cols : array of int
+        Each transition's source and target state.
+    vals : array of float, or list of Fraction or int
+        Each transition's probability. Exact rationals make an exact chain when their common
+        denominator is at most ``2**53``.
+    init, labels, rewards, names, tol, source
+        As for :func:`from_matrix`, which calls this function.
+
+    Returns
+    -------
+    AnyChain
+        Exact (fractions) when ``vals`` are rationals of a small enough common denominator.
+
+    Raises
+    ------
+    ChainError
+        A state outside ``0 .. n - 1``, an ``init`` that is not a state, or a row that does not
+        sum to 1.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> c = from_triples(3, [0, 1, 1, 2], [0, 0, 2, 2], [1, F(1, 3), F(2, 3), 1], init=1,
+    ...                  labels={"lost": [0], "won": [2]})
+    >>> c.exact, c.n_transitions
+    (True, 4)
+    >>> from markov_oca import analyse
+    >>> analyse(c).outcomes
+    {'lost': Fraction(1, 3), 'won': Fraction(2, 3)}
     """
     rows = np.asarray(rows, np.int64)
     cols = np.asarray(cols, np.int64)
@@ -413,8 +459,13 @@ def from_networkx(G: Any, *, init: Hashable | None = None, weight: str | None = 
         States numbered in the order of ``G.nodes``; ``names`` are the nodes; each
         boolean node attribute that is true somewhere becomes a label.
 
-    Example
-    -------
+    Raises
+    ------
+    ChainError
+        An undirected or empty graph, or a node whose edges' weights do not sum to 1.
+
+    Examples
+    --------
     >>> import networkx as nx
     >>> G = nx.DiGraph()
     >>> G.add_weighted_edges_from([("start", "start", 0.5), ("start", "end", 0.5), ("end", "end", 1.0)])

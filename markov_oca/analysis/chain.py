@@ -101,7 +101,54 @@ class LengthDistribution:
 
 @dataclass
 class Chain:
-    """A Markov chain in branch form (see the module docstring)."""
+    """A Markov chain in branch form, and every analysis run on one.
+
+    Each state has up to ``J`` branches: a next state and a probability numerator over one
+    common denominator. Games compile to a chain with :func:`~markov_oca.build`; a chain of
+    your own is most easily made with :func:`~markov_oca.from_matrix`.
+
+    Parameters
+    ----------
+    next, pnum : array of int32, shape (n, J)
+        Each branch's next state (-1 pads a row) and probability numerator.
+    denom : int
+        The common denominator of the probabilities.
+    init : int
+        The initial state.
+    outcomes : mapping of str to int
+        Each outcome's name and its absorbing state.
+    players : int
+        The number of seats.
+    mover : array of int8, shape (n,)
+        The seat to move in each state (0-based), -1 in outcome states.
+    state_rewards, branch_rewards : mapping of str to array, optional
+        Rewards earned at each step from a state (shape (n,), such as a turn), or on a branch
+        (shape (n, J), such as a throw or a stake).
+    turn_start : array of bool, shape (n,), optional
+        Whether a step from each state begins a turn (every step when None).
+    state_ids : array, optional
+        The model's own id of each state.
+    describe_state : callable, optional
+        State number to a dict describing it (seat to move, pieces).
+    sweep_order : array of int, optional
+        The states in the order a Gauss-Seidel sweep visits them.
+    reports : list, optional
+        Deprecated: where solves put their reports when the caller passes no list of its own.
+
+    Examples
+    --------
+    Throw a coin until heads: state 0 throws, state 1 (heads) ends the game.
+
+    >>> import numpy as np
+    >>> c = Chain(next=np.array([[0, 1], [1, -1]], np.int32), pnum=np.array([[1, 1], [2, 0]], np.int32),
+    ...           denom=2, init=0, outcomes={"heads": 1}, players=1, mover=np.array([0, -1], np.int8))
+    >>> c.outcome_probabilities()
+    {'heads': 1.0, 'deadlock': 0.0}
+    >>> c.expected({"throws": np.array([1, 0])})
+    {'throws': (2.0, 2.0)}
+    >>> c.P.toarray().tolist()
+    [[0.5, 0.5], [0.0, 1.0]]
+    """
 
     next: np.ndarray  # (n, J) int32, -1 pads a row
     pnum: np.ndarray  # (n, J) int32 probability numerators

@@ -62,7 +62,41 @@ class Check:
 
 @dataclass
 class CrosscheckResult:
-    """Every check of one sample against one exact chain, with the overall verdict."""
+    """Every check of one sample against one exact chain, with the overall verdict.
+
+    :func:`~markov_oca.crosscheck` returns it; ``text()`` is what the command line prints and
+    ``to_dict()`` its JSON.
+
+    Attributes
+    ----------
+    rules, source : str
+        The rule set, and where the games came from (the simulator and its seed, or a file).
+    players, games, turn_limit : int
+        The seats, the games tested, and the turns after which a game counts as unfinished.
+    alpha : float
+        The family-wise error rate of the verdict (Holm-corrected).
+    checks : list of Check
+        One row per tested quantity: ``quantity``, ``exact``, ``simulated``, the interval
+        ``low`` to ``high``, the Holm-adjusted ``p_value`` and its verdict.
+    chi_square : dict
+        The Pearson test of the whole length distribution.
+    passed : bool
+        The verdict: every check passed.
+    exact_deadlock : float
+        The exact chance that the game never ends.
+    simulated_options, notes, timings, setting : dict, list of str, dict, str
+        The rule options the simulation played differently, notes on what was left out, the
+        seconds of each stage, and the game as played in words.
+
+    Examples
+    --------
+    >>> from markov_oca import crosscheck
+    >>> r = crosscheck("oca-moderna", players=1, games=2000, seed=1)
+    >>> r.passed, r.to_dict()["correction"]
+    (True, 'holm')
+    >>> print(r.text().splitlines()[0])
+    cross-check of oca-moderna, 1 player: 2,000 games from markov_oca simulator, seed 1
+    """
 
     rules: str
     players: int

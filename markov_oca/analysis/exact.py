@@ -76,7 +76,39 @@ def sparse_estimate(n: int, nnz: int, denom: int, columns: int = 4) -> tuple[flo
 
 
 class ExactChain:
-    """Exact analyses of a :class:`Chain` (see the module docstring)."""
+    """Exact analyses of a :class:`Chain`, in fractions (see the module docstring).
+
+    Parameters
+    ----------
+    chain : Chain
+        The chain; its probabilities are integers over one denominator, so every answer is a
+        fraction.
+    method : {"auto", "dense", "sparse", "refine", "dixon"}
+        The solver: dense FLINT up to ``DENSE_LIMIT`` transient states and a sparse one above
+        (``"auto"``), or the one named.
+
+    Raises
+    ------
+    TooLargeError
+        More than ``EXACT_LIMIT`` transient states (with the estimated time and memory).
+    ValueError
+        An unknown ``method``.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> import numpy as np
+    >>> from markov_oca import from_matrix
+    >>> c = from_matrix([[1, 0, 0], [F(1, 4), F(1, 4), F(1, 2)], [0, 0, 1]], init=1,
+    ...                 labels={"lost": [0], "won": [2]})
+    >>> e = ExactChain(c)
+    >>> e.outcome_probabilities()
+    {'lost': Fraction(1, 3), 'won': Fraction(2, 3), 'deadlock': Fraction(0, 1)}
+    >>> e.expected({"steps": np.array([0, 1, 0])})  # (total, total given the end)
+    {'steps': (Fraction(4, 3), Fraction(4, 3))}
+    >>> ExactChain(c, method="dixon").outcome_probabilities() == e.outcome_probabilities()
+    True
+    """
 
     def __init__(self, chain: Chain, method: str = "auto"):
         if method not in METHODS:

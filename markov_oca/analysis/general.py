@@ -95,6 +95,13 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     -------
     AnyResults
 
+    Raises
+    ------
+    ChainError
+        A reward with a number of values other than the number of states.
+    TooLargeError, SolverError
+        An exact solve above the size it reaches, or a bound not met at ``precision``.
+
     Examples
     --------
     Gambler's ruin from 1 of 3 with a fair coin: ruin 2/3, 2 steps on average.

@@ -103,8 +103,8 @@ def _sigint_held() -> Iterator[None]:
 def atomic_files(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
     """Temporary paths to write, renamed onto ``paths`` together when the block ends without error.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> with atomic_files([d / "a.txt", d / "b.txt"]) as (a, b):
@@ -131,8 +131,8 @@ def atomic_files(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
 def atomic_write(path: str | Path, mode: str = "w", **kw: Any) -> Iterator[IO[Any]]:
     """An open file for ``path`` that takes its final name only when the block ends without error.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "out.csv"
     >>> with atomic_write(p, encoding="utf-8") as fh:
@@ -151,8 +151,8 @@ class AtomicFile:
     ``with`` block by an error or an interrupt) closes and removes it, leaving ``path``
     as it was. Opening can raise :class:`OSError` (a missing folder, no permission).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "games.csv"
     >>> f = AtomicFile(p, "w", encoding="utf-8")

@@ -195,7 +195,7 @@ def sample_chain(chain: Chain, games: int, seed: int, turn_limit: int) -> tuple[
     ...           init=0, outcomes={"seat 1 wins": 1}, players=1, mover=np.array([0, -1], np.int8),
     ...           state_rewards={"turns": np.array([1, 0], np.int8), "throws": np.array([1, 0], np.int8)})
     >>> w, t, _ = sample_chain(c, 10_000, 1, 100)
-    >>> bool((w == 0).all()), 1.9 < t.mean() < 2.1
+    >>> bool((w == 0).all()), bool(1.9 < t.mean() < 2.1)
     (True, True)
     """
     rng = np.random.default_rng(seed)

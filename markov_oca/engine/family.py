@@ -13,8 +13,8 @@ The family of a rule file is read once, from its ``[game].family`` (``goose`` wh
 unsaid). Built-in families are imported on first use; another one is added with
 :func:`register`.
 
-Example
--------
+Examples
+--------
 >>> from markov_oca.engine.family import family_named
 >>> fam = family_named("ur")
 >>> [s.name for s in fam.settings]
@@ -47,12 +47,42 @@ COMMANDS = ("solve", "simulate", "crosscheck", "export", "report")
 class Setting:
     """One thing a user may set for a family's play, beside the rule options.
 
-    ``name`` is the keyword of the Python API and, with dashes, the command-line flag
-    (``--name``). ``kind`` is ``int``, ``str``, ``bool`` (an on/off flag) or ``float``.
-    ``default`` is what an unset setting takes; ``defaults`` overrides it per command
-    (Ur's policies default to ``optimal`` when solving, ``random`` when simulating).
-    ``commands`` are the commands that take it. ``None`` is never a given value:
-    it means "not set".
+    ``None`` is never a given value: it means "not set".
+
+    Parameters
+    ----------
+    name : str
+        The keyword of the Python API and, with dashes, the command-line flag (``--name``).
+    help : str
+        The flag's help text.
+    kind : type
+        ``int``, ``str``, ``bool`` (an on/off flag) or ``float``.
+    default : object
+        What an unset setting takes.
+    choices : tuple, optional
+        The values allowed (any of ``kind`` when None).
+    commands : tuple of str
+        The commands that take it (of ``solve``, ``simulate``, ``crosscheck``, ``export``, ``report``).
+    defaults : mapping
+        A default per command, overriding ``default`` (Ur's policies are ``optimal`` when solving,
+        ``random`` when simulating).
+    short : str, optional
+        A one-letter flag too (``-n``).
+    option : bool
+        A rule option too (Ur's ``pieces``): given, it goes to the loader with the other options.
+    negatable : bool
+        A bool setting with an off form too (``--landings/--no-landings``); else a plain flag.
+
+    Examples
+    --------
+    >>> s = Setting("light", "light's policy", choices=("random", "optimal"), default="optimal",
+    ...             defaults={"simulate": "random"})
+    >>> s.flag, s.default_for("solve"), s.default_for("simulate")
+    ('--light', 'optimal', 'random')
+    >>> s.check("greedy")
+    Traceback (most recent call last):
+    ...
+    markov_oca.core.errors.RulesError: --light is one of random, optimal, not 'greedy'
     """
 
     name: str
@@ -131,10 +161,32 @@ class RuleSource:
 class Family:
     """The interface every game family implements (see the module docstring).
 
-    Subclasses set :attr:`name`, :attr:`boards` (how messages name its rule sets),
-    :attr:`rules_type` and :attr:`settings`, and implement the methods below. The record of what a
-    family is may also be given as class keywords, which set the same attributes:
-    ``class CoinFamily(Family, name="coin", boards="coin boards", rules_type=CoinRules): ...``.
+    A subclass sets the attributes below and implements the methods: ``load`` (a rule file
+    into the family's rules), ``chain``, ``solve``, ``simulate``, ``exact_answer`` and
+    ``page_blocks``. The attributes may also be given as class keywords
+    (``class CoinFamily(Family, name="coin", boards="coin boards", rules_type=CoinRules)``).
+    :class:`~markov_oca.engine.chainfamily.ChainFamily` implements all but
+    ``load`` and ``chain`` from the chain alone.
+
+    Attributes
+    ----------
+    name : str
+        The family's name, as rule files give it in ``[game].family``.
+    boards : str
+        How messages name its rule sets (``goose boards``).
+    rules_type : type
+        The class of its loaded rules.
+    settings : tuple of Setting
+        What a user may set beside the rule options.
+    sides : int, optional
+        The turns of the length's unit in reports and cross-checks, when not one player's turn.
+
+    Examples
+    --------
+    >>> from markov_oca.engine.family import family_named
+    >>> ur = family_named("ur")
+    >>> isinstance(ur, Family), ur.boards, [s.name for s in ur.settings]
+    (True, 'Ur rule sets', ['pieces', 'light', 'dark', 'exact'])
     """
 
     def __init_subclass__(cls, **record: Any) -> None:
@@ -258,8 +310,23 @@ _REGISTRY: dict[str, Family] = {}
 def register(family: Family) -> Family:
     """Add (or replace) a family; rule files name it in ``[game].family``.
 
-    Example
+    Parameters
+    ----------
+    family : Family
+        The family, with its ``name`` set.
+
+    Returns
     -------
+    Family
+        ``family`` itself, so that ``register`` can close a definition.
+
+    Raises
+    ------
+    ValueError
+        A family without a name.
+
+    Examples
+    --------
     >>> class Coin(Family):
     ...     name = "coin"
     >>> register(Coin()).name in known_families()
@@ -325,8 +392,8 @@ def prepare(rules: Any, command: str, options: Mapping[str, Any] | None = None, 
     Settings that are rule options too (Ur's ``pieces``) go to the loader. ``None``
     means a setting is not given. A setting the family does not take is a RulesError.
 
-    Example
-    -------
+    Examples
+    --------
     >>> play = prepare("ur", "solve", pieces=2, dark="random")
     >>> play.rules.pieces, play["light"], play["dark"]
     (2, 'optimal', 'random')

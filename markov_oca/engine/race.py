@@ -67,6 +67,79 @@ class Landing:
 
 @dataclass
 class SolveResults:
+    """The answers of a race between seats, as :func:`~markov_oca.solve` gives them for a goose board.
+
+    ``text()`` is what the command line prints, ``to_dict()`` the JSON of ``solve --format json``,
+    ``to_frame()`` a pandas DataFrame; in a notebook the object shows itself as a table.
+
+    Attributes
+    ----------
+    rules, title, source : str
+        The rule set's name, its title, and the file or name it was read from.
+    seed : str
+        The reference of the traditional rule text the rule set reads (empty for a user's board).
+    players : int
+        The number of seats.
+    options : dict
+        The rule options in force.
+    states, transitions : int
+        The size of the chain solved.
+    exact : bool
+        Whether the figures are fractions (``exact=True``) or floats.
+    outcomes : dict
+        Each outcome's chance (``seat 1 wins``, ...).
+    deadlock : float or Fraction
+        The chance that the game never ends.
+    seats : list of SeatResult
+        Per seat: ``win``, expected ``turns`` and ``throws`` (each an ``Expectation`` with
+        ``total`` and ``given_end``), and the chance of each finishing place when all play on.
+    expected : dict of str to Expectation
+        The game's expected ``turns``, ``throws`` and ``rounds``.
+    length : LengthSummary
+        The distribution of the game's length in turns: mean, median, quantiles, pmf.
+    landings : list of Landing or None
+        Each seat's chance to land on each square, and the expected landings (None when not
+        computed).
+    landings_note, note : str
+        Why landings were left out; how the answer was found when not from the joint chain.
+    special_squares : list of int
+        The squares with a rule of their own.
+    solver, timings : list of dict, dict
+        Each solve's method and residual; the seconds of each stage.
+
+    Examples
+    --------
+    Two players on a board of six squares, a three-sided die, a ladder 2 to 5 and a snake 4 to 1,
+    solved in fractions:
+
+    >>> import pathlib, tempfile
+    >>> from markov_oca import solve
+    >>> board = '''
+    ... [game]
+    ... name = "tiny"
+    ... family = "goose"
+    ... goal = 6
+    ... players = 2
+    ... [dice]
+    ... count = 1
+    ... faces = 3
+    ... [rules]
+    ... overshoot = "stay"
+    ... occupancy = "none"
+    ... [squares]
+    ... 2 = { jump = 5, name = "ladder" }
+    ... 4 = { jump = 1, name = "snake" }
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = pathlib.Path(d) / "tiny.toml"
+    ...     _ = path.write_text(board)
+    ...     r = solve(path, exact=True, landings=False)
+    >>> r.states, [s.win for s in r.seats], r.deadlock
+    (24, [Fraction(741, 1298), Fraction(557, 1298)], Fraction(0, 1))
+    >>> r.expected["turns"].total
+    Fraction(17949, 2950)
+    """
+
     rules: str
     title: str
     seed: str

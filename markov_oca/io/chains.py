@@ -32,6 +32,12 @@ def read_chain(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -
     -------
     AnyChain
 
+    Raises
+    ------
+    ChainError
+        A file that cannot be read or is not a Markov chain (one line naming the file and the
+        line, state or value at fault).
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -68,6 +74,11 @@ def analyse_file(path: str | Path, *, tol: float = ROW_TOL, **options: Any) -> A
     Returns
     -------
     AnyResults
+
+    Raises
+    ------
+    ChainError
+        As :func:`read_chain` and :func:`~markov_oca.analyse` raise it.
 
     Examples
     --------

@@ -49,8 +49,8 @@ def write_drn(chain: Chain, path: str | Path) -> Path:
     Labels as in :func:`write_explicit`. Storm reads it with
     ``stormpy.build_model_from_drn`` (and PRISM 4.9 or later with ``-importmodel``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> from markov_oca import build
     >>> p = write_drn(build("examples/snakes_and_ladders.toml", players=1), pathlib.Path(tempfile.mkdtemp()) / "sl.drn")

@@ -100,8 +100,8 @@ def label_names(chain: Chain) -> dict[str, str]:
         Outcome name -> label (``"seat 1 wins"`` -> ``"seat_1_wins"``), never one of the
         fixed labels ``init``, ``done``, ``deadlock``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from markov_oca import build
     >>> label_names(build("oca-moderna", players=2))
     {'seat 1 wins': 'seat_1_wins', 'seat 2 wins': 'seat_2_wins'}

@@ -135,8 +135,13 @@ def to_networkx(chain: Chain, *, model: Any = None, rules: str | None = None,
         (``"6,12"``; merged branches that land differently are separated by ``|``).
         Absorbing states keep their self-loops.
 
-    Example
-    -------
+    Raises
+    ------
+    TooLargeError
+        A chain of more than ``max_states`` states.
+
+    Examples
+    --------
     >>> from markov_oca import build
     >>> G = to_networkx(build("oca-moderna", players=1))
     >>> G.graph["players"], G.nodes[0]["p1_square"], G.nodes[0]["init"]
@@ -236,8 +241,8 @@ def absorbing_states(G: nx.DiGraph) -> list[int]:
         The absorbing states, ascending: the outcome states, and any deadlocked state
         that only loops on itself (a piece waiting forever in a one-player game).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from markov_oca import build
     >>> G = to_networkx(build("examples/snakes_and_ladders.toml", players=1))
     >>> [G.nodes[s]["outcome"] for s in absorbing_states(G)]
@@ -292,8 +297,8 @@ def most_likely_paths(G: nx.DiGraph, source: int | None = None) -> dict[str, tup
         Outcome name -> (the exact probability of that one path, its states from
         ``source`` to the outcome state). Outcomes that cannot be reached are left out.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from markov_oca import build
     >>> G = to_networkx(build("examples/snakes_and_ladders.toml", players=1))
     >>> p, path = most_likely_paths(G)["seat 1 wins"]

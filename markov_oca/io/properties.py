@@ -67,8 +67,8 @@ def properties(chain: Chain, stem: str = "chain", flavour: str = "storm") -> lis
         Storm's ``R=? [F "done" || F "done"]``: the expected total given that the game
         ends (our ``given_end``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from markov_oca import build
     >>> [p.formula for p in properties(build("examples/snakes_and_ladders.toml", players=1))][:3]
     ['P=? [F "seat_1_wins"]', 'P=? [F "deadlock"]', 'R=? [F "done"]']

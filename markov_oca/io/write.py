@@ -55,8 +55,8 @@ def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: Any = None,
     list of Path
         The files written.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> from markov_oca import build
     >>> d = pathlib.Path(tempfile.mkdtemp())

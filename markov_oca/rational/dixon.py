@@ -82,8 +82,8 @@ class DixonSolver:
     the ordering and pattern of another solver are reused: ``A``'s pattern must
     lie inside that one's (as ``Q`` with some branches stopped does).
 
-    Example
-    -------
+    Examples
+    --------
     >>> A = sp.csr_array(np.array([[2, -1], [-1, 2]]))
     >>> DixonSolver(A).solve(np.array([[1], [0]]), np.array([0, 1]))
     [[Fraction(2, 3), Fraction(1, 3)]]

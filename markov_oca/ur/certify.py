@@ -147,8 +147,8 @@ def _check(z: list[int], d: int, live_pos: np.ndarray, local: np.ndarray, mv, ch
 def certify_optimal(rules: UrRules, values: np.ndarray | None = None) -> Certificate:
     """Exact optimal value of ``rules`` and the exact check that no move improves (module docstring).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from markov_oca.ur.rules import load_ur
     >>> c = certify_optimal(load_ur("ur", {"pieces": 1}))
     >>> c.optimal, round(float(c.value), 6) == round(c.float_value, 6)

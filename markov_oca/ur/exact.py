@@ -113,8 +113,8 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
 
     The length distribution stays in floats (its mean given the end is the exact turns).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from markov_oca.ur.rules import load_ur
     >>> r = solve_ur_exact(load_ur("ur", {"pieces": 1}), "random", "random")
     >>> r.wins["light"] + r.wins["dark"] == 1, r.wins["light"].denominator > 1

@@ -148,8 +148,8 @@ def load_ur(rules: str | Path, options: Mapping[str, Any] | None = None) -> UrRu
         Option values to put in force (see :data:`UR_OPTIONS`); strings are
         converted (``"3"``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> r = load_ur("ur-7-rescatados", {"pieces": "5"})
     >>> r.pieces, r.end, r.total
     (5, 'total-off', 7)

@@ -387,8 +387,9 @@ def simulate_ur(rules: UrRules, light: str = "random", dark: str = "random", gam
     SimSummary
         Seats ``["light", "dark"]``, outcomes ``["light wins", "dark wins"]``, ``landings`` None.
 
-    Example
-    -------
+    Examples
+    --------
+    >>> from markov_oca.ur.rules import load_ur
     >>> s = simulate_ur(load_ur("ur", {"pieces": 1}), "optimal", "random", games=1000, seed=1)
     >>> s.games, s.unfinished
     (1000, 0)

@@ -44,18 +44,45 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
              values: Any = None) -> UrResults:
     """A pair of Ur policies: each side's chance to win, turns, throws, length.
 
-    ``rules`` is a rule set's name or path, or loaded :class:`~markov_oca.ur.rules.UrRules`.
-    A caller that already holds the optimal values (an
-    :class:`~markov_oca.ur.optimal.OptimalSolution`, or the table itself as ``values``, e.g.
-    memory-mapped by :func:`~markov_oca.ur.store.load_table`) or this policy pair's chain
-    passes them, so they are not computed a second time. ``method``: ``"chain"``,
-    ``"sweeps"`` or ``"auto"`` (the chain up to :data:`CHAIN_PIECES` pieces, or when
-    ``chain`` is given or a policy is a callable; the sweeps above). Without values, a table
-    saved by ``markov-oca ur solve`` for these rules is used when there is one
-    (:func:`~markov_oca.ur.table.find_table`).
+    Up to ``CHAIN_PIECES`` pieces a side the pair is solved as a :class:`~markov_oca.Chain`;
+    above, by sweeps over the ranked positions.
 
-    Example
+    Parameters
+    ----------
+    rules : str, Path or UrRules
+        A rule set's name or path, or rules loaded by :func:`~markov_oca.load`.
+    light, dark : str or callable
+        Each side's policy: ``"random"``, ``"greedy"``, ``"optimal"``, or a function choosing
+        a move.
+    options : mapping, optional
+        Rule options (``pieces``, ...), with a name or path only.
+    tail : float
+        Carry the length distribution until this much probability is left.
+    progress : bool
+        Show progress bars on stderr.
+    optimal : OptimalSolution, optional
+        The optimal values already solved, so that they are not solved a second time.
+    chain : Chain, optional
+        This policy pair's chain, already built.
+    method : {"auto", "chain", "sweeps"}
+        ``"auto"``: the chain up to ``CHAIN_PIECES`` pieces, or when ``chain`` is given or a
+        policy is a callable; the sweeps above.
+    values : array, optional
+        The optimal table itself (for instance memory-mapped from a file saved by
+        ``markov-oca ur solve``). Without it or ``optimal``, a table saved for these rules is
+        used when there is one.
+
+    Returns
     -------
+    UrResults
+
+    Raises
+    ------
+    RulesError
+        Bad rules or options, or an unknown ``method``.
+
+    Examples
+    --------
     >>> r = solve_ur("ur", "optimal", "random", options={"pieces": 2})
     >>> round(float(r.wins["light"]), 4)
     0.755
