@@ -221,7 +221,8 @@ def case_retransmission(chunks: int) -> None:
     worst = max(abs(float(r.outcomes[k]) - f.outcomes[k]) / float(r.outcomes[k]) for k in r.outcomes)
     line(f"retransmission, {chunks} chunks (exact)", f"{n:,}",
          f"{secs:.2f} s ({', '.join(f'{k} {v:.2f}' for k, v in r.timings.items())}), P(dk) = {float(dk):.10e} "
-         f"({dk.denominator.bit_length():,}-bit denominator); float {fsecs:.2f} s, relative distance {worst:.1e}",
+         f"({dk.denominator.bit_length():,}-bit denominator); float {fsecs:.2f} s"
+         f"{' (by the exact fallback)' if f.route else ''}, relative distance {worst:.1e}",
          r.solver[-1]["method"])
 
 

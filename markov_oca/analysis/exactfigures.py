@@ -136,7 +136,7 @@ def exact_figures(chain: Chain, res: Any, transient: np.ndarray, class_of: np.nd
     how = "FLINT, checked exactly"
     if solver is not None:
         how = (f"strongly connected components in topological order ({solver.components:,}, the largest of "
-               f"{solver.largest:,} states: FLINT fmpq_mat.solve; the others by substitution), checked exactly")
+               f"{solver.largest:,} states): one state by substitution, more by FLINT; checked exactly")
     res.solver.append({"analysis": "exact", "method": how, "residual": 0.0, "iterations": 1})
 
 
