@@ -19,6 +19,9 @@ Peak memory of one case, from outside::
 
     /usr/bin/time -v python benchmarks/bench_any_chain.py --case random-1000000
 
+``--case retransmission-5000``: the almost acyclic chain of :func:`retransmission` (5,043 states, 120
+chunks of six attempts), answered exactly by strongly connected components in topological order.
+
 Reading DRN against Storm (``--case drn-100000``, ``--case drn-2500000``, not run by default): a random
 absorbing chain written as Storm writes DRN (ten-digit decimals), then read by ``read_chain`` and by
 ``stormpy.build_model_from_drn`` in the same run.
@@ -83,6 +86,39 @@ def random_absorbing(n: int, per_row: int = 10, absorbing: int = 10, seed: int =
     cols = np.concatenate([cols.ravel(), np.arange(m, n)])
     vals = np.concatenate([w.ravel(), np.ones(absorbing)])
     return rows, cols, vals
+
+
+def retransmission(chunks: int, retries: int = 5):
+    """A file sent in ``chunks`` chunks over lossy channels, each chunk tried up to ``retries + 1`` times
+    (the shape of the bounded retransmission protocol): almost acyclic, with small cycles.
+
+    Per chunk and attempt seven states: ``send`` (the frame is lost with chance 2/100), ``deliver`` and
+    ``check`` (a re-read with chance 1/10: a cycle of two), ``ack`` (waits with chance 1/20: a self loop;
+    the acknowledgement is lost with chance 1/100), ``lost``, ``sync`` and ``wait`` (a resynchronisation
+    with chance 1/50: a cycle of three). A lost frame or acknowledgement retries the chunk; after the last
+    attempt the file ends ``nok`` (``dk`` on the last chunk); the last chunk acknowledged ends ``ok``.
+    Returns ``(n, rows, cols, vals, labels)`` for :func:`~markov_oca.anychain.from_triples` (exact
+    fractions), the start state 0 and labels ``ok``, ``nok``, ``dk``, ``retry`` (second attempts on).
+    """
+    F = Fraction
+    width = 7 * (retries + 1)
+    ok, nok, dk = chunks * width, chunks * width + 1, chunks * width + 2
+    trip: list[tuple[int, int, Fraction]] = [(s, s, F(1)) for s in (ok, nok, dk)]
+    for i in range(chunks):
+        nxt = ok if i == chunks - 1 else (i + 1) * width
+        fail = dk if i == chunks - 1 else nok
+        for a in range(retries + 1):
+            send, deliver, check, ack, lost, sync, wait = range(i * width + 7 * a, i * width + 7 * a + 7)
+            retry = send + 7 if a < retries else fail
+            trip += [(send, deliver, F(98, 100)), (send, lost, F(2, 100)), (deliver, check, F(1)),
+                     (check, deliver, F(1, 10)), (check, ack, F(9, 10)), (ack, ack, F(1, 20)),
+                     (ack, nxt, F(94, 100)), (ack, lost, F(1, 100)), (lost, retry, F(49, 50)),
+                     (lost, sync, F(1, 50)), (sync, wait, F(1)), (wait, lost, F(1))]
+    rows, cols, vals = zip(*trip, strict=True)
+    n = dk + 1
+    retry_states = [s for s in range(chunks * width) if s % width >= 7]
+    labels = {"ok": [ok], "nok": [nok], "dk": [dk], "retry": retry_states}
+    return n, np.array(rows), np.array(cols), list(vals), labels
 
 
 def peak_mb() -> float:
@@ -175,6 +211,21 @@ def case_game(players: int, limit: int) -> None:
          f"{secs:.2f} s, deadlock {float(r.deadlock):.6f}, steps {float(r.steps):.4f}", theirs)
 
 
+def case_retransmission(chunks: int) -> None:
+    """The almost acyclic retransmission chain, exactly (components in topological order) and in floats."""
+    n, rows, cols, vals, labels = retransmission(chunks)
+    chain = from_triples(n, rows, cols, vals, init=0, labels=labels)
+    r, secs = ours(chain, exact=True, hit=["retry"], length=False)
+    f, fsecs = ours(chain, exact=False, hit=["retry"], length=False)
+    dk = r.outcomes["dk"]
+    worst = max(abs(float(r.outcomes[k]) - f.outcomes[k]) / float(r.outcomes[k]) for k in r.outcomes)
+    line(f"retransmission, {chunks} chunks (exact)", f"{n:,}",
+         f"{secs:.2f} s ({', '.join(f'{k} {v:.2f}' for k, v in r.timings.items())}), P(dk) = {float(dk):.10e} "
+         f"({dk.denominator.bit_length():,}-bit denominator); float {fsecs:.2f} s"
+         f"{' (by the exact fallback)' if f.route else ''}, relative distance {worst:.1e}",
+         r.solver[-1]["method"])
+
+
 def write_storm_drn(path: Path, n: int, per_row: int = 10, absorbing: int = 10, seed: int = 0) -> int:
     """A random absorbing chain as Storm writes DRN: ten-digit decimals (each row summing to exactly 1),
     targets ascending and distinct, the absorbing states labelled ``goal``. Returns the transitions."""
@@ -240,6 +291,7 @@ def main() -> None:
     cases = {f"ruin-{k}": (lambda k=k: case_ruin(k, limit)) for k in (10, 100, 1_000)}
     cases.update({f"random-{k}": (lambda k=k: case_random(k, limit)) for k in (200, 2_000, 100_000, 1_000_000)})
     cases.update({f"game-{p}": (lambda p=p: case_game(p, 10_000 if args.big else limit)) for p in (1, 2)})
+    cases["retransmission-5000"] = lambda: case_retransmission(120)
     cases.update({f"drn-{k}": (lambda k=k: case_drn(k)) for k in (100_000, 2_500_000)})
     chosen = args.case or [k for k in cases if not k.startswith("drn-")]
     # warm the jit caches so the first case is not charged for compiling

@@ -24,12 +24,14 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import breadth_first_order
 
 from ..core.errors import SolverError
-from ..linalg.certify import SLACK, adjoint_residual, compensated_dot
-from ..linalg.solve import DIRECT_LIMIT, adjoint_solve
+from ..linalg.certify import SLACK, adjoint_residual, compensated_dot, forward_residual
+from ..linalg.solve import DIRECT_LIMIT, LinearSystem, adjoint_solve
+from ..rational.blocks import BlockSolver
+from .bounds import norm_bound
 from .branches import strong_classes
 from .build import AnyChain, ChainError
 from .chain import Chain
-from .exact import ExactChain
+from .exact import DENSE_LIMIT, ExactChain
 
 Number = float | Fraction
 #: Rounds of iterative refinement the visits get when their bound misses the precision asked.
@@ -225,8 +227,8 @@ def _target_key(chain: Chain, states: np.ndarray, classes: list[Closed], class_o
     return target
 
 
-def hitting_probability(chain: Chain, states: Any, *, exact: bool = False,
-                        target: float | None = None) -> tuple[Number, dict]:
+def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, target: float | None = None,
+                        precision: float | None = None, norm: float | None = None) -> tuple[Number, dict]:
     """The chance that the chain, from ``chain.init``, ever visits one of ``states`` (time 0 counts).
 
     The chain is stopped on the set; the chance is the absorption into it, read from the visits
@@ -241,6 +243,13 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False,
         Answer as a :class:`fractions.Fraction` (rational chains).
     target : float, optional
         Refine the solve while its bound is above this.
+    precision : float, optional
+        When the bound is above this relative precision, tighten it by a forward solve of the
+        hitting probabilities ``h`` from every state: the error is ``sum |r| h`` (``r`` the
+        residual), small where ``h`` is, which makes the bound of a small probability relative.
+    norm : float, optional
+        A certified bound on ``||N||_inf`` of the chain (it bounds the stopped chain's too); by
+        default certified from a column of expected steps in that forward solve.
 
     Returns
     -------
@@ -271,16 +280,86 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False,
         return 0.0, rep
     v, vrep = expected_visits(chain, active, target=target)
     into = np.where((chain.next >= 0) & target_set[np.maximum(chain.next, 0)], chain.pnum.astype(np.int64), 0)
-    p, err = compensated_dot(v, into.sum(axis=1) / chain.denom)  # one rounding a term more: twice err covers it
+    b = into.sum(axis=1) / chain.denom
+    p, err = compensated_dot(v, b)  # one rounding a term more: twice err covers it
     bound = (vrep["residual_bound"] + 2 * err) * SLACK
+    if precision is not None and bound > precision * abs(p):
+        bound = min(bound, _relative_bound(chain, active, b, vrep["bound"], err, norm))
     return min(max(float(p), 0.0), 1.0), {**rep, "method": vrep["method"], "residual": vrep["residual"],
                                           "iterations": vrep["iterations"], "bound": float(bound)}
 
 
+def integer_system(chain: Chain, ids: np.ndarray, pos: np.ndarray, group: np.ndarray,
+                   n_groups: int) -> tuple[sp.csr_array, sp.csr_array]:
+    """``D (I - Q)`` on the states ``ids`` (local numbering ``pos``; integers, sparse) and the numerators of
+    their steps out of ``ids`` into each group (``group[t]`` the column of state ``t``, -1 for none)."""
+    nxt, num = chain.next[ids], chain.pnum[ids].astype(np.int64)
+    valid = nxt >= 0
+    tgt = np.maximum(nxt, 0)
+    local = np.where(valid, pos[tgt], -1)
+    rows = np.broadcast_to(np.arange(ids.size)[:, None], nxt.shape)
+    inside, out = valid & (local >= 0), valid & (local < 0) & (group[tgt] >= 0)
+    diag = np.arange(ids.size)
+    a = sp.csr_array((np.concatenate([np.full(ids.size, int(chain.denom), np.int64), -num[inside]]),
+                      (np.concatenate([diag, rows[inside]]), np.concatenate([diag, local[inside]]))),
+                     shape=(ids.size, ids.size))
+    into = sp.csr_array((num[out], (rows[out], group[tgt[out]])), shape=(ids.size, n_groups))
+    a.sum_duplicates()
+    into.sum_duplicates()
+    return a, into
+
+
+def _relative_bound(chain: Chain, active: np.ndarray, b: np.ndarray, rb: np.ndarray, err: float,
+                    norm: float | None) -> float:
+    """``sum_s rb_s min(1, h_s + delta)`` (see :func:`hitting_probability`): ``h`` solved forward on the
+    stopped chain, ``delta = ||N||_inf ||true residual of h||_inf`` its certified error."""
+    system = LinearSystem(chain.next, chain.pnum, chain.denom, active, order=chain.order())
+    own = norm is None or not np.isfinite(norm)
+    cols = np.stack([np.where(active, b, 0.0), active.astype(np.float64)], axis=1)[:, :2 if own else 1]
+    try:
+        x, _ = system.solve(cols)
+    except SolverError:
+        return float("inf")
+    res, rerr = np.empty_like(x), np.empty_like(x)
+    forward_residual(chain.next, chain.pnum, 1.0 / chain.denom, active, cols, x, res, rerr)
+    if own:
+        norm = norm_bound(chain, x[:, 1], active)[0]
+    delta = norm * float((np.abs(res[:, 0]) + rerr[:, 0]).max(initial=0.0)) * SLACK
+    if not np.isfinite(delta):
+        return float("inf")
+    up = np.clip(x[:, 0] + delta, 0.0, 1.0)
+    return float((float(rb @ up) * SLACK + 2 * err) * SLACK)
+
+
 def exact_hitting(chain: Chain, target_set: np.ndarray) -> Fraction:
-    """The exact chance of ever entering ``target_set`` (a mask closed under the chain's closed classes)."""
-    key = np.where((chain.next >= 0) & target_set[np.maximum(chain.next, 0)], 0, -1).astype(np.int64)
-    return ExactChain(chain).hitting_probabilities(key, np.ones((1, 1), bool))[0]
+    """The exact chance of ever entering ``target_set`` (a mask closed under the chain's closed classes).
+
+    The chain stopped on the set, restricted to the states the start reaches outside it, solved by strongly
+    connected components in topological order (:class:`~markov_oca.rational.blocks.BlockSolver`) while
+    its largest component has at most :data:`~markov_oca.exact.DENSE_LIMIT` states; by
+    :class:`~markov_oca.exact.ExactChain` (sparse p-adic or refinement solves) beyond.
+    """
+    if target_set[chain.init]:
+        return Fraction(1)
+    active = chain.structure.transient & ~target_set
+    if not active[chain.init]:
+        return Fraction(0)
+    g = sp.csr_array(chain.P)
+    keep = np.flatnonzero(active)
+    sub = sp.csr_array(g[keep][:, keep])
+    at = np.zeros(chain.n, np.int64) - 1
+    at[keep] = np.arange(keep.size)
+    seen = breadth_first_order(sub, int(at[chain.init]), directed=True, return_predecessors=False)
+    ids = np.sort(keep[seen])
+    pos = np.full(chain.n, -1, np.int64)
+    pos[ids] = np.arange(ids.size)
+    a, into = integer_system(chain, ids, pos, np.where(target_set, 0, -1), 1)
+    solver = BlockSolver(a)
+    if solver.largest > DENSE_LIMIT:
+        key = np.where((chain.next >= 0) & target_set[np.maximum(chain.next, 0)], 0, -1).astype(np.int64)
+        return ExactChain(chain).hitting_probabilities(key, np.ones((1, 1), bool))[0]
+    x = solver.solve([into.toarray()[:, 0].tolist()])[0][int(pos[chain.init])]
+    return Fraction(int(x.p), int(x.q))
 
 
 def _states(chain: Chain, states: Any) -> np.ndarray:

@@ -48,10 +48,11 @@ def forward_bound(chain: Chain, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.abs(res) + err
 
 
-def norm_bound(chain: Chain, t: np.ndarray) -> tuple[float, float]:
+def norm_bound(chain: Chain, t: np.ndarray, active: np.ndarray | None = None) -> tuple[float, float]:
     """A certified bound on ``||N||_inf`` from approximate expected steps ``t``, and the ``d`` it proved.
 
-    Returns ``(inf, d)`` when ``(I - Q) t >= (1 - d) 1`` cannot be shown with ``d < 1``.
+    Returns ``(inf, d)`` when ``(I - Q) t >= (1 - d) 1`` cannot be shown with ``d < 1``. ``N`` is
+    that of the transient states, or of the states ``active`` (``Q`` restricted to them).
 
     Examples
     --------
@@ -60,7 +61,7 @@ def norm_bound(chain: Chain, t: np.ndarray) -> tuple[float, float]:
     >>> norm_bound(c, np.array([2.0, 0.0]))[0] < 2.000001
     True
     """
-    transient = chain.structure.transient
+    transient = chain.structure.transient if active is None else active
     if not transient.any():
         return 0.0, 0.0
     tc = np.where(transient, np.maximum(np.nan_to_num(t, nan=0.0), 0.0), 0.0)

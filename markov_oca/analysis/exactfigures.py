@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+import flint
 import numpy as np
 
-from .absorbing import _states, _target_key, closed_classes, exact_hitting
+from ..rational.blocks import BlockSolver, dot
+from .absorbing import _states, _target_key, closed_classes, exact_hitting, integer_system
 from .chain import Chain
 from .moments import exact_moments
 
@@ -40,40 +42,26 @@ def exact_branch_rewards(chain: Chain, name: str, extra: Mapping[str, Any] | Non
     return [[_fraction(x, v.dtype.kind in "biu") for x in v[s, :w].tolist()] for s, w in enumerate(widths)]
 
 
-def _exact_step(chain: Chain, rho: list[Fraction], s: int) -> Fraction:
-    """The exact expected reward of one step from ``s``."""
-    return sum((Fraction(int(chain.pnum[s, j]), int(chain.denom)) * x for j, x in enumerate(rho) if x), Fraction(0))
-
-
-def _system(chain: Chain, ids: np.ndarray, pos: np.ndarray, class_of: np.ndarray):
-    """``D (I - Q)`` on the transient states (FLINT integers) and the numerators of the steps into each class."""
-    import flint
-
-    a = flint.fmpz_mat(ids.size, ids.size)
-    into: list[dict[int, int]] = [{} for _ in range(ids.size)]
+def exact_step_rewards(chain: Chain, ids: np.ndarray, rho: list[list[Fraction]]) -> list[Any]:
+    """The exact expected reward of one step from each state of ``ids`` (FLINT rationals); ``rho[i]`` are the
+    rewards of the branches of ``ids[i]``."""
+    d = int(chain.denom)
+    out = []
     for i, s in enumerate(ids.tolist()):
-        a[i, i] += int(chain.denom)
-        for j in range(chain.next.shape[1]):
-            t = int(chain.next[s, j])
-            if t < 0:
-                break
-            p = int(chain.pnum[s, j])
-            if pos[t] >= 0:
-                a[i, int(pos[t])] -= p
-            else:
-                k = int(class_of[t])
-                into[i][k] = into[i].get(k, 0) + p
-    return a, into
+        acc = flint.fmpq(0)
+        for j, x in enumerate(rho[i]):
+            if x:
+                acc += flint.fmpq(int(chain.pnum[s, j]), d) * _q(x)
+        out.append(acc)
+    return out
 
 
-def _checked_solve(a, b, what: str) -> list[list[Fraction]]:
-    """``a x = b`` over the rationals, checked exactly; the columns of ``x`` as lists of Fractions."""
-    import flint
+def _q(x: Any) -> flint.fmpq:
+    return x if isinstance(x, flint.fmpq) else flint.fmpq(x.numerator, x.denominator)
 
-    x = a.solve(b)
-    if a * x != flint.fmpq_mat(b):
-        raise ArithmeticError(f"the exact {what} solve does not check")
-    return [[Fraction(int(x[i, c].p), int(x[i, c].q)) for i in range(x.nrows())] for c in range(x.ncols())]
+
+def _fr(x: flint.fmpq) -> Fraction:
+    return Fraction(int(x.p), int(x.q))
 
 
 class _Agreement:
@@ -82,7 +70,8 @@ class _Agreement:
     def __init__(self) -> None:
         self.worst = 0.0
 
-    def __call__(self, exact: Fraction, f: Any) -> Fraction:
+    def __call__(self, exact: Any, f: Any) -> Fraction:
+        exact = _fr(exact) if isinstance(exact, flint.fmpq) else exact
         if f is not None and math.isfinite(float(f)):
             self.worst = max(self.worst, abs(float(exact) - float(f)))
         return exact
@@ -90,53 +79,65 @@ class _Agreement:
 
 def exact_figures(chain: Chain, res: Any, transient: np.ndarray, class_of: np.ndarray,
                   extra: Mapping[str, Any] | None, wanted: list[int], hits: Mapping[str, Any]) -> None:
-    """Replace the float figures of ``res`` by exact ones (FLINT), checked exactly; record how far the floats were.
+    """Replace the float figures of ``res`` by exact ones, checked exactly; record how far the floats were.
 
+    The systems are solved by strongly connected components in topological order
+    (:class:`~markov_oca.rational.blocks.BlockSolver`): one adjoint solve for the visits, one
+    forward solve for the conditional columns and every reward's mean from each state.
     ``hits`` maps each hitting figure's name to its states.
     """
-    import flint
-
     ids = np.flatnonzero(transient)
     pos = np.full(chain.n, -1, np.int64)
     pos[ids] = np.arange(ids.size)
     agree = _Agreement()
     rho = {name: exact_branch_rewards(chain, name, extra) for name in res.rewards}
+    solver = None
     if not transient[chain.init]:
         _at_rest(chain, res, class_of, wanted)
     else:
-        a, into = _system(chain, ids, pos, class_of)
-        e = flint.fmpz_mat(ids.size, 1)
-        e[int(pos[chain.init]), 0] = int(chain.denom)
-        vis = _checked_solve(a.transpose(), e, "adjoint")[0]
+        a, into = integer_system(chain, ids, pos, class_of, len(res.classes))
+        solver = BlockSolver(a)
+        d = int(chain.denom)
+        e = [0] * ids.size
+        e[int(pos[chain.init])] = d
+        vis = solver.transpose().solve([e])[0]
         full = [Fraction(0)] * chain.n
         for i, s in enumerate(ids.tolist()):
-            full[s] = vis[i]
+            full[s] = _fr(vis[i])
         res.visits_exact = full
         agree.worst = float(np.nan_to_num(np.abs(np.array([float(x) for x in full]) - res.visits), nan=np.inf).max())
-        prob = [Fraction(0)] * len(res.classes)
-        for i in range(ids.size):
-            for k, p in into[i].items():
-                prob[k] += vis[i] * Fraction(p, int(chain.denom))
+        terms: list[list[Any]] = [[] for _ in res.classes]
+        into_coo = into.tocoo()
+        for i, k, p in zip(into_coo.row.tolist(), into_coo.col.tolist(), into_coo.data.tolist(), strict=True):
+            terms[k].append(vis[i] * int(p))
+        prob = [sum(t, flint.fmpq(0)) / d for t in terms]
         for k, p in zip(res.classes, prob, strict=True):
             k.absorption = agree(p, k.absorption)
-        res.steps = agree(sum(vis, Fraction(0)), res.steps)
-        rows = {name: [r[s] for s in ids.tolist()] for name, r in rho.items()}
-        steps_r = {name: [_exact_step(chain, r, s) for r, s in zip(rows[name], ids.tolist(), strict=True)]
-                   for name in rows}
-        for name, r in res.rewards.items():
-            r["total"] = agree(sum((x * y for x, y in zip(vis, steps_r[name], strict=True)), Fraction(0)), r["total"])
-        _exact_conditional(a, into, vis, steps_r, res, wanted, agree)
         ones = [[Fraction(1)] * w for w in (chain.next[ids] >= 0).sum(axis=1).tolist()]
-        res.moments = {"steps": exact_moments(chain, a, ids, pos, vis, ones),
-                       **{name: exact_moments(chain, a, ids, pos, vis, rows[name]) for name in rows}}
+        rows = {"steps": ones, **{name: [r[s] for s in ids.tolist()] for name, r in rho.items()}}
+        steps_r = {name: exact_step_rewards(chain, ids, r) for name, r in rows.items()}
+        intos = into.tocsc()
+        cols = [[int(x) for x in intos[:, [k]].toarray().ravel().tolist()] for k in wanted]
+        cols += [[x * d for x in r] for r in steps_r.values()]
+        sol = solver.solve(cols)
+        h, g = sol[:len(wanted)], dict(zip(steps_r, sol[len(wanted):], strict=True))
+        res.steps = agree(dot(vis, steps_r["steps"]), res.steps)
+        for name, r in res.rewards.items():
+            r["total"] = agree(dot(vis, steps_r[name]), r["total"])
+        _exact_conditional(h, vis, steps_r, res, wanted, agree)
+        res.moments = {name: exact_moments(chain, ids, pos, vis, rows[name], steps_r[name], g[name])
+                       for name in rows}
     classes, _ = closed_classes(chain)
     for name, states in hits.items():
         x = exact_hitting(chain, _target_key(chain, _states(chain, states), classes, class_of))
         res.hitting[name] = agree(x, res.hitting.get(name))
     res.exact = True
     res.agreement = agree.worst
-    res.solver.append({"analysis": "exact", "method": "FLINT fmpz_mat.solve, checked exactly", "residual": 0.0,
-                       "iterations": 1})
+    how = "FLINT, checked exactly"
+    if solver is not None:
+        how = (f"strongly connected components in topological order ({solver.components:,}, the largest of "
+               f"{solver.largest:,} states): one state by substitution, more by FLINT; checked exactly")
+    res.solver.append({"analysis": "exact", "method": how, "residual": 0.0, "iterations": 1})
 
 
 def _at_rest(chain: Chain, res: Any, class_of: np.ndarray, wanted: list[int]) -> None:
@@ -155,26 +156,15 @@ def _at_rest(chain: Chain, res: Any, class_of: np.ndarray, wanted: list[int]) ->
     res.moments = {name: Moment(Fraction(0), Fraction(0)) for name in ["steps", *res.rewards]}
 
 
-def _exact_conditional(a, into, vis, steps_r, res, wanted: list[int], agree: _Agreement) -> None:
-    """Expected steps and rewards given the class the chain ends in, for the classes ``wanted``."""
-    import flint
-
-    if not wanted:
-        return
-    b = flint.fmpz_mat(len(vis), len(wanted))
-    col = {k: c for c, k in enumerate(wanted)}
-    for i in range(len(vis)):
-        for k, p in into[i].items():
-            if k in col:
-                b[i, col[k]] = p
-    h = _checked_solve(a, b, "forward")  # D (I - Q) h = D b
+def _exact_conditional(h, vis, steps_r, res, wanted: list[int], agree: _Agreement) -> None:
+    """Expected steps and rewards given the class the chain ends in, for the classes ``wanted`` (``h``: the
+    chance of ending in each from every transient state)."""
     for c, k in enumerate(wanted):
         cls = res.classes[k]
-        pk = cls.absorption
-        cls.steps_given = agree(sum((x * y for x, y in zip(vis, h[c], strict=True)), Fraction(0)) / pk,
-                                cls.steps_given)
+        pk = _q(cls.absorption)
+        cls.steps_given = agree(dot(vis, h[c]) / pk, cls.steps_given)
         for name, r in res.rewards.items():
-            g = sum((x * y * z for x, y, z in zip(vis, steps_r[name], h[c], strict=True)), Fraction(0)) / pk
+            g = dot(vis, [x * y for x, y in zip(steps_r[name], h[c], strict=True)]) / pk
             r["given"][cls.name] = agree(g, r["given"].get(cls.name))
 
 

@@ -25,11 +25,16 @@ time and of every reward total come from the same forward block (:mod:`~markov_o
 In float mode every figure carries a certified error bound (:mod:`~markov_oca.analysis.bounds`
 says how), each within the relative ``precision`` asked (default 1e-9). A figure that the float
 solves cannot certify sends the whole analysis the sound way: the chain solved exactly over the
-rationals of its probabilities (up to :data:`FALLBACK_LIMIT` transient states), its figures then
-rounded to floats with the bound of that rounding; beyond that size, one line refuses. In exact mode
-(rational entries, at most :data:`markov_oca.exact.EXACT_LIMIT` transient states)
-the same quantities are solved again over the rationals with FLINT and checked
-exactly; the float figures are kept beside them to report their agreement.
+rationals of its probabilities, its figures then rounded to floats with the bound of that rounding.
+In exact mode (rational entries) the same quantities are solved again over the rationals and
+checked exactly; the float figures are kept beside them to report their agreement.
+
+The exact solves go by strongly connected components in topological order
+(:class:`~markov_oca.rational.blocks.BlockSolver`): a component of one state is a substitution,
+a larger one a dense FLINT solve of its own size, so an almost acyclic chain of thousands of states
+takes about a second. Both routes take chains of up to :data:`markov_oca.exact.EXACT_LIMIT`
+transient states whose largest component has at most :data:`BLOCK_LIMIT` states; beyond, one
+line refuses.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from ..core.errors import SolverError, TooLargeError
 from ..linalg.certify import SLACK, compensated_dot, into_classes
@@ -55,8 +62,11 @@ from .tails import AbsorptionTime, absorption_time
 __all__ = ["AbsorptionTime", "AnyResults", "Closed", "analyse", "closed_classes", "expected_visits",
            "hitting_probability"]
 
-#: Transient states up to which float mode falls back on the exact (dense FLINT) solve when it cannot certify.
-FALLBACK_LIMIT = 2_500
+#: States of the largest strongly connected component of the transient states up to which the exact
+#: figures are computed (exact mode, and float mode's fallback when it cannot certify): that component
+#: is one dense FLINT solve, which grows as its size to the fourth (the answers' bits grow with it):
+#: 9 s for 800 states, some minutes for 2,500.
+BLOCK_LIMIT = 2_500
 #: Classes beyond the ``conditional`` ones that get a forward column to tighten their bound.
 TIGHTEN_COLUMNS = 64
 
@@ -124,7 +134,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     classes, class_of = closed_classes(chain)
     transient = class_of < 0
     n_t = int(transient.sum())
-    exact = _exact_mode(chain, exact, n_t)
+    exact = _exact_mode(chain, exact, n_t, transient)
     timer["structure"] = time.perf_counter() - t0
     values = _reward_values(chain, rewards)
     hits = _hit_sets(hit)
@@ -147,27 +157,48 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     return res
 
 
-def _exact_mode(chain: Chain, exact: bool | None, n_t: int) -> bool:
+def _exact_mode(chain: Chain, exact: bool | None, n_t: int, transient: np.ndarray) -> bool:
     """Whether to answer exactly: asked, or by default for a rational chain of at most 500 transient states."""
     if exact is None:
         exact = (not isinstance(chain, AnyChain) or chain.exact) and n_t <= 500
     if exact:
         _exact_ok(chain)
-        if n_t > EXACT_LIMIT:
-            raise TooLargeError(f"exact mode solves chains of up to {EXACT_LIMIT:,} transient states densely; "
-                                f"this one has {n_t:,} (drop exact for the floating-point analysis)")
+        why = _exact_too_large(chain, transient)
+        if why:
+            raise TooLargeError(f"exact mode solves chains of up to {EXACT_LIMIT:,} transient states whose largest "
+                                f"strongly connected component has at most {BLOCK_LIMIT:,}; {why} "
+                                f"(drop exact for the floating-point analysis)")
     return bool(exact)
+
+
+def largest_component(chain: Chain, transient: np.ndarray) -> int:
+    """States of the largest strongly connected component among the transient states."""
+    ids = np.flatnonzero(transient)
+    if not ids.size:
+        return 0
+    g = sp.csr_array(chain.P)[ids][:, ids]
+    _, label = connected_components(g, directed=True, connection="strong")
+    return int(np.bincount(label).max())
+
+
+def _exact_too_large(chain: Chain, transient: np.ndarray) -> str:
+    """Why the exact figures are out of reach ('' when they are not)."""
+    n_t = int(transient.sum())
+    if n_t > EXACT_LIMIT:
+        return f"it has {n_t:,} transient states"
+    big = largest_component(chain, transient)
+    return f"its largest has {big:,} states" if big > BLOCK_LIMIT else ""
 
 
 def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[str, Any] | None) -> None:
     """The exact figures: asked for, or the sound route of float figures that could not be certified."""
     chain, res, transient = job.chain, job.res, job.transient
-    n_t = int(transient.sum())
-    if not exact and n_t > FALLBACK_LIMIT:
+    why = "" if exact else _exact_too_large(chain, transient)
+    if why:
         raise SolverError(f"no bound under {job.precision:g} (relative) for {', '.join(failed[:3])}: floating point "
-                          f"cannot certify this chain ({job.why()}); its {n_t:,} transient states are more than "
-                          f"the {FALLBACK_LIMIT:,} of the exact fallback: ask a looser --precision, or --exact on "
-                          f"a rational chain (sparse exact solves up to {EXACT_LIMIT:,})")
+                          f"cannot certify this chain ({job.why()}), and the exact fallback takes up to "
+                          f"{EXACT_LIMIT:,} transient states whose largest strongly connected component has at most "
+                          f"{BLOCK_LIMIT:,}: {why}; ask a looser --precision")
     t4 = time.perf_counter()
     exact_figures(chain, res, transient, job.class_of, rewards, job.wanted, job.hits)
     res.timings["exact"] = time.perf_counter() - t4
@@ -231,7 +262,8 @@ class _Float:
         timer["conditional"] = time.perf_counter() - t1
         t3 = time.perf_counter()
         for name, states in self.hits.items():
-            res.hitting[name], hrep = hitting_probability(chain, states, target=target)
+            res.hitting[name], hrep = hitting_probability(chain, states, target=target, precision=self.precision,
+                                                          norm=self.fwd.norm)
             res.bounds[f"hitting {name}"] = hrep.pop("bound")
             res.solver.append({**hrep, "analysis": f"hitting {name}"})
         timer["hitting"] = time.perf_counter() - t3

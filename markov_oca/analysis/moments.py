@@ -23,6 +23,7 @@ import numpy as np
 from ..core.errors import SolverError
 from ..linalg.certify import SLACK, U, compensated_dot, gamma
 from ..linalg.rows import row_width
+from ..rational.blocks import dot
 from .bounds import forward_bound, norm_bound
 from .chain import Chain
 
@@ -145,34 +146,29 @@ def branch_values(chain: Chain, values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.float64)
 
 
-def exact_moments(chain: Chain, a, ids: np.ndarray, pos: np.ndarray, vis: list[Fraction],
-                  rho: list[list[Fraction]]) -> Moment:
-    """Mean and second moment, exactly: ``g = N r`` by FLINT on ``a = D (I - Q)``, then ``v . c``.
+def exact_moments(chain: Chain, ids: np.ndarray, pos: np.ndarray, vis: list, rho: list[list[Fraction]],
+                  r: list, g: list) -> Moment:
+    """Mean and second moment, exactly: ``v . r`` and ``v . c`` from the visits ``vis``, the
+    expected reward of one step ``r`` and the mean from each state ``g = N r`` (FLINT rationals, in the order
+    of ``ids``).
 
     ``rho[i]`` are the rewards of the branches of transient state ``ids[i]`` (in branch order).
     """
     import flint
 
     d = int(chain.denom)
-    n_t = ids.size
-    r = [sum((Fraction(int(chain.pnum[s, j]), d) * rho[i][j] for j in range(len(rho[i]))), Fraction(0))
-         for i, s in enumerate(ids.tolist())]
-    b = flint.fmpq_mat(n_t, 1)
-    for i in range(n_t):
-        if r[i]:
-            b[i, 0] = flint.fmpq(r[i].numerator * d, r[i].denominator)
-    aq = flint.fmpq_mat(a)
-    gm = aq.solve(b)
-    if aq * gm != b:
-        raise ArithmeticError("the exact reward solve does not check")
-    g = [Fraction(int(gm[i, 0].p), int(gm[i, 0].q)) for i in range(n_t)]
-    mean = sum((x * y for x, y in zip(vis, r, strict=True)), Fraction(0))
-    second = Fraction(0)
+    zero = flint.fmpq(0)
+    c = []
     for i, s in enumerate(ids.tolist()):
-        ci = Fraction(0)
-        for j in range(len(rho[i])):
-            t = int(chain.next[s, j])
-            gt = g[int(pos[t])] if pos[t] >= 0 else Fraction(0)
-            ci += Fraction(int(chain.pnum[s, j]), d) * (rho[i][j] * rho[i][j] + 2 * rho[i][j] * gt)
-        second += vis[i] * ci
-    return Moment(mean, second)
+        ci = zero
+        if vis[i]:
+            for j, x in enumerate(rho[i]):
+                if not x:
+                    continue
+                q = flint.fmpq(x.numerator, x.denominator)
+                t = int(pos[int(chain.next[s, j])])
+                gt = g[t] if t >= 0 else zero
+                ci += int(chain.pnum[s, j]) * q * (q + 2 * gt)
+        c.append(ci)
+    mean, second = dot(vis, r), dot(vis, c) / d
+    return Moment(Fraction(int(mean.p), int(mean.q)), Fraction(int(second.p), int(second.q)))
