@@ -30,7 +30,8 @@ from .bestmove import MoveValue, best_moves
 from .notation import OFF, Action, GameRecord, format_move
 from .rules import UrRules
 
-__all__ = ["MoveReview", "PlayerSummary", "Review", "game_values", "legal_moves", "review_file", "review_game"]
+__all__ = ["MoveReview", "PlayerSummary", "Review", "RguValues", "game_values", "legal_moves", "review_file",
+           "review_game"]
 
 SCHEMA = "markov_oca.ur-review/1"
 #: Two values this close are one value (the table's tolerance is far below it).
@@ -40,7 +41,7 @@ TIE = 1e-9
 # ----------------------------------------------------------------------------- the engine, in one place
 
 
-def game_values(rules: UrRules, table: str | Path | None = None, *, notice: bool = True) -> np.ndarray:
+def game_values(rules: UrRules, table: str | Path | None = None, *, notice: bool = True) -> np.ndarray | RguValues:
     """The optimal values (the mover's chance to win in each ranked position) for ``rules``.
 
     Parameters
@@ -48,8 +49,10 @@ def game_values(rules: UrRules, table: str | Path | None = None, *, notice: bool
     rules : UrRules
         The rule set in force, with its pieces.
     table : str or Path, optional
-        A table written by ``markov-oca ur solve`` (``.npy``, with or without its ``.json``).
-        Without it: the table saved for these rules, or a solve now (said on stderr when ``notice``).
+        A table written by ``markov-oca ur solve`` (``.npy``, with or without its ``.json``) or by
+        ``markov-oca ur export-table`` (``.rgu``: its values are read as the replay meets their
+        positions, to the file's precision). Without it: the table saved for these rules, or a solve now
+        (said on stderr when ``notice``).
     notice : bool
         Whether to say on stderr that the values are being solved.
     """
@@ -62,6 +65,8 @@ def game_values(rules: UrRules, table: str | Path | None = None, *, notice: bool
             path = Path(table)
             if not path.exists():
                 raise RulesError("no such table file", source=str(path))
+            if path.suffix.lower() == ".rgu":
+                return RguValues.read(rules, path)
             found = find_table(rules, path) if path.with_suffix(".json").exists() else (load_table(path, rules), None)
             return found[0]
         found = find_table(rules)
@@ -75,7 +80,55 @@ def game_values(rules: UrRules, table: str | Path | None = None, *, notice: bool
     return solve_optimal(rules).values
 
 
-def legal_moves(rules: UrRules, values: np.ndarray, light: list[int], dark: list[int],
+@dataclass
+class RguValues:
+    """The optimal values of a RoyalUr ``.rgu`` table (light to move, percent), filled into a table of the
+    ranked positions as the replay meets them: the position to move and its successors."""
+
+    path: Path
+    keys: np.ndarray
+    percent: np.ndarray
+    values: np.ndarray  # zeros until filled (pages never touched cost no memory)
+    known: set[int]
+
+    @classmethod
+    def read(cls, rules: UrRules, path: Path) -> RguValues:
+        from .state import UrSpace
+        from .table import read_rgu
+
+        try:
+            rgu = read_rgu(path)
+        except (ValueError, IndexError) as exc:
+            raise RulesError(f"not a readable .rgu table ({exc})", source=str(path)) from None
+        pieces = rgu.header.get("game_settings", {}).get("start_pieces")
+        if pieces is not None and pieces != rules.pieces:
+            raise RulesError(f"a table of {pieces} pieces, the game has {rules.pieces}", source=str(path))
+        return cls(path, rgu.keys, rgu.values, np.zeros(UrSpace(rules.pieces).size), set())
+
+    def around(self, rules: UrRules, mine: list[int], theirs: list[int]) -> np.ndarray:
+        """The table, with the values of the position (``mine`` to move) and of its successors filled in."""
+        from .kernel import GAME_OVER, moves
+        from .state import UrSpace, encode
+        from .table import rgu_keys
+
+        space = UrSpace(rules.pieces)
+        idx = space.rank(*encode(mine, theirs))
+        mv = moves(space, [idx], rules)
+        live = (np.arange(mv.succ.shape[2]) < mv.n_moves[0][:, None]) & (mv.events[0] & GAME_OVER == 0)
+        new = sorted({idx, *(int(i) for i in mv.succ[0][live])} - self.known)
+        if new:
+            p = space.unrank_many(np.array(new, np.int64))
+            keys = rgu_keys(p.lane, p.mine_mask, p.mine_hand, p.their_mask, p.their_hand)
+            at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+            if (self.keys[at] != keys).any():
+                raise RulesError("no value for a position of the game: a table of other rules?",
+                                 source=str(self.path))
+            self.values[new] = self.percent[at] / 100.0
+            self.known.update(new)
+        return self.values
+
+
+def legal_moves(rules: UrRules, values: np.ndarray | RguValues, light: list[int], dark: list[int],
                 side: str) -> tuple[float, list[MoveValue]]:
     """(the side to move's chance to win, every legal move for every throw with its value).
 
@@ -83,13 +136,15 @@ def legal_moves(rules: UrRules, values: np.ndarray, light: list[int], dark: list
     ----------
     rules : UrRules
         The rule set in force.
-    values : ndarray
+    values : ndarray or RguValues
         Its optimal values (:func:`game_values`).
     light, dark : list of int
         Each side's pieces as path squares (0 the hand, 15 off).
     side : str
         ``"light"`` or ``"dark"``, the side to move.
     """
+    if isinstance(values, RguValues):
+        values = values.around(rules, *((light, dark) if side == "light" else (dark, light)))
     return best_moves(rules, light, dark, side, values)
 
 
@@ -236,7 +291,7 @@ def _summaries(moves: list[MoveReview]) -> dict[str, PlayerSummary]:
     return out
 
 
-def review_game(rec: GameRecord, rules: UrRules, values: np.ndarray) -> Review:
+def review_game(rec: GameRecord, rules: UrRules, values: np.ndarray | RguValues) -> Review:
     """Replay a game against ``rules`` and review each action against optimal play.
 
     Parameters
@@ -245,7 +300,7 @@ def review_game(rec: GameRecord, rules: UrRules, values: np.ndarray) -> Review:
         The game as read (:func:`.notation.parse_game`).
     rules : UrRules
         The rule set it was played under, with its pieces.
-    values : ndarray
+    values : ndarray or RguValues
         The optimal values of ``rules`` (:func:`game_values`).
 
     Examples
@@ -270,7 +325,7 @@ def review_game(rec: GameRecord, rules: UrRules, values: np.ndarray) -> Review:
                   _summaries(moves), float(start), over, winner, notes)
 
 
-def _replay(rec: GameRecord, rules: UrRules, values: np.ndarray, light: list[int], dark: list[int],
+def _replay(rec: GameRecord, rules: UrRules, values: np.ndarray | RguValues, light: list[int], dark: list[int],
             moves: list[MoveReview], notes: list[str]) -> tuple[bool, str | None]:
     """Play the actions from the start, appending each one's review to ``moves``: (over, winner)."""
     side = "light"

@@ -19,7 +19,7 @@ from markov_oca.ur.review import game_values, legal_moves, review_game
 from markov_oca.ur.reviewpage import review_text, write_review_page
 from markov_oca.ur.rules import load_ur
 from markov_oca.ur.state import UrSpace, encode
-from markov_oca.ur.table import write_table
+from markov_oca.ur.table import write_rgu, write_table
 
 GAMES = Path(__file__).parent / "games"
 SAMPLE_RGN = (GAMES / "sample.rgn").read_text()  # a two-piece game in RoyalUr's RGN
@@ -231,6 +231,19 @@ def test_cli_reads_a_saved_table(tmp_path, two):
         p = _run(str(game), "--table", str(t), "--format", "json", tables=tmp_path / "none")
         assert p.returncode == 0, p.stderr
         assert json.loads(p.stdout)["moves"][12]["lost"] > 0.3
+    exact = json.loads(_run(str(game), "--table", str(named), "--format", "json", tables=tmp_path).stdout)
+    for kind, tol in (("float64", 1e-12), ("percent16", 0.5 / 65535)):  # percent16: steps of 1/65535
+        rgu = tmp_path / f"{kind}.rgu"
+        write_rgu(r, v, rgu, kind)  # as `ur export-table` writes it
+        p = _run(str(game), "--table", str(rgu), "--format", "json", tables=tmp_path / "none")
+        assert p.returncode == 0, p.stderr
+        d = json.loads(p.stdout)
+        assert [m["best"] for m in d["moves"]] == [m["best"] for m in exact["moves"]]
+        assert d["light_chance"] == pytest.approx(exact["light_chance"], abs=tol)
+        assert [m["lost"] for m in d["moves"]] == pytest.approx([m["lost"] for m in exact["moves"]], abs=2 * tol)
+    write_rgu(load_ur("ur", {"pieces": 1}), game_values(load_ur("ur", {"pieces": 1})), tmp_path / "one.rgu")
+    p = _run(str(game), "--table", str(tmp_path / "one.rgu"), tables=tmp_path)
+    assert p.returncode == 2 and "one.rgu: a table of 1 pieces, the game has 2" in p.stderr
     wrong = tmp_path / "wrong.npy"
     np.save(wrong, v[:100])
     p = _run(str(game), "--table", str(wrong), tables=tmp_path)
