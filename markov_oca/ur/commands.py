@@ -66,8 +66,8 @@ def review(
     notes; players.light / players.dark: decisions, choices (moves with two legal options or more: the only
     ones counted), agreed, accuracy (agreed / choices), lost_total, lost_mean (per choice); moves[]: number,
     side, turn, line, text, throw, played, source, target (path squares, 0 hand, 15 off), events, best,
-    best_source, best_target, value_played, value_best (the mover's chance to win after each), lost (their
-    difference), legal, choice, agrees, light_before, light_after. Chances are between 0 and 1.
+    best_source, best_target, best_events, value_played, value_best (the mover's chance to win after each),
+    lost (their difference), legal, choice, agrees, light_before, light_after. Chances are between 0 and 1.
     """
     from .review import review_file
     from .reviewpage import review_text, write_review_page

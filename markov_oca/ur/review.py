@@ -168,6 +168,7 @@ class MoveReview:
     best: str
     best_source: int | None
     best_target: int | None
+    best_events: list[str]
     value_played: float
     value_best: float
     lost: float
@@ -352,6 +353,7 @@ def _replay(rec: GameRecord, rules: UrRules, values: np.ndarray | RguValues, lig
             a.number, side, a.turn, a.line, a.text, a.throw, format_move(a.source, a.target), a.source, a.target,
             list(row.events), format_move(*((best.source, best.target) if best.source >= 0 else (None, None))),
             best.source if best.source >= 0 else None, best.target if best.source >= 0 else None,
+            list(best.events),
             row.value, best.value, lost, n_legal, n_legal >= 2, lost <= TIE, light_before, light_after))
         _apply(row, mine, theirs)
         if "game over" in row.events:

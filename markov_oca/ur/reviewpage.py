@@ -25,10 +25,14 @@ def _pct(x: float | None, digits: int = 2) -> str:
     return "-" if x is None else f"{100 * x:.{digits}f}%"
 
 
+def _marked(move: str, events: list[str]) -> str:
+    marks = [e for e in events if e in ("capture", "rosette", "game over")]
+    return move + (f" ({', '.join(marks)})" if marks else "")
+
+
 def _move_cells(m: MoveReview) -> list[str]:
-    marks = [e for e in m.events if e in ("capture", "rosette", "game over")]
-    played = m.played + (f" ({', '.join(marks)})" if marks else "")
-    best = "" if m.agrees else m.best
+    played = _marked(m.played, m.events)
+    best = "" if m.agrees else _marked(m.best, m.best_events)
     kind = "forced" if not m.choice else ("best" if m.agrees else "")
     return [str(m.number), m.side, str(m.throw), played, best or kind, _pct(m.lost) if m.choice else "",
             _pct(m.light_after, 1)]
