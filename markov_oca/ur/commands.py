@@ -53,8 +53,9 @@ def review(
     rules: str | None = typer.Option(None, "--rules", help="the rule set (default: the game's [Rules] tag, else ur)"),
     pieces: int | None = typer.Option(None, "--pieces", help="pieces per side (default: the game's tags, else "
                                       "the rule set's)"),
-    table: str | None = typer.Option(None, "--table", help="a table saved by `ur solve` (.npy); default: the one "
-                                     "saved for these rules, else a solve now"),
+    table: str | None = typer.Option(None, "--table", help="a table saved by `ur solve` (.npy) or written by `ur "
+                                     "export-table` (.rgu); default: the one saved for these rules, else a solve "
+                                     "now"),
     page: str | None = typer.Option(None, "--page", help="also write the report page (index.html, report.md, "
                                     "the plot of light's chance) into this directory"),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
