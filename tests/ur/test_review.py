@@ -15,7 +15,7 @@ from markov_oca.cli import app as cli_app
 from markov_oca.core.errors import RulesError
 from markov_oca.ur.notation import parse_game
 from markov_oca.ur.optimal import solve_optimal
-from markov_oca.ur.review import game_values, legal_moves, review_game
+from markov_oca.ur.review import game_values, legal_moves, review_file, review_game
 from markov_oca.ur.reviewpage import review_text, write_review_page
 from markov_oca.ur.rules import load_ur
 from markov_oca.ur.state import UrSpace, encode
@@ -264,3 +264,16 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, text, args, message):
     p = _run(str(game), *args, tables=tmp_path)
     assert p.returncode == 2
     assert message in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+
+
+def test_a_rule_set_of_this_package_named_in_the_tags(tmp_path, monkeypatch):
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))  # no saved table: a solve of two pieces
+    game = tmp_path / "d4.txt"
+    game.write_text('[Rules "ur-simplificado"]\n[Pieces 2]\nlight 4 hand\nlight 1 4-5\ndark 2 hand\n')
+    rev = review_file(game)
+    assert (rev.rules, rev.pieces, len(rev.moves)) == ("ur-simplificado", 2, 3)
+    assert rev.moves[1].events == [] and rev.moves[1].legal == 2  # 4-5 or hand-1
+    game.write_text('[Rules "ur-simplificado"]\n[Pieces 2]\nlight 0 pass\n')
+    with pytest.raises(RulesError, match=r"move 1 \(line 3, 'light 0 pass'\): wrong throw: 0 is not a throw of "
+                                         r"a 4-sided die \(1\.\.4\)"):
+        review_file(game)
