@@ -52,6 +52,43 @@ def best_move(
         typer.echo(f"  throw {m.throw} (p {m.probability:.4f}): {move}{extra}: wins {m.value:.6f}{mark}")
 
 
+@app.command("review")
+def review(
+    game: str = typer.Argument(..., help="the game: RoyalUr's RGN, a plain list ('light 3 hand' a line) or JSON; "
+                               "- reads standard input"),
+    rules: str | None = typer.Option(None, "--rules", help="the rule set (default: the game's [Rules] tag, else ur)"),
+    pieces: int | None = typer.Option(None, "--pieces", help="pieces per side (default: the game's tags, else "
+                                      "the rule set's)"),
+    table: str | None = typer.Option(None, "--table", help="a table saved by `ur solve` (.npy) or written by `ur "
+                                     "export-table` (.rgu); default: the one saved for these rules, else a solve "
+                                     "now"),
+    page: str | None = typer.Option(None, "--page", help="also write the report page (index.html, report.md, "
+                                    "the plot of light's chance) into this directory"),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json"),
+) -> None:
+    """Review a played game: each move against the best under optimal play, each player's accuracy.
+
+    JSON (schema markov_oca.ur-review/1): rules, title, pieces, source, form (rgn, plain, json), tags, result,
+    over, winner, light_start (light's chance at the start), light_chance (at the start and after each move),
+    notes; players.light / players.dark: decisions, choices (moves with two legal options or more: the only
+    ones counted), agreed, accuracy (agreed / choices), lost_total, lost_mean (per choice); moves[]: number,
+    side, turn, line, text, throw, played, source, target (path squares, 0 hand, 15 off), events, best,
+    best_source, best_target, best_events, value_played, value_best (the mover's chance to win after each),
+    lost (their difference), legal, choice, agrees, light_before, light_after. Chances are between 0 and 1.
+    """
+    from .review import review_file
+    from .reviewpage import review_text, write_review_page
+
+    try:
+        rev = review_file(game, rules, pieces, table)
+        written = write_review_page(rev, page) if page else []
+    except (RulesError, TooLargeError, OSError) as exc:
+        fail(str(exc), 2)
+    typer.echo(json.dumps(rev.to_dict(), indent=1) if fmt is Format.json else review_text(rev).rstrip())
+    for p in written:
+        typer.echo(str(p), err=True)
+
+
 @app.command("solve")
 def solve(
     pieces: int = typer.Option(7, "--pieces", help=_PIECES),
