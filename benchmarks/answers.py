@@ -23,6 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tree whose README the table goes in
 import markov_oca
 
 START = "<!-- answers:start -->"
@@ -102,15 +103,15 @@ def table(players=PLAYERS, ur=True, log=None) -> str:
     goose = []
     for n in players:
         for game in GOOSE:
-            note(f"{game}, {n} players")
             goose.append(goose_row(game, n))
+            note(" | ".join(goose[-1]))
     goose.sort(key=lambda row: (GOOSE.index(row[0]), int(row[1])))
     lines = [START, *markdown(GOOSE_HEAD, goose)]
     if ur:
         rows = []
         for game, pieces in UR_PIECES:
-            note(f"{game}, {pieces} pieces a side")
             rows.append(ur_row(game, pieces))
+            note(" | ".join(rows[-1]))
         lines += ["", *markdown(UR_HEAD, rows)]
     return "\n".join([*lines, END])
 
