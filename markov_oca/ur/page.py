@@ -207,21 +207,22 @@ def _rosettes_text(r: UrRules) -> str:
     return text + "."
 
 
-def _ur_occupancy(chain: Chain, r: UrRules) -> np.ndarray:
+def _ur_occupancy(chain: Chain, r: UrRules | int) -> np.ndarray:
     """``occ[side, q]``: the expected number of pieces of ``side`` (0 light, 1 dark) on its path square ``q``
-    at the start of a turn, averaged over the turns of a game.
+    at the start of a turn, averaged over the turns of a game (``r`` the rules, or a number of pieces on
+    Bell's path).
 
     The chance of each chain state at each throw, summed over throws, is its expected number of
     visits (:meth:`Chain.expected_visits`, one adjoint solve).
     """
     from .state import space_of
 
-    code = r.code
+    code, pieces = (BELL, r) if isinstance(r, int) else (r.code, r.pieces)
     visits, _report = chain.expected_visits()
     live = chain.mover >= 0
     weight = np.where(chain.turn_start, visits, 0.0)[live]
     ids = np.asarray(chain.state_ids)[live]
-    pos = space_of(r.pieces, code).unrank_many(ids // 4)
+    pos = space_of(pieces, code).unrank_many(ids // 4)
     light_moves = (ids // 2) % 2 == 0
     occ = np.zeros((2, code.off + 1))
     lane = pos.lane.astype(np.int64)

@@ -284,3 +284,25 @@ def test_a_throw_table():
     raw = _raw()
     raw["throw"] = {"kind": "table", "values": [1, 2, 3, 4], "weights": [3, 3, 1, 1]}
     assert build_ur(raw, "x.toml", {}).throws == load_ur("ur-masters").throws
+
+
+@pytest.mark.parametrize("name", ["ur-blitz", "ur-masters"])
+def test_simulated_games_over_ranked_positions_agree_with_the_values(name):
+    from markov_oca.ur.simulate import simulate_ur
+
+    r = load_ur(name, {"pieces": 1})
+    sol = solve_layered(r, tol=1e-14)
+    exact = float(sol.values[space_of(1, r.code).rank(0, 0, 1, 0, 0, 1, 0)])
+    games = 40_000
+    s = simulate_ur(r, "optimal", "optimal", games, seed=5, values=sol.values)
+    won = s.outcomes[0] / games
+    assert s.unfinished == 0
+    assert abs(won - exact) < 4.5 * (exact * (1 - exact) / games) ** 0.5
+
+
+def test_rgu_export_refuses_other_boards(tmp_path):
+    from markov_oca.ur.table import write_rgu
+
+    r = load_ur("ur-blitz", {"pieces": 1})
+    with pytest.raises(ValueError, match=r"Masters' path .* not written yet"):
+        write_rgu(r, np.zeros(space_of(1, r.code).size), tmp_path / "x.rgu")
