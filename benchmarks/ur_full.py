@@ -9,6 +9,7 @@
     python benchmarks/ur_full.py 7 --bound optimal,optimal --table /tmp/ur7.npy --bound-tol 1e-4
     python benchmarks/ur_full.py 5 --evaluate optimal,optimal --table /tmp/ur5.npy --tol 1e-11
     python benchmarks/ur_full.py 7 --rgu /tmp/ur7.rgu --table /tmp/ur7.npy --royalur ~/RoyalUr-Python
+    python benchmarks/ur_full.py 5 --rules ur-blitz       # any rule set: ur-blitz, ur-masters, ur-aseb
 
 Prints states, sweeps and seconds per layer, the total, the residual of a final full
 Bellman pass (recomputed from the move kernel), the first player's chance to 12
@@ -42,7 +43,7 @@ import numpy as np
 
 from markov_oca.ur.layered import METHODS, ORDERS, save_table, solve_layered
 from markov_oca.ur.rules import load_ur
-from markov_oca.ur.state import UrSpace
+from markov_oca.ur.state import space_of
 
 PUBLISHED = 0.515404732509  # first player's chance, seven pieces, Finkel's rules (float64, 3e-14)
 
@@ -82,7 +83,7 @@ def main() -> None:
         return rgu(args)
     solve_layered(load_ur(args.rules, {"pieces": 1}), residual=True)  # compile / load the numba cache
     rules = load_ur(args.rules, {"pieces": args.pieces})
-    sp = UrSpace(args.pieces)
+    sp = space_of(rules.pieces, rules.code)
     print(f"{args.rules}, {args.pieces} pieces: {sp.size:,} positions per side to move; "
           f"method {args.method}, order {args.order}, layer tolerance {args.tol:.0e}")
     print(f"{'layer':>8s} {'positions':>12s} {'entries':>13s} {'sweeps':>7s} {'last change':>12s} "
@@ -212,7 +213,7 @@ def evaluate(args) -> None:
               f"{res[0]:.1e} {res[1]:.1e} {res[2]:.1e}; {time.perf_counter() - t0:.0f} s", flush=True)
 
     ev = evaluate_policies(rules, light, dark, values, tol=args.tol, on_layer=row)
-    start = UrSpace(args.pieces).rank(0, 0, args.pieces, 0, 0, args.pieces, 0)
+    start = space_of(rules.pieces, rules.code).rank(0, 0, args.pieces, 0, 0, args.pieces, 0)
     (w, y, z), (bw, by, bz) = ev.at(start), ev.bounds(start)
     print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: light wins {w:.12f} (+-{bw:.1e}), "
           f"throws {y:.9f} (+-{by:.1e}), turns {z:.9f} (+-{bz:.1e}); {ev.sweeps} sweeps, "
@@ -280,7 +281,7 @@ def royalur_check(rules, values, path, checkout, sample) -> None:
     print(f"RoyalUr-Python's LutReader: {len(lut):,} entries read in {time.perf_counter() - t0:.1f} s, "
           f"value_type {lut.get_metadata()['decoded_header']['value_type']}")
     enc = SimpleGameStateEncoding()
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     rng = np.random.default_rng(13)
     idx = np.arange(space.size) if space.size <= sample else rng.choice(space.size, sample, replace=False)
     worst, checked = 0.0, 0

@@ -6,7 +6,9 @@ Position notation (also in the README)::
 
 one path square per piece: 0 in hand, 1..14 on the board (1-4 and 13-14 the
 side's own squares, 5-12 the shared lane), 15 off the board. Both sides have the
-same number of pieces; the side to move is given apart (light by default).
+same number of pieces; the side to move is given apart (light by default). On a
+path of L squares (16 for Masters' path and Aseb's board) off is L + 1, and each
+side's squares are counted along its own path.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..core.errors import RulesError
 from .kernel import AGAIN, CAPTURE, GAME_OVER, OFF, PASS, ROSETTE, move_scores, moves
 from .optimal import solve_optimal
 from .rules import UrRules
-from .state import UrSpace, encode
+from .state import encode, space_of
 
 
 @dataclass
@@ -27,7 +29,7 @@ class MoveValue:
     throw: int
     probability: float
     source: int  # path square moved from (0 hand), -1 for a pass
-    target: int  # path square reached (15 off), -1 for a pass
+    target: int  # path square reached (the path's length + 1 off), -1 for a pass
     events: list[str]
     value: float  # the mover's chance to win after this move, both playing optimally
     best: bool
@@ -46,7 +48,7 @@ def parse_position(text: str) -> tuple[list[int], list[int]]:
         try:
             sides[name] = [int(x) for x in squares.split(",") if x.strip()]
         except ValueError:
-            raise RulesError(f"position {text!r}: squares are whole numbers 0..15") from None
+            raise RulesError(f"position {text!r}: squares are whole numbers (0 hand, path length + 1 off)") from None
     if set(sides) != {"light", "dark"}:
         raise RulesError(f"position {text!r}: give both light:... and dark:...")
     if len(sides["light"]) != len(sides["dark"]) or not 1 <= len(sides["light"]) <= 7:
@@ -58,11 +60,14 @@ def best_moves(rules: UrRules, light: list[int], dark: list[int], to_move: str =
                values: np.ndarray | None = None) -> tuple[float, list[MoveValue]]:
     """The position's value for the side to move and every legal move's value, per throw."""
     mine, theirs = (light, dark) if to_move == "light" else (dark, light)
+    if len(mine) != rules.pieces:
+        raise RulesError(f"position: {rules.name} is played with {rules.pieces} pieces a side, the position has "
+                         f"{len(mine)} (choose --pieces)")
     try:
-        pos = encode(mine, theirs)
+        pos = encode(mine, theirs, rules.code)
     except ValueError as exc:
         raise RulesError(f"position: {exc}") from None
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     idx = space.rank(*pos)
     if values is None:
         from .table import find_table

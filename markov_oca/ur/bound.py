@@ -30,7 +30,7 @@ from .policy import deterministic, drop_pages, policy_codes
 from .pushmoves import push_tables
 from .pushorder import diagonal_split, push_placement
 from .rules import UrRules
-from .state import UrSpace
+from .state import space_of
 from .storage import NO_MOVE
 
 __all__ = ["ThrowsBound", "bound_on_tables", "throws_bound"]
@@ -181,7 +181,7 @@ def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     newpos, levels = push_placement(space, rules.pieces)
     with progress_bar(progress) as bar:
         tables, _entries = push_tables(space, rules, codes, vals, newpos, bar)
@@ -190,6 +190,6 @@ def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             drop_pages(values)
         bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
         out = bound_on_tables(tables, np.asarray(rules.throw_probabilities, np.float64), levels,
-                              15 * rules.pieces + 1, tol, int(parts or numba.get_num_threads()))
+                              rules.off_square * rules.pieces + 1, tol, int(parts or numba.get_num_threads()))
     out.seconds = time.perf_counter() - t0
     return out

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from .exact import _digits, solve_exact
 from .kernel import AGAIN, GAME_OVER, MOVER_WINS, move_scores, moves
 from .rules import UrRules
-from .state import UrSpace
+from .state import space_of
 
 # a move's value times d, as (kind, successor): d, 0, z[succ] or d - z[succ]
 _ONE, _ZERO, _SAME, _OTHER = 0, 1, 2, 3
@@ -161,7 +161,7 @@ def certify_optimal(rules: UrRules, values: np.ndarray | None = None) -> Certifi
     if values is None:
         values = solve_optimal(rules).values
     seconds["value iteration"] = time.perf_counter() - t0
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     mv = moves(space, None, rules)
     choice = policy_choice(mv, values)
     denom = int(np.lcm.reduce([Fraction(p).denominator for p in mv.probs]))

@@ -35,7 +35,7 @@ from ..core.errors import RulesError, TooLargeError
 from ..core.memory import BASE_BYTES, available_memory, gib
 from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, UrMoves, move_scores, moves
 from .rules import UrRules
-from .state import UrSpace, decode, encode
+from .state import UrSpace, decode, encode, space_of
 
 POLICIES = ("random", "greedy", "optimal")
 
@@ -47,7 +47,8 @@ def policy_weights(mv: UrMoves, policy: str | Callable, values: np.ndarray | Non
     A callable policy is asked ``policy(position, throw, moves)`` at every decision
     (two or more legal moves), with the position as :func:`.state.decode` gives it
     (``(mine, theirs)`` path squares, the mover first), the throw, and the legal
-    moves as ``(from, to)`` pairs (0 the hand, 15 off); it returns the chosen pair.
+    moves as ``(from, to)`` pairs (0 the hand, the path's length + 1 off: 15 on Bell's path); it returns the
+    chosen pair.
     """
     live = np.arange(MAX_MOVES)[None, None, :] < mv.n_moves[:, :, None]
     if callable(policy):
@@ -86,7 +87,7 @@ def _callable_weights(mv: UrMoves, policy: Callable, live: np.ndarray, space: Ur
     for k, t in zip(ks, ts, strict=True):
         throw = int(mv.throws[t])
         options = [(int(mv.frm[k, t, m]), int(mv.frm[k, t, m]) + throw) for m in range(int(mv.n_moves[k, t]))]
-        pos = decode(space.unrank(int(mv.index[k])))
+        pos = decode(space.unrank(int(mv.index[k])), space.code)
         choice = policy(pos, throw, options)
         if choice not in options:
             raise RulesError(f"policy {getattr(policy, '__name__', policy)!r} chose {choice!r}, "
@@ -114,7 +115,7 @@ def chain_bytes(rules: UrRules) -> int:
     state) with its three count vectors, and about ten work vectors (the length pass's, the
     visits and their hand-over solve). The interpreter with its kernels is ``BASE_BYTES``.
     """
-    S = UrSpace(rules.pieces).size
+    S = space_of(rules.pieces, rules.code).size
     states = 4 * S
     rows = 2 * S * (8 + 2 * _ROW_BRANCHES * 8)  # indptr, targets and numerators, the chunks and their join
     maps = (states + 2) * (4 + 1 + 4)  # index, seen, queue
@@ -126,7 +127,7 @@ def chain_bytes(rules: UrRules) -> int:
 
 def check_chain_memory(rules: UrRules) -> None:
     """Refuse up front a policy chain that cannot fit (:func:`chain_bytes`)."""
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     need = chain_bytes(rules)
     avail = available_memory()
     if need > avail:
@@ -254,7 +255,7 @@ def _start_state(space: UrSpace, rules: UrRules, start) -> int:
     else:
         lt, dk, who = start
         side0 = 0 if who == "light" else 1
-        first = space.rank(*encode(*((lt, dk) if side0 == 0 else (dk, lt))))
+        first = space.rank(*encode(*((lt, dk) if side0 == 0 else (dk, lt)), space.code))
     return (first * 2 + side0) * 2 + 0
 
 
@@ -279,7 +280,7 @@ def _branch_table(indptr, tg, pn, S: int, init: int, denom: int):
 def _describer(space: UrSpace) -> Callable[[int], dict]:
     def describe(full_id: int) -> dict:
         # The position is ranked from the side to move; name the pieces by colour.
-        mine, theirs = decode(tuple(space.unrank(int(full_id) // 4)))
+        mine, theirs = decode(tuple(space.unrank(int(full_id) // 4)), space.code)
         side = "light" if (full_id // 2) % 2 == 0 else "dark"
         light, dark = (mine, theirs) if side == "light" else (theirs, mine)
         return {"side_to_move": side, "throwing_again": bool(full_id % 2), "light_squares": list(light),
@@ -302,7 +303,7 @@ def ur_chain(rules: UrRules, light: str | Callable = "random", dark: str | Calla
     merged, and the branch table is as wide as the widest row reached.
     """
     check_chain_memory(rules)
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     if any(isinstance(p, str) and p == "optimal" for p in (light, dark)) and values is None:
         from .optimal import solve_optimal
 

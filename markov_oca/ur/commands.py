@@ -11,8 +11,9 @@ import typer
 from ..core.errors import RulesError, TooLargeError
 from ..engine.clikit import App, Format, fail
 
-_UR_RULES = "the Ur rule set: ur, ur-simplificado or ur-7-rescatados"
-_PIECES = "pieces each side plays with, 1 to 7"
+_UR_RULES = ("the Ur rule set: ur, ur-simplificado, ur-7-rescatados, ur-blitz, ur-masters, ur-aseb, or a rule "
+             "file")
+_PIECES = "pieces each side plays with, 1 to 7 (default: the rule set's)"
 _FORMAT_HELP = "how to print the result: text to read, or json for programs"
 
 app = App(no_args_is_help=True, help="The Royal Game of Ur under optimal play: solve it once, then ask for the best "
@@ -22,7 +23,8 @@ app = App(no_args_is_help=True, help="The Royal Game of Ur under optimal play: s
 @app.command("best-move")
 def best_move(
     position: str = typer.Argument(..., help="where each side's pieces are, e.g. 'light:0,0,5,15 dark:0,3,8,14': "
-                                   "one number per piece, 0 in the hand, 1-14 on the path, 15 off the board"),
+                                   "one number per piece, 0 in the hand, 1-14 on the path, 15 off the board (on a "
+                                   "path of 16 squares, 1-16 and 17 off)"),
     to_move: str = typer.Option("light", "--to-move", help="whose turn it is: light or dark"),
     rules: str = typer.Option("ur", "--rules", help=_UR_RULES),
     fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
@@ -46,7 +48,7 @@ def best_move(
     typer.echo(f"{to_move} to move wins with {value:.6f} under optimal play ({r.name}, {r.pieces} pieces)")
     for m in rows:
         src = "hand" if m.source == 0 else m.source
-        move = "pass" if m.source < 0 else f"{src} -> {'off' if m.target == 15 else m.target}"
+        move = "pass" if m.source < 0 else f"{src} -> {'off' if m.target == r.off_square else m.target}"
         mark = "  <- best" if m.best else ""
         extra = f" ({', '.join(e for e in m.events if e != 'pass')})" if m.source >= 0 and m.events else ""
         typer.echo(f"  throw {m.throw} (p {m.probability:.4f}): {move}{extra}: wins {m.value:.6f}{mark}")
@@ -91,7 +93,7 @@ def review(
 
 @app.command("solve")
 def solve(
-    pieces: int = typer.Option(7, "--pieces", help=_PIECES),
+    pieces: int | None = typer.Option(None, "--pieces", help=_PIECES),
     rules: str = typer.Option("ur", "--rules", help=_UR_RULES),
     table: str | None = typer.Option(None, "--table", metavar="PATH",
                                      help="where to save the table of values (.npy) (default: the table folder, "
@@ -117,7 +119,7 @@ def solve(
 
     from .layered import METHODS, ORDERS, solve_layered
     from .rules import load_ur
-    from .state import UrSpace
+    from .state import space_of
     from .table import table_path, write_table
 
     try:
@@ -127,7 +129,7 @@ def solve(
             raise RulesError(f"--order is one of {', '.join(ORDERS)}, not {order!r}")
         if not 0 < tol < 1e-6:
             raise RulesError(f"--tol must be between 0 and 1e-6, got {tol}")
-        r = load_ur(rules, {"pieces": pieces})
+        r = load_ur(rules, {"pieces": pieces} if pieces is not None else {})
         out = Path(table) if table else table_path(r)
         ck = Path(checkpoint) if checkpoint else out.with_suffix(".layers")
         sol = solve_layered(r, tol=tol, method=method, order=order, checkpoint=ck, residual=residual,
@@ -136,12 +138,13 @@ def solve(
         fail(str(exc), 2)
     except ValueError as exc:
         fail(str(exc), 2)
-    start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
+    start = space_of(r.pieces, r.code).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
     first = float(sol.values[start])
     write_table(r, sol.values, out, residual=sol.residual, tol=tol, method=method, order=order,
                 seconds=sol.seconds, first_player=first)
     shutil.rmtree(ck, ignore_errors=True)  # the table is whole: the layers are no longer needed
-    d = {"schema": "markov_oca.ur-solve/1", "rules": r.name, "pieces": r.pieces, "positions": UrSpace(r.pieces).size,
+    d = {"schema": "markov_oca.ur-solve/1", "rules": r.name, "pieces": r.pieces,
+         "positions": space_of(r.pieces, r.code).size,
          "first_player": first, "residual": sol.residual, "seconds": sol.seconds, "sweeps": sol.sweeps,
          "table": str(out), "layers": [s.to_dict() for s in sol.layers]}
     seconds, n_layers, sweeps, final = sol.seconds, len(sol.layers), sol.sweeps, sol.residual
@@ -188,7 +191,7 @@ def _keep_bound(r, out: Path) -> dict | None:
 @app.command("export-table")
 def export_table(
     out: str = typer.Argument(..., help="the .rgu file to write"),
-    pieces: int = typer.Option(7, "--pieces", help=_PIECES),
+    pieces: int | None = typer.Option(None, "--pieces", help=_PIECES),
     rules: str = typer.Option("ur", "--rules", help=_UR_RULES),
     table: str | None = typer.Option(None, "--table", metavar="PATH",
                                      help="the solved table (.npy) (default: the one 'markov-oca ur solve' saved "
@@ -203,7 +206,7 @@ def export_table(
     try:
         if values not in VALUE_TYPES:
             raise RulesError(f"--values is one of {', '.join(VALUE_TYPES)}, not {values!r}")
-        r = load_ur(rules, {"pieces": pieces})
+        r = load_ur(rules, {"pieces": pieces} if pieces is not None else {})
         path = Path(table) if table else table_path(r)
         if table and path.exists() and not path.with_suffix(".json").exists():
             from .store import load_table

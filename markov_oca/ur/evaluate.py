@@ -31,12 +31,12 @@ import numpy as np
 from numba import prange
 
 from ..core.progress import progress_bar
-from .kernel import AGAIN, GAME_OVER, LANE_MIRROR, MOVER_WINS, kernel_args, moves_kernel
+from .kernel import AGAIN, GAME_OVER, MOVER_WINS, kernel_args, moves_kernel
 from .layered import terminal_values
 from .layers import CHUNK, largest_layer, layer_members, layers
 from .policy import choice, deterministic, drop_pages, policy_codes
 from .rules import UrRules
-from .state import UrSpace
+from .state import UrSpace, space_of
 from .storage import close_throw, put_entry, row_count, row_entry, row_first
 
 __all__ = ["PolicyEvaluation", "evaluate_bytes", "evaluate_policies"]
@@ -124,7 +124,7 @@ def _starts(counts: np.ndarray, first: int, closed: bool) -> np.ndarray:
     return out
 
 
-def _layer_moves(space, codes, members, vals, loc, gw, gy, gz, throws, ros, total, fixed):
+def _layer_moves(space, codes, members, vals, loc, gw, gy, gz, throws, ros, total, flags, fixed):
     """A layer's moves: a fixed ``(positions x sides, throws)`` table for deterministic policies, else packed
     ``(start, cnt, ent)`` (every legal move for ``random``); and the constants ``(cw, cy, cz)``."""
     ns, n, nt = codes.size, members.size, throws.size
@@ -136,7 +136,7 @@ def _layer_moves(space, codes, members, vals, loc, gw, gy, gz, throws, ros, tota
     e_used = c_used = 0
     for lo in range(0, n, CHUNK):
         chunk = members[lo:lo + CHUNK]
-        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, chunk, throws, ros, total)
+        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, chunk, throws, ros, total, flags)
         ne, nc = _count(codes, succ, events, frm, n_moves, vals, loc)
         # the chunk's own arrays take entries and constants from 0
         e_start, c_start = _starts(ne, 0, True), _starts(nc, 0, False)
@@ -311,7 +311,7 @@ class PolicyEvaluation:
 
 def evaluate_bytes(rules: UrRules, sides: int) -> int:
     """Peak memory of :func:`evaluate_policies`."""
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     S = space.size
     largest = max((largest_layer(space, p) for p in layers(rules)), default=0)
     return int(S * sides * 24 + S * 4 + largest * sides * (8 + 5 + 14 * 4 + 24 + 16) + 200 * 2**20)
@@ -365,8 +365,8 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
     ns = codes.size
     t_all = time.perf_counter()
-    space = UrSpace(rules.pieces)
-    throws, ros, total = kernel_args(rules)
+    space = space_of(rules.pieces, rules.code)
+    throws, ros, total, flags = kernel_args(rules)
     probs = np.asarray(rules.throw_probabilities, np.float64)
     g = _terminal_values(space, rules, ns)
     loc = np.full(space.size, -1, np.int32)
@@ -381,7 +381,7 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
             members, _ = layer_members(space, pair, "progress")
             n = members.size
             loc[members] = np.arange(n, dtype=np.int32)
-            store, consts = _layer_moves(space, codes, members, vals, loc, *g, throws, ros, total, fixed)
+            store, consts = _layer_moves(space, codes, members, vals, loc, *g, throws, ros, total, flags, fixed)
             if values is not None:
                 drop_pages(values)  # the layer's moves are chosen: let the pages read go
             loc[members] = -1

@@ -62,7 +62,7 @@ from .exact_system import PositionSystem, mirror_systems, policy_numerators, sid
 from .kernel import moves
 from .lifting import SMOOTH, BlockLU, ExactSolution, scc_blocks, solve_exact, weakly_chained_dominant
 from .rules import UrRules
-from .state import UrSpace
+from .state import UrSpace, space_of
 
 __all__ = ["EXACT_PIECES", "SMOOTH", "BlockLU", "ExactSolution", "PositionSystem", "estimate", "mirror_systems",
            "policy_numerators", "scc_blocks", "side_system", "solve_exact", "solve_ur_exact",
@@ -101,7 +101,8 @@ def check_exact_size(rules: UrRules) -> None:
 
     secs, mem = estimate(rules.pieces)
     raise TooLargeError(f"{rules.name} with {rules.pieces} pieces: the exact position-level solve of "
-                        f"{UrSpace(rules.pieces).size:,} positions would take about {secs / 3600:,.1f} hours and "
+                        f"{space_of(rules.pieces, rules.code).size:,} positions would take about "
+                        f"{secs / 3600:,.1f} hours and "
                         f"{gib(int(mem))} (extrapolated from one and two pieces); exact answers reach "
                         f"{EXACT_PIECES} pieces a side (drop --exact for floats)")
 
@@ -126,7 +127,7 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
 
     check_exact_size(rules)
     timer: dict[str, float] = {}
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     if values is None and "optimal" in (light, dark):
         from .optimal import solve_optimal
 

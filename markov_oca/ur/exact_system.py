@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import breadth_first_order
 from ..core.errors import SolverError
 from .kernel import AGAIN, GAME_OVER, MOVER_WINS, UrMoves, moves
 from .rules import UrRules
-from .state import UrSpace
+from .state import UrSpace, space_of
 
 __all__ = ["PositionSystem", "mirror_systems", "policy_numerators", "side_system"]
 
@@ -89,7 +89,7 @@ def mirror_systems(rules: UrRules, policy: str | Callable, values: np.ndarray | 
 
     The unknowns are the positions the start reaches (``reachable``) or every position not over.
     """
-    space = space or UrSpace(rules.pieces)
+    space = space or space_of(rules.pieces, rules.code)
     mv = mv if mv is not None else moves(space, None, rules)
     wi, L = policy_numerators(mv, policy, values, space)
     pn, den = _throw_numerators(mv)
@@ -134,7 +134,7 @@ def side_system(rules: UrRules, light: str | Callable, dark: str | Callable, val
 
     Columns: ``light wins``, ``dark wins``, ``throws``, ``turns``.
     """
-    space = space or UrSpace(rules.pieces)
+    space = space or space_of(rules.pieces, rules.code)
     mv = mv if mv is not None else moves(space, None, rules)
     pn, den = _throw_numerators(mv)
     num = [policy_numerators(mv, p, values, space) for p in (light, dark)]

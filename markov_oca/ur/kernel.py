@@ -10,6 +10,10 @@ their successors:
   a rosette of the shared lane held by the opponent. Landing on an opponent's piece
   in the shared lane 5..12 captures it (it goes back to the opponent's hand);
 * moves are listed by ``frm`` ascending (the hand first), at most 7;
+* on other boards (:class:`~markov_oca.ur.state.PathCode`) the path has L squares
+  and off is L + 1; with unsafe rosettes (``flags`` without :data:`SAFE_ROSETTES`) a
+  piece on a rosette can be captured; with :data:`CAPTURE_AGAIN` a capture also gives
+  another throw;
 * a throw of 0, or a throw with no legal move, passes: one pseudo-move with
   ``frm = -1``, the :data:`PASS` event and the mirrored position as successor;
 * a move that ends on a rosette (and does not end the game) gives another throw:
@@ -26,7 +30,7 @@ when a side has all N pieces off) and ``total = T`` for total-off (also over whe
 the pieces off in all reach T). The winner is the side with more pieces off.
 
 :func:`moves_kernel` and :func:`winner_code` are jitted and take the table tuple
-``UrSpace(n).tables`` first, so other numba code (a solver) can call them.
+``UrSpace(n, code).tables`` first, so other numba code (a solver) can call them.
 """
 
 from __future__ import annotations
@@ -38,21 +42,35 @@ import numpy as np
 from numba import prange
 
 from .rules import UrRules, load_ur
-from .state import LANE_CONFIGS, Position, UrSpace, _rank_core, _unrank_core, lane_squares, mask_squares, mirror_lane
+from .state import (
+    BELL,
+    LANE_CONFIGS,
+    Position,
+    UrSpace,
+    _rank_core,
+    _unrank_core,
+    lane_squares,
+    mask_squares,
+    mirror_lane,
+)
 
 __all__ = [
     "AGAIN",
     "CAPTURE",
+    "CAPTURE_AGAIN",
     "GAME_OVER",
     "MAX_MOVES",
     "MOVER_WINS",
     "OFF",
     "PASS",
     "ROSETTE",
+    "ROSETTE_AGAIN",
+    "SAFE_ROSETTES",
     "UrMoves",
     "bellman",
     "is_terminal",
     "kernel_args",
+    "list_moves",
     "move_scores",
     "move_value",
     "moves",
@@ -69,6 +87,11 @@ OFF = 8
 GAME_OVER = 16
 MOVER_WINS = 32
 PASS = 64
+#: Rule bits of :func:`moves_kernel`'s ``flags``: no capture on a rosette; landing on a rosette throws again;
+#: a capture throws again.
+SAFE_ROSETTES = 1
+ROSETTE_AGAIN = 2
+CAPTURE_AGAIN = 4
 #: Moves per (position, throw) at most: one per piece.
 MAX_MOVES = 7
 
@@ -141,15 +164,15 @@ def move_scores(events, succ, n_moves, values):
 
 
 @numba.njit(cache=True, inline="always")
-def _move_event(o, dst, mine_sq, theirs_sq, rosette_mask):
+def _move_event(o, dst, off, mine_sq, theirs_sq, rosette_mask, flags):
     """The events of the move ``o -> dst`` before the game's end is known: -1 when it is not legal."""
     ev = 0
-    if dst < 15:
+    if dst < off:
         if (mine_sq >> dst) & 1:
             return -1
         on_ros = (rosette_mask >> dst) & 1
         if (theirs_sq >> dst) & 1:
-            if on_ros:
+            if on_ros and flags & SAFE_ROSETTES:
                 return -1
             ev |= CAPTURE
         if on_ros:
@@ -158,70 +181,90 @@ def _move_event(o, dst, mine_sq, theirs_sq, rosette_mask):
 
 
 @numba.njit(cache=True, inline="always")
-def _after(o, dst, ev, lane, mm, mh, mo, th, pbit):
-    """(lane, mover's mask, hand, off, opponent's hand, events) after the move ``o -> dst``."""
+def _after(sq_digit, sq_bit, pow3, off_sq, o, dst, ev, lane, mm, mh, mo, th):
+    """(lane, mover's mask, hand, off, opponent's hand, events) after the move ``o -> dst`` (``sq_digit``,
+    ``sq_bit``: each path square's lane digit and private bit, -1 where none)."""
     if o == 0:
         mh -= 1
-    elif o >= 5 and o <= 12:
-        lane -= 3 ** (o - 5)
+    elif sq_digit[o] >= 0:
+        lane -= pow3[sq_digit[o]]
     else:
-        mm &= ~(1 << pbit[o])
-    if dst == 15:
+        mm &= ~(1 << sq_bit[o])
+    if dst == off_sq:
         mo += 1
         ev |= OFF
-    elif dst >= 5 and dst <= 12:
+    elif sq_digit[dst] >= 0:
         if ev & CAPTURE:
-            lane -= 3 ** (dst - 5)  # digit 2 -> 1
+            lane -= pow3[sq_digit[dst]]  # digit 2 -> 1
             th += 1
         else:
-            lane += 3 ** (dst - 5)
+            lane += pow3[sq_digit[dst]]
     else:
-        mm |= 1 << pbit[dst]
+        mm |= 1 << sq_bit[dst]
     return lane, mm, mh, mo, th, ev
 
 
 @numba.njit(cache=True, inline="always")
-def _successor(tables, lane_mirror, n, total, o, dst, ev, p, pbit):
+def _successor(tables, n, total, flags, o, dst, ev, p):
     """(rank of the successor, events) of the legal move ``o -> dst`` from the unranked position ``p``: the game's
     end marked, and the successor ranked from the side that moves next."""
-    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    (f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark,
+     pop6) = tables[:12]
     lane, mm, mh, mo, tm, th, to = p
-    nl, nmm, nmh, nmo, nth, ev = _after(o, dst, ev, lane, mm, mh, mo, th, pbit)
+    nl, nmm, nmh, nmo, nth, ev = _after(tables[16], tables[17], tables[18], tables[19], o, dst, ev, lane, mm, mh,
+                                        mo, th)
     if _over(n, total, nmo, to):
         ev |= GAME_OVER
         if _winner(n, total, nmo, to) > 0:
             ev |= MOVER_WINS
-    elif ev & ROSETTE:
+    elif (ev & ROSETTE and flags & ROSETTE_AGAIN) or (ev & CAPTURE and flags & CAPTURE_AGAIN):
         ev |= AGAIN
     if ev & AGAIN:
         return _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, nl, nmm, nmh, nmo, tm, nth, to), ev
-    return _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, lane_mirror[nl], tm, nth, to, nmm, nmh,
+    return _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, tables[12][nl], tm, nth, to, nmm, nmh,
                       nmo), ev
 
 
 @numba.njit(cache=True, inline="always")
-def _path_bits():
-    """Path square (1-4, 13-14) -> bit of a side's own mask, -1 elsewhere."""
-    pbit = np.full(16, -1, np.int64)
-    pbit[1] = 0
-    pbit[2] = 1
-    pbit[3] = 2
-    pbit[4] = 3
-    pbit[13] = 4
-    pbit[14] = 5
-    return pbit
+def list_moves(tables, p, thr, rosette_mask, total, flags, mine_sq, theirs_sq, succ, events, frm):
+    """Write the legal moves of throw ``thr`` from the unranked position ``p`` into ``succ``, ``events`` and
+    ``frm`` (1-d, from 0: successor rank, events, square left), hand first; return how many (0: a pass).
+    ``mine_sq`` and ``theirs_sq`` are the mover's and the opponent's pieces as bits of the mover's path
+    squares."""
+    n = tables[0].shape[0] - 1
+    off = tables[19]
+    mh = p[2]
+    cnt = 0
+    for o in range(off if thr > 0 else 0):
+        if (mh == 0) if o == 0 else not (mine_sq >> o) & 1:
+            continue
+        dst = o + thr
+        ev = _move_event(o, dst, off, mine_sq, theirs_sq, rosette_mask, flags) if dst <= off else -1
+        if ev < 0:
+            continue
+        succ[cnt], events[cnt] = _successor(tables, n, total, flags, o, dst, ev, p)
+        frm[cnt] = o
+        cnt += 1
+    return cnt
 
 
 @numba.njit(cache=True, parallel=True)
-def moves_kernel(tables, lane_mirror, idx, throws, rosette_mask, total):
+def moves_kernel(tables, idx, throws, rosette_mask, total, flags):
     """Moves of the positions ``idx`` (int64) for each throw value in ``throws`` (int64).
 
+    ``rosette_mask`` has bit s set for each rosette path square s, ``total`` is the end
+    rule (0 all-off) and ``flags`` the rule bits :data:`SAFE_ROSETTES`,
+    :data:`ROSETTE_AGAIN`, :data:`CAPTURE_AGAIN` (:func:`kernel_args` gives all four).
     Returns ``(succ int32, frm int8, events uint8)`` of shape (k, T, 7), padded with
     -1 / -1 / 0, ``n_moves int8`` (k, T), ``over bool`` (k,) and ``win int8`` (k,)
     (see :func:`is_terminal`, :func:`winner`).
     """
-    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    (f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark,
+     pop6) = tables[:12]
     n = f.shape[0] - 1
+    lane_mirror = tables[12]
+    digit_sq = tables[13]
+    bit_sq = tables[15]
     k = idx.shape[0]
     nt = throws.shape[0]
     succ = np.full((k, nt, MAX_MOVES), -1, np.int32)
@@ -230,7 +273,6 @@ def moves_kernel(tables, lane_mirror, idx, throws, rosette_mask, total):
     n_moves = np.zeros((k, nt), np.int8)
     win = np.zeros(k, np.int8)
     over = np.zeros(k, np.bool_)
-    pbit = _path_bits()
     for i in prange(k):
         p = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift, lane_light, lane_dark, pop6, idx[i])
         lane, mm, mh, mo, tm, th, to = p
@@ -238,22 +280,12 @@ def moves_kernel(tables, lane_mirror, idx, throws, rosette_mask, total):
         if _over(n, total, mo, to):
             over[i] = True
             continue
-        # my pieces on board squares 1..14 as bits, the opponent's on the lane
-        lane_mine, theirs_sq = lane_squares(lane)
-        mine_sq = mask_squares(mm) | lane_mine
+        # my pieces on board squares 1..L as bits of my path squares, the opponent's on the lane likewise
+        lane_mine, theirs_sq = lane_squares(digit_sq, lane)
+        mine_sq = mask_squares(bit_sq, mm) | lane_mine
         for t in range(nt):
-            thr = throws[t]
-            cnt = 0
-            for o in range(15 if thr > 0 else 0):
-                if (mh == 0) if o == 0 else not (mine_sq >> o) & 1:
-                    continue
-                dst = o + thr
-                ev = _move_event(o, dst, mine_sq, theirs_sq, rosette_mask) if dst <= 15 else -1
-                if ev < 0:
-                    continue
-                succ[i, t, cnt], events[i, t, cnt] = _successor(tables, lane_mirror, n, total, o, dst, ev, p, pbit)
-                frm[i, t, cnt] = o
-                cnt += 1
+            cnt = list_moves(tables, p, throws[t], rosette_mask, total, flags, mine_sq, theirs_sq, succ[i, t],
+                             events[i, t], frm[i, t])
             if cnt == 0:
                 succ[i, t, 0] = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6,
                                            lane_mirror[lane], tm, th, to, mm, mh, mo)
@@ -309,13 +341,18 @@ class UrMoves:
         return np.where(self.passed[:, :, 0], 0, self.n_moves).astype(np.int8)
 
 
-def kernel_args(rules: UrRules) -> tuple[np.ndarray, int, int]:
-    """(throw values int64, rosette mask, end total) as :func:`moves_kernel` takes them."""
-    return rules.throw_values, np.int64(rules.rosette_mask), np.int64(rules.end_total)
+def kernel_args(rules: UrRules) -> tuple[np.ndarray, np.int64, np.int64, np.int64]:
+    """(throw values int64, rosette mask, end total, rule flags) as :func:`moves_kernel` takes them after the
+    positions."""
+    flags = ((SAFE_ROSETTES if rules.safe_rosettes else 0) | (ROSETTE_AGAIN if rules.rosette_again else 0)
+             | (CAPTURE_AGAIN if rules.capture_again else 0))
+    return rules.throw_values, np.int64(rules.rosette_mask), np.int64(rules.end_total), np.int64(flags)
 
 
 def _rules_for(space: UrSpace, rules: UrRules | None) -> UrRules:
     if rules is None:
+        if space.code != BELL:
+            raise ValueError("a space on another board than Bell's needs its rules")
         return load_ur("ur", {"pieces": space.n})
     if rules.pieces != space.n:
         raise ValueError(f"the rules have {rules.pieces} pieces per side, the space {space.n}")
@@ -328,15 +365,17 @@ def moves(space: UrSpace, indices=None, rules: UrRules | None = None) -> UrMoves
     ``rules`` defaults to the classic game (``ur``) with ``space.n`` pieces.
     """
     rules = _rules_for(space, rules)
+    if rules.code != space.code:
+        raise ValueError(f"the rules' board ({rules.board_name}) is not the space's")
     if indices is None:
         idx = np.arange(space.size, dtype=np.int64)
     else:
         idx = np.ascontiguousarray(indices, dtype=np.int64).ravel()
         if len(idx) and (idx.min() < 0 or idx.max() >= space.size):
             raise IndexError(f"indices outside 0..{space.size - 1}")
-    throws, ros, total = kernel_args(rules)
-    succ, frm, events, n_moves, over, win = moves_kernel(space.tables, LANE_MIRROR, idx, throws, ros, total)
-    return UrMoves(idx, throws, rules.throw_probabilities, succ, frm, events, n_moves, over, win)
+    kargs = kernel_args(rules)
+    succ, frm, events, n_moves, over, win = moves_kernel(space.tables, idx, *kargs)
+    return UrMoves(idx, kargs[0], rules.throw_probabilities, succ, frm, events, n_moves, over, win)
 
 
 def winner(pos: Position, rules: UrRules) -> int:

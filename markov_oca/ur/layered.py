@@ -42,11 +42,11 @@ from ..core.atomic import atomic_files
 from ..core.errors import TooLargeError
 from ..core.memory import available_memory, gib
 from ..core.progress import progress_bar
-from .kernel import LANE_MIRROR, bellman, kernel_args, moves_kernel
+from .kernel import bellman, kernel_args, moves_kernel
 from .layerpack import METHODS, PackedLayer, pack_layer, sweep_layer
 from .layers import CHUNK, ORDERS, largest_layer, layer_members, layers
 from .rules import UrRules
-from .state import UrSpace, unrank_at
+from .state import space_of, unrank_at
 from .store import load_table, rules_identity, save_table
 
 __all__ = [
@@ -131,7 +131,7 @@ def _terminal_fill(tables, total, v, lo, hi):
 
 def terminal_values(rules: UrRules, v: np.ndarray) -> int:
     """Write the value of every position that is over into ``v``; the number of such positions."""
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     step = 1 << 24
     return sum(_terminal_fill(space.tables, np.int64(rules.end_total), v, lo, min(lo + step, space.size))
                for lo in range(0, space.size, step))
@@ -142,7 +142,7 @@ def terminal_values(rules: UrRules, v: np.ndarray) -> int:
 
 def estimated_bytes(rules: UrRules) -> int:
     """Peak memory of :func:`solve_layered`: the table, the rank-to-layer map, the largest layer packed."""
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     largest = max((largest_layer(space, p) for p in layers(rules)), default=0)
     chunk = min(CHUNK, largest) * len(rules.throws) * 7 * 6
     return space.size * 12 + largest * BYTES_PER_LAYER_POSITION + chunk + 150 * 2**20
@@ -256,7 +256,7 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "pairs", 
         raise ValueError(f"unknown order {order!r} (orders: {', '.join(ORDERS)})")
     check_memory(rules)
     t_all = time.perf_counter()
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     probs = np.asarray(rules.throw_probabilities, np.float64)
     v = np.zeros(space.size)
     terminal_values(rules, v)
@@ -309,15 +309,15 @@ def _residual(succ, events, n_moves, over, win, probs, v, idx):
 
 def bellman_residual(rules: UrRules, values: np.ndarray, *, progress: bool = False, chunk: int = CHUNK) -> float:
     """max over every position of ``|B(values)[s] - values[s]|``, B the Bellman update, from the move kernel."""
-    space = UrSpace(rules.pieces)
-    throws, ros, total = kernel_args(rules)
+    space = space_of(rules.pieces, rules.code)
+    throws, ros, total, flags = kernel_args(rules)
     probs = np.asarray(rules.throw_probabilities, np.float64)
     worst = 0.0
     with progress_bar(progress) as bar:
         task = bar.add_task("final Bellman pass", total=space.size)
         for lo in range(0, space.size, chunk):
             idx = np.arange(lo, min(lo + chunk, space.size), dtype=np.int64)
-            succ, _frm, events, n_moves, over, win = moves_kernel(space.tables, LANE_MIRROR, idx, throws, ros, total)
+            succ, _frm, events, n_moves, over, win = moves_kernel(space.tables, idx, throws, ros, total, flags)
             worst = max(worst, float(_residual(succ, events, n_moves, over, win, probs, values, idx)))
             bar.update(task, advance=idx.size)
     return worst

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .kernel import AGAIN, GAME_OVER, LANE_MIRROR, kernel_args, move_value, moves_kernel
+from .kernel import AGAIN, GAME_OVER, kernel_args, move_value, moves_kernel
 from .layers import CHUNK
 from .rules import UrRules
 from .state import UrSpace
@@ -101,7 +101,7 @@ def pack_layer(space: UrSpace, rules: UrRules, members: np.ndarray, flag: np.nda
 
     ``v`` must hold the final values of the layers above.
     """
-    throws, ros, total = kernel_args(rules)
+    throws, ros, total, flags = kernel_args(rules)
     n, nt = members.size, len(throws)
     cnt = np.zeros((n, nt), np.uint8)
     start = np.zeros(n + 1, np.int64)
@@ -112,8 +112,7 @@ def pack_layer(space: UrSpace, rules: UrRules, members: np.ndarray, flag: np.nda
     e_used = c_used = 0
     for lo in range(0, n, CHUNK):
         chunk = members[lo:lo + CHUNK]
-        succ, _frm, events, n_moves, _over, _win = moves_kernel(space.tables, LANE_MIRROR, chunk, throws, ros,
-                                                                total)
+        succ, _frm, events, n_moves, _over, _win = moves_kernel(space.tables, chunk, throws, ros, total, flags)
         del _frm
         ne, nc = _count(succ, events, n_moves, loc)
         e_start = np.empty(chunk.size + 1, np.int64)

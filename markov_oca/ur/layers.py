@@ -13,7 +13,6 @@ import numba
 import numpy as np
 from numba import prange
 
-from .kernel import LANE_MIRROR
 from .rules import UrRules
 from .state import UrSpace, _rank_core, _unrank_core, lane_pips, side_pips, unrank_at
 
@@ -35,7 +34,8 @@ def layers(rules: UrRules) -> list[tuple[int, int]]:
 @numba.njit(cache=True)
 def _members(tables, a, b, out, fill):
     """Ranks of the positions with ``a`` of the mover's pieces off and ``b`` of the opponent's, ascending."""
-    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    (f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark,
+     pop6) = tables[:12]
     n = f.shape[0] - 1
     k = 0
     for li in range(lanes.shape[0]):
@@ -46,11 +46,11 @@ def _members(tables, a, b, out, fill):
             continue
         ft = f[rt]
         base = starts[li]
-        for mm in range(64):
+        for mm in range(side_off.shape[1]):
             if side_off[rm, mm] < 0 or pop6[mm] + a > rm:
                 continue
             sm = side_off[rm, mm] + a
-            for tm in range(64):
+            for tm in range(side_off.shape[1]):
                 if side_off[rt, tm] < 0 or pop6[tm] + b > rt:
                     continue
                 if fill:
@@ -73,20 +73,21 @@ def _pips(tables, idx):
     out = np.empty(idx.shape[0], np.int16)
     for i in prange(idx.shape[0]):
         lane, mm, mh, mo, tm, th, to = unrank_at(tables, idx[i])
-        lp, lq = lane_pips(lane)
-        out[i] = side_pips(mm, mo) + side_pips(tm, to) + lp + lq
+        lp, lq = lane_pips(tables[13], tables[14], lane)
+        out[i] = side_pips(tables[15], tables[19], mm, mo) + side_pips(tables[15], tables[19], tm, to) + lp + lq
     return out
 
 
 @numba.njit(cache=True, parallel=True)
 def mirror_ranks(tables, idx):
     """Rank of each position seen from the other side (the same board, the other side to move)."""
-    f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark, pop6 = tables
+    (f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark,
+     pop6) = tables[:12]
     out = np.empty(idx.shape[0], np.int64)
     for i in prange(idx.shape[0]):
         lane, mm, mh, mo, tm, th, to = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift,
                                                     lane_light, lane_dark, pop6, idx[i])
-        out[i] = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, LANE_MIRROR[lane],
+        out[i] = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, tables[12][lane],
                             tm, th, to, mm, mh, mo)
     return out
 

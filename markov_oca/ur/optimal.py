@@ -29,7 +29,7 @@ import numpy as np
 
 from .kernel import bellman, moves
 from .rules import UrRules
-from .state import UrSpace
+from .state import space_of
 from .store import load_table, save_table
 
 
@@ -79,7 +79,7 @@ def check_memory(rules: UrRules) -> None:
     need, avail = estimated_bytes(rules), available_memory()
     if need > avail:
         raise TooLargeError(
-            f"{rules.name} with {rules.pieces} pieces: optimal values over {UrSpace(rules.pieces).size:,} "
+            f"{rules.name} with {rules.pieces} pieces: optimal values over {space_of(rules.pieces, rules.code).size:,} "
             f"positions need about {need / 2**30:.1f} GiB (the table and the largest layer's successors); "
             f"{avail / 2**30:.1f} GiB available (try --pieces {_largest_fitting(rules, avail)} or fewer)")
 
@@ -109,7 +109,7 @@ def solve_optimal(rules: UrRules, tol: float = 1e-12, max_sweeps: int = 100_000)
 def solve_optimal_whole(rules: UrRules, tol: float = 1e-12, max_sweeps: int = 100_000) -> OptimalSolution:
     """The former solve: the whole move table held at once, plain Gauss-Seidel by total pieces off
     (kept to compare against; about 340 bytes a position)."""
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     mv = moves(space, None, rules)
     pos = space.unrank_many(np.arange(space.size, dtype=np.int64))
     layer = pos.mine_off.astype(np.int64) + pos.their_off.astype(np.int64)

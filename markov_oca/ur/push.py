@@ -12,16 +12,16 @@ With one thread that is one pass (:func:`_turn`), which also zeroes ``cur`` behi
 ``random`` side, the pass over the rosettes is made alone (:func:`_turn` with ``rosettes_only``), then the
 threads spread the mass into ``nxt`` side by side (:func:`_spread`). Thread i owns the targets whose mover's
 pips are in [Q_i, Q_i+1) (a slice of places); a move leaves the opponent's pips q as they were or lowers
-them by a captured piece's (at most 14), so it reads only the sources of opponent's pips in
-[Q_i, Q_i+1 + 15): about 1/parts of the places each, no value written by two threads, and each target gets
-its terms in the order one thread gives them (the same bits).
+them by a captured piece's (at most the path's length L, 14 on Bell's path), so it reads only the sources of
+opponent's pips in [Q_i, Q_i+1 + L + 1): about 1/parts of the places each, no value written by two threads,
+and each target gets its terms in the order one thread gives them (the same bits).
 
 With deterministic policies two or more threads make one pass (:func:`_turn_split`): thread i takes the
 sources whose opponent's pips lie in [Q_i, Q_i+1), level by level of the mover's pips. A rosette keeps the
 opponent's pips and adds to the mover's: it lands later in the same thread's sources, so each thread carries
 its own rosettes in place. Every other move lands where the mover's pips are the source's opponent's pips, or
-fewer by a captured piece's (at most 14): in thread i's own targets [Q_i, Q_i+1), except for captures that
-cross below Q_i. Those go into a buffer of thread i's own (the places of mover's pips [Q_i - 14, Q_i)), added
+fewer by a captured piece's (at most L): in thread i's own targets [Q_i, Q_i+1), except for captures that
+cross below Q_i. Those go into a buffer of thread i's own (the places of mover's pips [Q_i - L, Q_i)), added
 in after the pass. Each target gets its terms in one thread's order, plus that buffer's sum: not the bits of
 one thread, but the same bits for the same number of threads.
 
@@ -50,7 +50,7 @@ from .policy import deterministic, drop_pages, policy_code, policy_codes
 from .pushmoves import push_tables
 from .pushorder import push_placement, split_bounds, thread_slices
 from .rules import UrRules
-from .state import UrSpace
+from .state import space_of
 from .storage import is_fixed, row_count, row_entry, row_first
 
 __all__ = ["PushResult", "length_distribution", "push_bytes", "push_lengths"]
@@ -281,7 +281,7 @@ def _default_parts(codes) -> int:
 
 def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     """Peak memory of :func:`push_lengths`: the policies' moves, two mass arrays, the build's maps."""
-    S = UrSpace(rules.pieces).size
+    S = space_of(rules.pieces, rules.code).size
     nt = len(rules.throws)
     codes = {light, dark}
     tables = 0
@@ -289,9 +289,11 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
         tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
     build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
     parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts([policy_code(light), policy_code(dark)]))
-    # threads in one pass: each past the first buffers the places 14 mover's pips below its own (at most twice
-    # the average share of 14 levels of 15 * pieces + 1)
-    crossing = 0 if "random" in codes or parts <= 1 else (parts - 1) * 2 * S * 8 * 14 // (15 * rules.pieces + 1)
+    # threads in one pass: each past the first buffers the places L mover's pips below its own (at most twice
+    # the average share of L levels of (L + 1) * pieces + 1)
+    plen = rules.path_length
+    crossing = (0 if "random" in codes or parts <= 1
+                else (parts - 1) * 2 * S * 8 * plen // ((plen + 1) * rules.pieces + 1))
     return int(tables + max(16 * S + crossing, build) + 150 * 2**20)
 
 
@@ -299,15 +301,15 @@ class _Turns:
     """How each turn is pushed: one pass by threads (deterministic policies), else one pass, and with ``parts``
     > 1 a spread by threads after the rosettes' pass."""
 
-    def __init__(self, tables, probs: np.ndarray, levels: np.ndarray, width: int, parts: int):
+    def __init__(self, tables, probs: np.ndarray, levels: np.ndarray, width: int, parts: int, back: int = 14):
         self.tables, self.probs, self.levels, self.width, self.parts = tables, probs, levels, width, parts
         self.split = all(is_fixed(tab) for tab in tables)  # deterministic: one pass, any number of threads
         if self.split:
-            self.qs, self.side_lo, self.side_off, side_size = split_bounds(levels, width, parts)
+            self.qs, self.side_lo, self.side_off, side_size = split_bounds(levels, width, parts, back)
             self.crossing = np.zeros(side_size)
             self.outs = np.zeros((parts, 8))
         elif parts > 1:
-            self.src, self.tgt = thread_slices(levels, width, parts)
+            self.src, self.tgt = thread_slices(levels, width, parts, back)
 
     def __call__(self, side: int, cur: np.ndarray, nxt: np.ndarray, lo: int, hi: int, eps: float):
         """(won, lost, throws, moved, dropped, nlo, nhi, hi) of the turn of ``side``."""
@@ -404,11 +406,15 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
     parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts(codes))
+    if rules.capture_again:
+        # a capture that throws again keeps the mover but lowers the opponent's pips: it can land in another
+        # thread's sources, so the threads' split (which carries only the rosettes in place) does not apply
+        parts = 1
     eps = float(tail) * 1e-12 if drop is None else float(drop)
     t0 = time.perf_counter()
-    space = UrSpace(rules.pieces)
+    space = space_of(rules.pieces, rules.code)
     probs = np.asarray(rules.throw_probabilities, np.float64)
-    width = 15 * rules.pieces + 1
+    width = rules.off_square * rules.pieces + 1
     newpos, levels = push_placement(space, rules.pieces)
     first = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0) if start is None else int(start)
     first_place = int(newpos[first])
@@ -422,7 +428,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
             bound = bound_on_tables(tables, probs, levels, width, float(bound_tol), numba.get_num_threads())
         t1 = time.perf_counter()
-        turn = _Turns(tables, probs, levels, width, parts)
+        turn = _Turns(tables, probs, levels, width, parts, rules.path_length)
         pmf, alive, thrown, t, dropped = _push(turn, space.size, first_place, tail, eps, max_turns, bar, on_turn)
         t2 = time.perf_counter()
     del turn, tables

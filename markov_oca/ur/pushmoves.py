@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .kernel import AGAIN, GAME_OVER, LANE_MIRROR, MOVER_WINS, kernel_args, moves_kernel
+from .kernel import AGAIN, GAME_OVER, MOVER_WINS, kernel_args, moves_kernel
 from .layers import CHUNK
 from .policy import POLICY_CODES, choice
 from .rules import UrRules
@@ -61,12 +61,12 @@ def _pack(code, succ, events, frm, n_moves, values, newpos, e_start, store, rows
 def _fixed_table(space: UrSpace, rules: UrRules, code: int, vals: np.ndarray, newpos: np.ndarray, tick):
     """A deterministic policy's moves: (S, throws) int32, filled in rank order."""
     S = space.size
-    throws, ros, total = kernel_args(rules)
+    throws, ros, total, flags = kernel_args(rules)
     table = np.empty((S, len(throws)), np.int32)
     none = np.zeros(min(CHUNK, S), np.int64)
     for lo in range(0, S, CHUNK):
         ranks = np.arange(lo, min(lo + CHUNK, S), dtype=np.int64)
-        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, ranks, throws, ros, total)
+        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, ranks, throws, ros, total, flags)
         _pack(code, succ, events, frm, n_moves, vals, newpos, none, table, newpos[lo:lo + ranks.size])
         tick(ranks.size)
     return table
@@ -75,7 +75,7 @@ def _fixed_table(space: UrSpace, rules: UrRules, code: int, vals: np.ndarray, ne
 def _packed_table(space: UrSpace, rules: UrRules, code: int, vals: np.ndarray, newpos: np.ndarray, tick):
     """Every legal move (``random``): ``(start, cnt, ent)``, filled in place order."""
     S = space.size
-    throws, ros, total = kernel_args(rules)
+    throws, ros, total, flags = kernel_args(rules)
     order = np.empty(S, np.int32)
     order[newpos] = np.arange(S, dtype=np.int32)
     cnt = np.zeros((S, len(throws)), np.uint8)
@@ -84,7 +84,7 @@ def _packed_table(space: UrSpace, rules: UrRules, code: int, vals: np.ndarray, n
     e_used = 0
     for lo in range(0, S, CHUNK):
         ranks = order[lo:lo + CHUNK].astype(np.int64)  # ranks, placed at lo..: fill in the push order
-        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, LANE_MIRROR, ranks, throws, ros, total)
+        succ, frm, events, n_moves, _o, _w = moves_kernel(space.tables, ranks, throws, ros, total, flags)
         ne = _count(code, succ, events, frm, n_moves, vals)
         e_start = np.zeros(ne.size + 1, np.int64)
         np.cumsum(ne, out=e_start[1:])

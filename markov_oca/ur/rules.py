@@ -5,12 +5,18 @@ A rule file is TOML:
 * ``[game]``: ``name``, ``family = "ur"``, ``title``, ``tradition``, ``summary`` and
   ``pieces`` (per side, 1..7);
 * ``[throw]``: ``kind = "coins"`` with ``count`` (the move is the number of heads,
-  0..count, binomial) or ``kind = "die"`` with ``faces`` (1..faces, uniform);
-* ``[board]``: ``path_length`` (14), ``rosettes`` (path squares that give another
-  throw; those in the shared lane are safe: no capture there) and ``shared``
-  (first and last square of the shared lane, ``[5, 12]``). The position encoding
-  (:mod:`markov_oca.ur.state`) fixes the path and the lane, so only the
-  rosettes may differ from the classic board;
+  0..count, binomial; with ``zero_as = k`` a throw of no heads moves k instead,
+  RoyalUr's "three binary dice, 0 counts as 4"), ``kind = "die"`` with ``faces``
+  (1..faces, uniform) or ``kind = "table"`` with ``values`` and ``weights`` (the
+  move and its relative weight, whole numbers);
+* ``[board]``: ``shape`` and ``path`` (names, shown in reports), ``light_path``
+  (light's path as waypoints ``[column, row]``, see :mod:`markov_oca.ur.board`;
+  dark's is its reflection; Bell's path by default), ``rosettes`` (squares
+  ``[column, row]``, or path squares; each stands for its reflection too),
+  ``safe_rosettes`` (true: no capture on a rosette) and ``again`` (the events that
+  give another throw: ``"rosette"``, ``"capture"``; ``["rosette"]`` by default).
+  Without ``light_path``, ``path_length`` (14) and ``shared`` (``[5, 12]``) may
+  be given and must be Bell's;
 * ``[end]``: ``rule = "all-off"`` (the first to take all pieces off wins) or
   ``rule = "total-off"`` with an odd ``total`` (the game ends when ``total``
   pieces in all are off; more off wins; a side with all its pieces off also
@@ -37,6 +43,7 @@ import numpy as np
 from ..core.errors import RulesError
 from ..core.rulefile import (
     GAME_TEXT_KEYS,
+    bool_value,
     check_keys,
     game_table,
     game_texts,
@@ -46,6 +53,8 @@ from ..core.rulefile import (
     resolve_source,
     str_value,
 )
+from .board import PATHS, UrBoard, board_from_waypoints
+from .state import PathCode
 
 __all__ = ["UR_OPTIONS", "UrRules", "build_ur", "load_ur"]
 
@@ -66,8 +75,11 @@ UR_OPTIONS: dict[str, tuple[Any, str]] = {
 _CHOICES = {"throw": ("coins", "die"), "end": ("all-off", "total-off")}
 _TOP_KEYS = {"game", "throw", "board", "end"}
 _GAME_KEYS = GAME_TEXT_KEYS | {"pieces"}
-_THROW_KEYS = {"kind", "count", "faces"}
-_BOARD_KEYS = {"path_length", "rosettes", "shared"}
+_THROW_KEYS = {"kind", "count", "faces", "zero_as", "values", "weights"}
+_BOARD_KEYS = {"path_length", "rosettes", "shared", "shape", "path", "light_path", "safe_rosettes", "again"}
+_AGAIN = ("rosette", "capture")
+_PATH_NAMES = {"bell": "Bell's path", "masters": "Masters' path", "aseb": "Aseb's path"}
+_MAX_MOVE = 8
 _END_KEYS = {"rule", "total"}
 _DEFAULT_TOTAL = 7
 _MAX_COINS = 6
@@ -95,6 +107,12 @@ class UrRules:
     option_choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     path_length: int = PATH_LENGTH
     shared: tuple[int, int] = SHARED
+    board: UrBoard | None = None  # the squares, paths and rosettes (Bell's board when None)
+    board_name: str = "standard board, Bell's path"
+    safe_rosettes: bool = True  # no capture on a rosette
+    rosette_again: bool = True  # landing on a rosette gives another throw
+    capture_again: bool = False  # a capture gives another throw
+    throw_name: str = ""  # how the throw is described (empty: from kind and count)
 
     family = "ur"
     default_players = 2
@@ -110,6 +128,16 @@ class UrRules:
         return np.array([float(p) for _, p in self.throws])
 
     @property
+    def code(self) -> PathCode:
+        """The position encoding's view of the board (:class:`~markov_oca.ur.state.PathCode`)."""
+        return self.board.code if self.board is not None else _BELL.code
+
+    @property
+    def off_square(self) -> int:
+        """The path square of a piece off the board (the path's length plus 1)."""
+        return self.path_length + 1
+
+    @property
     def rosette_mask(self) -> int:
         """Bit s set for each rosette path square s."""
         return sum(1 << s for s in self.rosettes)
@@ -120,6 +148,8 @@ class UrRules:
         return int(self.total) if self.end == "total-off" else 0
 
     def describe_throw(self) -> str:
+        if self.throw_name:
+            return self.throw_name
         if self.throw_kind == "coins":
             return f"{self.throw_count} coins (the number of heads, 0..{self.throw_count})"
         return f"a {self.throw_count}-sided die (1..{self.throw_count})"
@@ -131,10 +161,14 @@ class UrRules:
                 "who took off more wins")
 
 
-def _throws(kind: str, count: int) -> tuple[tuple[int, Fraction], ...]:
+def _throws(kind: str, count: int, zero_as: int = 0) -> tuple[tuple[int, Fraction], ...]:
     if kind == "coins":
-        return tuple((k, Fraction(comb(count, k), 2**count)) for k in range(count + 1))
+        out = [(k or zero_as, Fraction(comb(count, k), 2**count)) for k in range(count + 1)]
+        return tuple(sorted(out))
     return tuple((k, Fraction(1, count)) for k in range(1, count + 1))
+
+
+_BELL = board_from_waypoints("Bell's path", [list(t) for t in PATHS["bell"]], [4, 8, 14])
 
 
 def load_ur(rules: str | Path, options: Mapping[str, Any] | None = None) -> UrRules:
@@ -164,44 +198,86 @@ def _choose(source: str, value: str, choices, key: str) -> None:
         raise RulesError(f"{value!r} is not one of {', '.join(choices)}", source=source, key=key)
 
 
-def _throw(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> tuple[str, int]:
-    """(kind, coins or faces) of the ``[throw]`` table, with the ``throw`` option in force."""
+def _table_throw(source: str, throw: dict[str, Any]) -> tuple[tuple[int, Fraction], ...]:
+    """The ``values`` and ``weights`` of a ``kind = "table"`` throw as (move, probability), moves ascending."""
+    values, weights = throw.get("values"), throw.get("weights")
+    for key, v in (("values", values), ("weights", weights)):
+        if not isinstance(v, list) or not v:
+            raise RulesError("must be a non-empty list of whole numbers", source=source, key=f"throw.{key}")
+    if len(values) != len(weights):
+        raise RulesError(f"has {len(weights)} entries for {len(values)} values", source=source, key="throw.weights")
+    moves = [int_value(source, f"throw.values[{i}]", v, lo=0, hi=_MAX_MOVE) for i, v in enumerate(values)]
+    if len(set(moves)) != len(moves):
+        raise RulesError("a value is listed twice", source=source, key="throw.values")
+    ws = [int_value(source, f"throw.weights[{i}]", w, lo=1) for i, w in enumerate(weights)]
+    return tuple(sorted((m, Fraction(w, sum(ws))) for m, w in zip(moves, ws, strict=True)))
+
+
+def _throw(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]):
+    """(kind, coins or faces, throws, description) of the ``[throw]`` table, with the ``throw`` option in force."""
     throw = raw.get("throw", {"kind": "coins", "count": 4})
     check_keys(source, "throw", throw, _THROW_KEYS)
     kind = str_value(source, "throw.kind", throw.get("kind", "coins"))
-    _choose(source, kind, _CHOICES["throw"], "throw.kind")
-    own, other = ("count", "faces") if kind == "coins" else ("faces", "count")
-    if other in throw:
-        raise RulesError(f"a throw of kind {kind!r} has '{own}', not '{other}'", source=source,
-                         key=f"throw.{other}")
+    _choose(source, kind, (*_CHOICES["throw"], "table"), "throw.kind")
+    own = {"coins": {"count", "zero_as"}, "die": {"faces"}, "table": {"values", "weights"}}[kind]
+    for other in sorted(_THROW_KEYS - own - {"kind"}):
+        if other in throw:
+            raise RulesError(f"a throw of kind {kind!r} has {', '.join(repr(k) for k in sorted(own))}, "
+                             f"not '{other}'", source=source, key=f"throw.{other}")
+    if "throw" in chosen and chosen["throw"] != kind:
+        return chosen["throw"], 4, _throws(chosen["throw"], 4), ""
+    if kind == "table":
+        table = _table_throw(source, throw)
+        text = ", ".join(f"{m}: {p}" for m, p in table)
+        return kind, len(table), table, f"a throw of {text}"
     if kind == "coins":
         count = int_value(source, "throw.count", throw.get("count", 4), lo=1, hi=_MAX_COINS)
-    else:
-        count = int_value(source, "throw.faces", throw.get("faces", 4), lo=1, hi=_MAX_FACES)
-    if "throw" in chosen and chosen["throw"] != kind:
-        kind, count = chosen["throw"], 4
-    return kind, count
+        zero_as = int_value(source, "throw.zero_as", throw.get("zero_as", 0), lo=0, hi=_MAX_MOVE)
+        if zero_as and zero_as <= count:
+            raise RulesError(f"must be more than the {count} coins (or 0: a throw of no heads passes), "
+                             f"got {zero_as}", source=source, key="throw.zero_as")
+        text = (f"{count} coins (the number of heads, 1..{count}; no heads counts {zero_as})" if zero_as else "")
+        return kind, count, _throws(kind, count, zero_as), text
+    count = int_value(source, "throw.faces", throw.get("faces", 4), lo=1, hi=_MAX_FACES)
+    return kind, count, _throws(kind, count), ""
 
 
-def _rosettes(source: str, raw: dict[str, Any]) -> tuple[int, ...]:
-    """The rosettes of the ``[board]`` table (whose path and shared lane must be the classic ones)."""
+def _board(source: str, raw: dict[str, Any]) -> tuple[UrBoard, str, bool, bool, bool]:
+    """(board, its name, safe rosettes, rosette throws again, capture throws again) of the ``[board]`` table."""
     board = raw.get("board", {})
     check_keys(source, "board", board, _BOARD_KEYS)
-    plen = int_value(source, "board.path_length", board.get("path_length", PATH_LENGTH))
-    if plen != PATH_LENGTH:
-        raise RulesError(f"only a path of {PATH_LENGTH} squares is supported, got {plen}", source=source,
-                         key="board.path_length")
-    shared = board.get("shared", list(SHARED))
-    if not isinstance(shared, list) or len(shared) != 2 or tuple(shared) != SHARED:
-        raise RulesError(f"only the shared lane {list(SHARED)} is supported, got {shared!r}", source=source,
-                         key="board.shared")
     ros_raw = board.get("rosettes", [4, 8, 14])
-    if not isinstance(ros_raw, list):
-        raise RulesError("must be a list of path squares", source=source, key="board.rosettes")
-    rosettes = [int_value(source, f"board.rosettes[{i}]", s, lo=1, hi=PATH_LENGTH) for i, s in enumerate(ros_raw)]
-    if len(set(rosettes)) != len(rosettes):
-        raise RulesError("a square is listed twice", source=source, key="board.rosettes")
-    return tuple(sorted(rosettes))
+    if "light_path" in board:
+        for key in ("path_length", "shared"):
+            if key in board:
+                raise RulesError("follows from light_path; leave it out", source=source, key=f"board.{key}")
+        geo = board_from_waypoints(source, board["light_path"], ros_raw)
+    else:
+        plen = int_value(source, "board.path_length", board.get("path_length", PATH_LENGTH))
+        if plen != PATH_LENGTH:
+            raise RulesError(f"only a path of {PATH_LENGTH} squares is supported without light_path, got {plen}",
+                             source=source, key="board.path_length")
+        shared = board.get("shared", list(SHARED))
+        if not isinstance(shared, list) or len(shared) != 2 or tuple(shared) != SHARED:
+            raise RulesError(f"only the shared lane {list(SHARED)} is supported without light_path, got {shared!r}",
+                             source=source, key="board.shared")
+        if isinstance(ros_raw, list):
+            for i, v in enumerate(ros_raw):
+                if not isinstance(v, list):
+                    int_value(source, f"board.rosettes[{i}]", v, lo=1, hi=PATH_LENGTH)
+            if len({str(v) for v in ros_raw}) != len(ros_raw):
+                raise RulesError("a square is listed twice", source=source, key="board.rosettes")
+        geo = board_from_waypoints(source, [list(t) for t in PATHS["bell"]], ros_raw, key="board.rosettes")
+    path = str_value(source, "board.path", board.get("path", "bell" if "light_path" not in board else "own"))
+    shape = str_value(source, "board.shape", board.get("shape", "standard"))
+    safe = bool_value(source, "board.safe_rosettes", board.get("safe_rosettes", True))
+    again = board.get("again", ["rosette"])
+    if not isinstance(again, list):
+        raise RulesError(f"must be a list of events among {', '.join(_AGAIN)}", source=source, key="board.again")
+    for i, ev in enumerate(again):
+        _choose(source, str_value(source, f"board.again[{i}]", ev), _AGAIN, f"board.again[{i}]")
+    name = f"{shape} board, {_PATH_NAMES.get(path, path + ' path')}"
+    return geo, name, safe, "rosette" in again, "capture" in again
 
 
 def _end(source: str, raw: dict[str, Any], chosen: Mapping[str, Any]) -> tuple[str, int | None]:
@@ -251,8 +327,8 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
     pieces = int_value(source, "game.pieces", game.get("pieces", MAX_PIECES), lo=1, hi=MAX_PIECES)
     if "pieces" in chosen:
         pieces = int_value(source, "option pieces", chosen["pieces"], lo=1, hi=MAX_PIECES)
-    kind, count = _throw(source, raw, chosen)
-    rosettes = _rosettes(source, raw)
+    kind, count, throws, throw_name = _throw(source, raw, chosen)
+    geo, board_name, safe, ros_again, cap_again = _board(source, raw)
     end, total = _end(source, raw, chosen)
     values = {"pieces": pieces, "throw": kind, "end": end}
     if total is not None:
@@ -263,11 +339,18 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
         pieces=pieces,
         throw_kind=kind,
         throw_count=count,
-        throws=_throws(kind, count),
-        rosettes=rosettes,
+        throws=throws,
+        rosettes=geo.rosette_squares,
         end=end,
         total=total,
         options=MappingProxyType(values),
         option_docs=MappingProxyType({k: d for k, (_, d) in UR_OPTIONS.items()}),
         option_choices=MappingProxyType({**_CHOICES, "pieces": tuple(range(1, MAX_PIECES + 1))}),
+        path_length=geo.path_length,
+        board=geo,
+        board_name=board_name,
+        safe_rosettes=safe,
+        rosette_again=ros_again,
+        capture_again=cap_again,
+        throw_name=throw_name,
     )

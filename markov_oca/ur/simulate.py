@@ -31,6 +31,13 @@ batch). Game ``i`` of a run draws from its own splitmix64 stream, seeded from
 ``seed`` and ``i`` alone, so a run is reproducible whatever the batch size or
 the number of threads. :func:`play_ur_python` is the same game in plain Python
 (pieces as a list of squares), the baseline of ``benchmarks/bench_simulate.py``.
+
+Those two engines play Bell's path with safe rosettes (the rule sets ``ur``,
+``ur-simplificado``, ``ur-7-rescatados``). Any other rule set (another path, unsafe
+rosettes, a capture that throws again, a throw of another law) is played by
+:func:`_play_ranked`: the game walks over ranked positions, its moves listed by the move
+kernel's own functions, the throw drawn from its distribution; the policies score moves
+as above (``optimal`` by :func:`~markov_oca.ur.kernel.move_value`).
 """
 
 from __future__ import annotations
@@ -38,7 +45,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from functools import lru_cache
 
 import numba
 import numpy as np
@@ -47,8 +53,9 @@ from numba import prange
 from ..analysis.sampling import SimSummary
 from ..core.errors import RulesError
 from ..core.progress import progress_bar
+from .kernel import AGAIN, CAPTURE, GAME_OVER, MAX_MOVES, MOVER_WINS, OFF, ROSETTE, list_moves, move_value
 from .rules import UrRules
-from .state import Position, UrSpace, lane_squares, mask_squares, rank
+from .state import BELL, Position, UrSpace, _rank_core, _unrank_core, lane_squares, mask_squares, rank, space_of
 
 __all__ = [
     "DEFAULT_TURN_LIMIT",
@@ -73,6 +80,8 @@ _LANE_BITS = sum(1 << s for s in range(5, 13))  # path squares 5..12, shared by 
 _BOARD_AND_OFF = (1 << (_OFF + 1)) - 2  # path squares 1..15
 _POPCOUNT = np.array([bin(i).count("1") for i in range(64)], np.int64)  # heads among up to 6 coins
 _POW3 = np.array([3**i for i in range(8)], np.int64)
+_BELL_DIGIT_SQ = np.array(BELL.shared, np.int64)
+_BELL_BIT_SQ = np.array(BELL.private, np.int64)
 
 # splitmix64 (Steele, Lea, Flood 2014), in uint64 arithmetic
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -274,15 +283,21 @@ def _play(state, policies, n, total, ros, coins, count, tables, values, turn_lim
 
 
 @numba.njit(cache=True, parallel=True)
-def _play_batch(first, count_games, seed, policies, n, total, ros, coins, count, tables, values, turn_limit):
-    """Games ``first .. first + count_games - 1`` of a run; arrays (outcome, turns, throws)."""
+def _play_batch(first, count_games, seed, policies, n, total, ros, coins, count, tables, values, turn_limit,
+                ranked=None):
+    """Games ``first .. first + count_games - 1`` of a run; arrays (outcome, turns, throws). With ``ranked``
+    (throw values, their cumulative chances, rule flags, the start's rank) the games are :func:`_play_ranked`'s."""
     winner = np.empty(count_games, np.int64)
     turns = np.empty(count_games, np.int64)
     throws = np.empty(count_games, np.int64)
     base = _mix(seed)
     for i in prange(count_games):
         state = _mix(base + np.uint64(first + i) * _GAMMA)
-        w, t, th = _play(state, policies, n, total, ros, coins, count, tables, values, turn_limit)
+        if ranked is None:
+            w, t, th = _play(state, policies, n, total, ros, coins, count, tables, values, turn_limit)
+        else:
+            w, t, th = _play_ranked(state, policies, tables, ranked[0], ranked[1], ros, total, ranked[2], values,
+                                    turn_limit, ranked[3])
         winner[i] = w
         turns[i] = t
         throws[i] = th
@@ -297,9 +312,9 @@ def _decisions_kernel(lane, mine_mask, mine_hand, mine_off, their_mask, their_ha
     frm_out = np.full((k, nt, 7), -1, np.int8)
     chosen = np.full((k, nt), -1, np.int8)
     for i in range(k):
-        lane_mine, lane_theirs = lane_squares(lane[i])
-        mine = mask_squares(mine_mask[i]) | lane_mine
-        theirs = mask_squares(their_mask[i]) | lane_theirs
+        lane_mine, lane_theirs = lane_squares(_BELL_DIGIT_SQ, lane[i])
+        mine = mask_squares(_BELL_BIT_SQ, mine_mask[i]) | lane_mine
+        theirs = mask_squares(_BELL_BIT_SQ, their_mask[i]) | lane_theirs
         if _over(n, total, np.int64(mine_off[i]), np.int64(their_off[i])):
             continue
         frm = np.empty(16, np.int64)
@@ -315,12 +330,92 @@ def _decisions_kernel(lane, mine_mask, mine_hand, mine_off, their_mask, their_ha
 
 
 # ----------------------------------------------------------------------------
+# Any board: the game walked over ranked positions with the move kernel's rules
+# ----------------------------------------------------------------------------
+
+@numba.njit(cache=True, inline="always")
+def _ranked_moves(tables, s, thr, ros, total, flags, succ, evs, frm):
+    """The legal moves of throw ``thr`` in position ``s`` (successor ranks, events, squares left), as
+    :func:`~markov_oca.ur.kernel.moves_kernel` lists them; their number (0: a pass)."""
+    (f, side_off, side_mask, side_o, lane_start, lanes, starts, bucket, shift, lane_light, lane_dark,
+     pop6) = tables[:12]
+    p = _unrank_core(f, side_mask, side_o, lanes, starts, bucket, shift, lane_light, lane_dark, pop6, s)
+    lane, mm, mh, mo, tm, th, to = p
+    lane_mine, theirs_sq = lane_squares(tables[13], lane)
+    mine_sq = mask_squares(tables[15], mm) | lane_mine
+    k = list_moves(tables, p, thr, ros, total, flags, mine_sq, theirs_sq, succ, evs, frm)
+    if k == 0:
+        succ[0] = _rank_core(f, side_off, lane_start, lane_light, lane_dark, pop6, tables[12][lane], tm, th, to,
+                             mm, mh, mo)
+    return k
+
+
+@numba.njit(cache=True)
+def _play_ranked(state, policies, tables, tvals, tcum, ros, total, flags, values, turn_limit, start):
+    """One game of any rule set from position ``start`` (light to move): as :func:`_play`, the throw drawn from
+    the cumulative chances ``tcum`` of the values ``tvals`` (53 random bits)."""
+    succ = np.empty(MAX_MOVES, np.int64)
+    evs = np.empty(MAX_MOVES, np.int64)
+    frm = np.empty(MAX_MOVES, np.int64)
+    s = start
+    side = 0
+    turns = 1
+    throws = 0
+    nt = tvals.shape[0]
+    while True:
+        throws += 1
+        state, bits = _next(state)
+        u = np.float64(bits >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+        t = 0
+        while t < nt - 1 and u >= tcum[t]:
+            t += 1
+        thr = tvals[t]
+        k = _ranked_moves(tables, s, thr, ros, total, flags, succ, evs, frm)
+        if k == 0:
+            nxt, ev = succ[0], 0
+        else:
+            policy = policies[side]
+            c = 0
+            if k > 1 and policy == 0:
+                state, bits = _next(state)
+                c = _below(bits, k)
+            elif k > 1:
+                best = -np.inf
+                for m in range(k):
+                    ev = evs[m]
+                    if policy == 1:
+                        wins = (ev & GAME_OVER) != 0 and (ev & MOVER_WINS) != 0
+                        score = (10_000.0 * wins + 1_000.0 * ((ev & CAPTURE) != 0) + 100.0 * ((ev & ROSETTE) != 0)
+                                 + 50.0 * ((ev & OFF) != 0) + frm[m])
+                    else:
+                        score = move_value(ev, values, succ[m])
+                    if score > best:
+                        best = score
+                        c = m
+            nxt, ev = succ[c], evs[c]
+            if ev & GAME_OVER:
+                return (side if ev & MOVER_WINS else 1 - side), turns, throws
+        s = nxt
+        if not ev & AGAIN:
+            if turns >= turn_limit:
+                return -1, turns, throws
+            side = 1 - side
+            turns += 1
+
+
+def _classic(rules: UrRules) -> bool:
+    """Whether the squares-and-bits engine (:func:`_play`) plays ``rules``: Bell's path, safe rosettes that throw
+    again, no throw for a capture, coins or a die."""
+    return (rules.code == BELL and rules.safe_rosettes and rules.rosette_again and not rules.capture_again
+            and not rules.throw_name)
+
+
+# ----------------------------------------------------------------------------
 # Python entry points
 # ----------------------------------------------------------------------------
 
-@lru_cache(maxsize=8)
-def _space(n: int) -> UrSpace:
-    return UrSpace(n)
+def _space(rules: UrRules) -> UrSpace:
+    return space_of(rules.pieces, rules.code)
 
 
 def _policy_codes(light: str, dark: str) -> np.ndarray:
@@ -340,7 +435,7 @@ def _values_for(rules: UrRules, need: bool, values: np.ndarray | None) -> np.nda
 
         values = solve_optimal(rules).values
     values = np.ascontiguousarray(values, dtype=np.float64)
-    size = _space(rules.pieces).size
+    size = _space(rules).size
     if values.shape != (size,):
         raise ValueError(f"the optimal values of {rules.pieces} pieces hold {size:,} positions, got shape "
                          f"{values.shape}")
@@ -401,8 +496,15 @@ def simulate_ur(rules: UrRules, light: str = "random", dark: str = "random", gam
     if limit < 1:
         raise ValueError("turn_limit must be at least 1")
     vals = _values_for(rules, bool((policies == POLICY_CODES["optimal"]).any()), values)
-    tables = _space(rules.pieces).tables
+    space = _space(rules)
+    tables = space.tables
     n, total, ros, coins, count = _kernel_rules(rules)
+    ranked = None
+    if not _classic(rules):
+        from .kernel import kernel_args
+
+        tvals, _ros, _total, flags = kernel_args(rules)
+        ranked = (tvals, np.cumsum(rules.throw_probabilities), flags, np.int64(space.rank(0, 0, n, 0, 0, n, 0)))
     summary = SimSummary(rules=rules.name, seats=list(SEATS), outcome_names=list(OUTCOMES), turn_limit=limit,
                          seed=seed)
     seed_bits = np.uint64(int(seed) & (2**64 - 1))
@@ -414,7 +516,7 @@ def simulate_ur(rules: UrRules, light: str = "random", dark: str = "random", gam
             m = min(batch, games - done)
             winner, turns, throws = _play_batch(np.int64(done), np.int64(m), seed_bits, policies, np.int64(n),
                                                 np.int64(total), np.int64(ros), coins, np.int64(count), tables,
-                                                vals, np.int64(limit))
+                                                vals, np.int64(limit), ranked)
             summary.add_batch(winner, turns, throws)
             if on_batch is not None:
                 on_batch(winner, turns, throws)
@@ -436,12 +538,15 @@ def ur_decisions(rules: UrRules, positions: Position, policy: str = "random",
     ``T`` runs over ``rules.throw_values``. This is how the tests compare the simulator's
     rules with the kernel's move tables, position by position.
     """
+    if not _classic(rules):
+        raise RulesError(f"{rules.name}: the squares-and-bits simulator plays Bell's path with safe rosettes only; "
+                         "other rule sets are played over ranked positions")
     code = _policy_codes(policy, policy)[0]
     vals = _values_for(rules, code == POLICY_CODES["optimal"], values)
     n, total, ros, _coins, _count = _kernel_rules(rules)
     arrs = [np.ascontiguousarray(a, dtype=np.int64) for a in positions]
     return _decisions_kernel(*arrs, rules.throw_values, np.int64(code), np.int64(n), np.int64(total),
-                             np.int64(ros), _space(rules.pieces).tables, vals)
+                             np.int64(ros), _space(rules).tables, vals)
 
 
 def play_ur_python(rules: UrRules, light: str = "random", dark: str = "random",
@@ -459,10 +564,12 @@ def play_ur_python(rules: UrRules, light: str = "random", dark: str = "random",
             raise RulesError(f"unknown policy {p!r} (policies: {', '.join(POLICY_CODES)})")
     if "optimal" in policies and values is None:
         raise ValueError("the optimal policy needs the optimal values")
+    if not _classic(rules):
+        raise RulesError(f"{rules.name}: the plain-Python game plays Bell's path with safe rosettes only")
     n, total = rules.pieces, rules.end_total
     rosettes = set(rules.rosettes)
     lo, hi = rules.shared
-    space = _space(n) if values is not None else None
+    space = _space(rules) if values is not None else None
     pieces = [[0] * n, [0] * n]  # path squares: 0 hand, 1..14 board, 15 off
     side, turns, throws = 0, 1, 0
 

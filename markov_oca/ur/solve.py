@@ -124,7 +124,7 @@ def _optimal_values(r, light, dark, optimal, values, timer, progress):
 
 def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> UrResults:
     from .chain import check_chain_memory, ur_chain
-    from .state import UrSpace
+    from .state import space_of
 
     check_chain_memory(r)  # before the value iteration, which would be wasted on a refused chain
     timer: dict[str, float] = {}
@@ -142,7 +142,7 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
         wins = chain.outcome_probabilities(reports=rep)
         timer["solve"] = time.perf_counter() - t2
         length = length_summary(chain, exp["turns"][1], tail)
-    start = UrSpace(r.pieces).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
+    start = space_of(r.pieces, r.code).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
     return UrResults(
         rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
         options=dict(r.options), states=chain.n, transitions=chain.n_transitions,
@@ -151,7 +151,7 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
         length=length,
         optimal_value=float(values[start]) if values is not None else None,
         optimal_residual=residual,
-        positions=UrSpace(r.pieces).size,
+        positions=space_of(r.pieces, r.code).size,
         solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in rep],
         timings=timer,
     )
@@ -238,7 +238,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
     from .bound import throws_bound
     from .evaluate import evaluate_policies
     from .push import push_lengths
-    from .state import UrSpace
+    from .state import space_of
     from .sweeps import check_sweeps_memory
 
     _check_sweep_policies(r, light, dark, values, optimal)
@@ -247,7 +247,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResul
     timer: dict[str, float] = {}
     handed_in = values is not None or optimal is not None  # not the saved table's (nor solved here)
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
-    space = UrSpace(r.pieces)
+    space = space_of(r.pieces, r.code)
     start = space.rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
     solver = []
     transitions = 0

@@ -42,8 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.atomic import atomic_files
-from .rules import UrRules
-from .state import LANE_CONFIGS, UrSpace
+from .rules import UrRules, _throws
+from .state import BELL, LANE_CONFIGS, space_of
 from .store import load_table, rules_identity, save_table
 
 __all__ = ["RguTable", "find_table", "read_rgu", "rgu_keys", "save_bound", "saved_bound", "table_dir", "table_path",
@@ -205,15 +205,24 @@ def rgu_keys(lane, mine_mask, mine_hand, their_mask, their_hand) -> np.ndarray:
             | np.asarray(mine_hand, np.int64) << 28)
 
 
+def _dice_id(rules: UrRules) -> str:
+    """RoyalUr's id of the throw (``four_binary``, ``three_binary_0eq4``), else ours."""
+    law = tuple((int(v), p) for v, p in rules.throws)
+    for count, zero_as, name in ((4, 0, "four_binary"), (3, 4, "three_binary_0eq4")):
+        if law == _throws("coins", count, zero_as):
+            return name
+    return f"{rules.throw_kind}_{rules.throw_count}"
+
+
 def game_settings(rules: UrRules) -> dict:
     """RoyalUr's names for the game the table solves (ours beside them)."""
-    finkel = (rules.throw_kind == "coins" and rules.throw_count == 4 and rules.rosettes == (4, 8, 14)
-              and rules.end == "all-off")
-    return {"board_shape": "standard", "paths": "bell",
-            "dice": "four_binary" if rules.throw_kind == "coins" and rules.throw_count == 4 else
-            f"{rules.throw_kind}_{rules.throw_count}",
-            "start_pieces": rules.pieces, "safe_rosettes": True, "rosettes_grant_extra_rolls": True,
-            "capture_grant_extra_rolls": False, "finkel": finkel,
+    dice = _dice_id(rules)
+    finkel = (dice == "four_binary" and rules.rosettes == (4, 8, 14) and rules.end == "all-off"
+              and rules.code == BELL and rules.safe_rosettes and rules.rosette_again and not rules.capture_again)
+    return {"board_shape": "standard", "paths": "bell", "dice": dice,
+            "start_pieces": rules.pieces, "safe_rosettes": rules.safe_rosettes,
+            "rosettes_grant_extra_rolls": rules.rosette_again,
+            "capture_grant_extra_rolls": rules.capture_again, "finkel": finkel,
             "markov_oca": rules_identity(rules)}
 
 
@@ -225,7 +234,10 @@ def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: 
     """Write the table as a ``.rgu`` file; the number of entries (positions not over)."""
     if value_type not in VALUE_TYPES:
         raise ValueError(f"value type {value_type!r}: one of {', '.join(VALUE_TYPES)}")
-    space = UrSpace(rules.pieces)
+    if rules.code != BELL:
+        raise ValueError(f"{rules.name}: RoyalUr's .rgu keys for the {rules.board_name} (12 shared squares, keys "
+                         "past 32 bits spread over several maps) are not written yet; only Bell's path is exported")
+    space = space_of(rules.pieces, rules.code)
     n = rules.pieces
     total = rules.end_total
     keys_parts, vals_parts = [], []
