@@ -18,7 +18,7 @@ The rules it plays (the reading of ``markov-oca explain oca-moderna``):
 - squares 0 (start, off the board) to 63 (the goal); two six-sided dice; seat 1 moves first;
 - a throw of 6+3 from square 0 goes to 26, 5+4 goes to 53 (that square's effect is not applied);
 - otherwise the piece moves on by the total, bouncing back from 63 by the excess;
-- gooses (9, 18, 27, 36, 45, 54) move the piece on again by the same total, always forward;
+- geese (9, 18, 27, 36, 45, 54) move the piece on again by the same total, always forward;
   the bridge (6) goes to 12, the maze (42) to 30, the skull (58) back to 0; effects chain;
 - the inn (19) misses 2 turns; the well (31) and the prison (52) hold the piece until another
   piece comes to rest there;
