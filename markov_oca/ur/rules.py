@@ -347,6 +347,7 @@ def build_ur(raw: dict[str, Any], source: str, options: Mapping[str, Any]) -> Ur
         option_docs=MappingProxyType({k: d for k, (_, d) in UR_OPTIONS.items()}),
         option_choices=MappingProxyType({**_CHOICES, "pieces": tuple(range(1, MAX_PIECES + 1))}),
         path_length=geo.path_length,
+        shared=(min(geo.code.shared), max(geo.code.shared)),
         board=geo,
         board_name=board_name,
         safe_rosettes=safe,

@@ -161,6 +161,9 @@ SHIPPED = [
     ("ur", {"pieces": 2, "light": "greedy", "dark": "random"}),
     ("ur-simplificado", {"pieces": 1, "light": "optimal", "dark": "random"}),
     ("ur-7-rescatados", {"pieces": 2}),
+    ("ur-blitz", {"pieces": 2}),
+    ("ur-masters", {"pieces": 2}),
+    ("ur-aseb", {"pieces": 1}),
     ("gioco-oca-punti", {"players": 2, "games": 4_000}),
 ]
 
