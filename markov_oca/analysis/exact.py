@@ -10,7 +10,7 @@ states (``docs/exact.md``):
 
 * up to :data:`DENSE_LIMIT`, python-flint's dense ``fmpq_mat.solve`` (FLINT's
   fraction-free/multimodular solvers; milliseconds on a 100-square board);
-* above, up to :data:`EXACT_LIMIT`, :mod:`markov_oca.exact_sparse`: one sparse LU
+* above, up to :data:`EXACT_LIMIT`, :mod:`markov_oca.rational.sparse`: one sparse LU
   modulo a word prime, Dixon p-adic lifting of the initial state's entries,
   rational reconstruction, and a certificate that the whole solution is exact.
   The sparse path solves every system the questions need at once (outcomes,
@@ -280,7 +280,7 @@ class ExactChain:
                       sources: list[int], absorbing: int = 0) -> list[Fraction]:
         """Solve signed columns at the initial state: plain ones, then ones coupled to the sum of ``sources``.
 
-        For :class:`~markov_oca.exact_sparse.DixonSolver` a column with negative
+        For :class:`~markov_oca.rational.dixon.DixonSolver` a column with negative
         entries is split into its positive and negative parts (the lifting's
         certificate needs nonnegative solutions). For the refinement solver, when the
         first ``absorbing`` plain columns are every way of ending (outcomes, then

@@ -27,7 +27,7 @@ from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
 def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, float] | None = None,
             policy: dict[str, Any] | None = None) -> PuntiResults:
-    """Every figure of the issue on one chain (see the module docstring)."""
+    """Every figure of the points game on one chain (see the module docstring)."""
     timer = {} if timer is None else timer
     m, chain = pc.model, pc.chain
     n = pc.n_states

@@ -22,7 +22,7 @@ from ..core.errors import SolverError
 
 __all__ = ["SMOOTH", "ExactSolution", "scc_blocks", "solve_exact", "weakly_chained_dominant"]
 
-#: The small primes a random combination may lose (as :data:`markov_oca.exact_sparse.SMOOTH`).
+#: The small primes a random combination may lose (as :data:`markov_oca.rational.dixon.SMOOTH`).
 SMOOTH = 2 * 3 * 5 * 7 * 11 * 13
 
 
