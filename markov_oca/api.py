@@ -190,7 +190,7 @@ class Explained:
     Examples
     --------
     >>> e = explain("oca-moderna")
-    >>> isinstance(e, Explained), e.to_dict()["rules"], e.text().splitlines()[1]
+    >>> isinstance(e, Explained), e.to_dict()["rules"], e.text().splitlines()[2]
     (True, 'oca-moderna', 'squares 0 (start, off the board) to 63 (the goal); 2d6 thrown')
     """
 

@@ -246,6 +246,7 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "pairs", 
     Examples
     --------
     >>> from markov_oca.ur.rules import load_ur
+    >>> from markov_oca.ur.state import UrSpace
     >>> sol = solve_layered(load_ur("ur", {"pieces": 2}))
     >>> round(float(sol.values[UrSpace(2).rank(0, 0, 2, 0, 0, 2, 0)]), 6)
     0.518573
