@@ -13,7 +13,7 @@ policy pair; points: ``solve_punti(method="chain")``), length distribution to 1e
 
 Columns: states and transitions (distinct next states per state); the peak; the bound
 ``base + 250 n + 16 t`` with ``base`` the interpreter once the solve's compiled kernels are
-loaded (:data:`markov_oca.memory.BASE_BYTES`, measured); the guard's estimate (goose:
+loaded (:data:`markov_oca.core.memory.BASE_BYTES`, measured); the guard's estimate (goose:
 ``GooseModel.estimated_bytes`` with the counted states; Ur: ``ur.chain.chain_bytes``;
 points: ``PuntiModel.bytes_per_state`` times the states plus the base) and its ratio to the
 peak; and the bytes a state over the base.

@@ -54,10 +54,9 @@ def ur_explain_text(rules) -> str:
         f" (0 is the hand, {rules.path_length + 1} off the board); squares {lo}..{hi} are shared, where a piece "
         "landing on an opponent's sends it back to the hand"
         + ("; a capture gives another throw" if rules.capture_again else ""),
-        "rosettes (" + "; ".join(filter(None, ("another throw" if rules.rosette_again else "no extra throw",
-                                               "a piece on a shared one cannot be taken" if rules.safe_rosettes
-                                               else "a piece on one can be taken")))
-        + "): " + ", ".join(map(str, rules.rosettes)),
+        f"rosettes ({'another throw' if rules.rosette_again else 'no extra throw'}; "
+        f"{'a piece on a shared one cannot be taken' if rules.safe_rosettes else 'a piece on one can be taken'}): "
+        + ", ".join(map(str, rules.rosettes)),
         f"throw: {rules.describe_throw()}: "
         + ", ".join(f"{v} with {p}" for v, p in rules.throws),
         f"end: {rules.describe_end()}",
