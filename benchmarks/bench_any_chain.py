@@ -228,7 +228,8 @@ def case_retransmission(chunks: int) -> None:
 
 def write_storm_drn(path: Path, n: int, per_row: int = 10, absorbing: int = 10, seed: int = 0) -> int:
     """A random absorbing chain as Storm writes DRN: ten-digit decimals (each row summing to exactly 1),
-    targets ascending and distinct, the absorbing states labelled ``goal``. Returns the transitions."""
+    targets ascending and distinct, the odd absorbing states labelled ``goal``, the even ones ``fail`` (so
+    that ``P=? [F "goal"]`` is a solve, not a graph search). Returns the transitions."""
     rng = np.random.default_rng(seed)
     m = n - absorbing
     base = rng.integers(0, m, size=(m, 1))
@@ -248,7 +249,8 @@ def write_storm_drn(path: Path, n: int, per_row: int = 10, absorbing: int = 10, 
             fh.write("".join(f"state {lo + i}{' init' if lo + i == 0 else ''}\n\taction 0\n"
                              + "".join(f"\t\t{t} : 0.{x:010d}\n" for t, x in zip(c[i], u[i], strict=True))
                              for i in range(hi - lo)))
-        fh.write("".join(f"state {s} goal\n\taction 0\n\t\t{s} : 1\n" for s in range(m, n)))
+        fh.write("".join(f"state {s} {'goal' if s % 2 else 'fail'}\n\taction 0\n\t\t{s} : 1\n"
+                         for s in range(m, n)))
     return m * per_row + absorbing
 
 

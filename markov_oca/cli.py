@@ -309,12 +309,24 @@ def analyse(
                              "chance of each) in JSON output"),
     precision: float = typer.Option(1e-9, "--precision",
                                     help="relative error every floating-point figure is proved to be within"),
+    only: list[str] | None = typer.Option(None, "--only", metavar="hit:LABEL",
+                                          help="give only the chance of ever reaching a state with this label, "
+                                          "none of the other figures; repeatable"),
 ) -> None:
     """Analyse any absorbing Markov chain from a file: where it ends, how many steps it takes, visits per state."""
     from .io.chains import analyse_file
 
-    _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail, precision=precision), fmt,
-                            with_pmf=pmf))
+    def body() -> None:
+        asked = {}
+        if only:
+            bad = [x for x in only if not x.startswith("hit:") or not x[4:]]
+            if bad:
+                raise RulesError(f"--only {bad[0]!r}: the form is hit:LABEL (the one figure given alone)")
+            asked = {"only": "hit", "hit": [x[4:] for x in only] + list(hit or [])}
+        _print(analyse_file(file, exact=exact, **{"hit": hit or None, **asked}, tail=tail, precision=precision),
+               fmt, with_pmf=pmf)
+
+    _guarded(body)
 
 
 # A family's own commands: ``markov-oca ur best-move ...``.

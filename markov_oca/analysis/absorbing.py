@@ -24,11 +24,11 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import breadth_first_order
 
 from ..core.errors import SolverError
+from ..linalg.adjoint import AdjointSystem
 from ..linalg.certify import SLACK, adjoint_residual, compensated_dot, forward_residual
-from ..linalg.solve import DIRECT_LIMIT, LinearSystem, adjoint_solve
+from ..linalg.solve import DIRECT_LIMIT, LinearSystem
 from ..rational.blocks import BlockSolver
 from .bounds import norm_bound
-from .branches import strong_classes
 from .build import AnyChain, ChainError
 from .chain import Chain
 from .exact import DENSE_LIMIT, ExactChain
@@ -74,7 +74,7 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
     >>> [(k.name, k.kind, k.states.tolist()) for k in classes], of.tolist()
     ([('state 1', 'absorbing', [1]), ('closed class 1', 'closed class', [2, 3])], [-1, 0, 1, 1])
     """
-    label, is_closed = strong_classes(chain.next, chain.pnum, chain.denom)
+    label, is_closed = chain.strong_classes
     n_comp = is_closed.size
     closed = np.flatnonzero(is_closed)
     # classes in the order of their smallest state
@@ -114,10 +114,13 @@ def _q_transient(chain: Chain, ids: np.ndarray, pos: np.ndarray) -> sp.csr_array
     return sp.csr_array((vals, (rows, local[keep])), shape=(ids.size, ids.size))
 
 
-def residual_bound(chain: Chain, active: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The computed adjoint residual ``e_init + Q^T v - v`` and a certified bound on the true one, per state."""
-    e = np.zeros(chain.n)
-    e[chain.init] = 1.0
+def residual_bound(chain: Chain, active: np.ndarray, v: np.ndarray,
+                   e: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The computed adjoint residual ``e + Q^T v - v`` (``e`` by default ``e_init``) and a certified bound on
+    the true one, per state."""
+    if e is None:
+        e = np.zeros(chain.n)
+        e[chain.init] = 1.0
     res, err = np.empty(chain.n), np.empty(chain.n)
     adjoint_residual(chain.next, chain.pnum, 1.0 / chain.denom, active, e, v, res, err)
     return res, np.abs(res) + err
@@ -129,7 +132,7 @@ class _Adjoint:
     def __init__(self, chain: Chain, active: np.ndarray):
         self.chain, self.active = chain, active
         self.ids = np.flatnonzero(active)
-        self.lu = None
+        self.lu = self.system = None
         if self.ids.size <= DIRECT_LIMIT:
             pos = np.full(chain.n, -1, np.int64)
             pos[self.ids] = np.arange(self.ids.size)
@@ -138,7 +141,7 @@ class _Adjoint:
             self.method = "direct sparse LU (SuperLU), adjoint"
 
     def solve(self, b: np.ndarray) -> tuple[np.ndarray, int]:
-        out = np.zeros(self.chain.n)
+        out = np.zeros(b.shape)
         if self.lu is not None:
             out[self.ids] = self.lu.solve(b[self.ids])
             return out, 1
@@ -147,12 +150,14 @@ class _Adjoint:
         # where double precision stalls on a million states; the default 1e-12 if even that fails).
         # The solver's own adjoint driver sweeps with the race (the reverse of the chain's order).
         c = self.chain
-        scale = float(np.abs(b).max()) or 1.0
+        if self.system is None:  # the split matrix, built once for the solve and its refinements
+            self.system = AdjointSystem(c.next, c.pnum, c.denom, self.active, c.order())
+        scale = np.abs(b).max(axis=0) if b.ndim > 1 else float(np.abs(b).max())
+        scale = np.where(scale > 0, scale, 1.0)
         try:
-            x, rep = adjoint_solve(c.next, c.pnum, c.denom, self.active, c.order(), b / scale,
-                                   tol=max(1e-12 / self.ids.size, 1e-15))
+            x, rep = self.system.solve(b / scale, tol=max(1e-12 / self.ids.size, 1e-15))
         except SolverError:
-            x, rep = adjoint_solve(c.next, c.pnum, c.denom, self.active, c.order(), b / scale)
+            x, rep = self.system.solve(b / scale)
         self.method = rep.method
         return x * scale, int(rep.iterations)
 
@@ -188,12 +193,19 @@ def expected_visits(chain: Chain, transient: np.ndarray | None = None, *,
     >>> v.tolist(), rep["residual"] < 1e-12, rep["residual_bound"] < 1e-14
     ([2.0, 0.0], True, True)
     """
+    return visits_solve(chain, transient, target=target)[:2]
+
+
+def visits_solve(chain: Chain, transient: np.ndarray | None = None, *,
+                 target: float | None = None) -> tuple[np.ndarray, dict, _Adjoint | None]:
+    """:func:`expected_visits`, and its solver (None when the start is not transient), ready for more
+    right-hand sides on the same states."""
     if transient is None:
         transient = closed_classes(chain)[1] < 0
     visits = np.zeros(chain.n)
     if not transient[chain.init]:
         return visits, {"analysis": "expected visits", "method": "none", "residual": 0.0, "residual_1": 0.0,
-                        "residual_bound": 0.0, "iterations": 0, "bound": np.zeros(chain.n)}
+                        "residual_bound": 0.0, "iterations": 0, "bound": np.zeros(chain.n)}, None
     # States the start does not reach have no visits, exactly; leaving them out keeps their residual 0.
     active = transient & reachable(chain, chain.init)
     solver = _Adjoint(chain, active)
@@ -214,7 +226,7 @@ def expected_visits(chain: Chain, transient: np.ndarray | None = None, *,
     method = solver.method + (f", {rounds} refinement(s)" if rounds else "")
     return visits, {"analysis": "expected visits", "method": method, "residual": float(np.abs(res).max()),
                     "residual_1": float(np.abs(res).sum()), "residual_bound": float(bound.sum() * SLACK),
-                    "iterations": int(iters), "bound": bound}
+                    "iterations": int(iters), "bound": bound}, solver
 
 
 def _target_key(chain: Chain, states: np.ndarray, classes: list[Closed], class_of: np.ndarray) -> np.ndarray:
@@ -228,7 +240,8 @@ def _target_key(chain: Chain, states: np.ndarray, classes: list[Closed], class_o
 
 
 def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, target: float | None = None,
-                        precision: float | None = None, norm: float | None = None) -> tuple[Number, dict]:
+                        precision: float | None = None, norm: float | None = None,
+                        visits: tuple[np.ndarray, dict] | None = None) -> tuple[Number, dict]:
     """The chance that the chain, from ``chain.init``, ever visits one of ``states`` (time 0 counts).
 
     The chain is stopped on the set; the chance is the absorption into it, read from the visits
@@ -250,6 +263,10 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
     norm : float, optional
         A certified bound on ``||N||_inf`` of the chain (it bounds the stopped chain's too); by
         default certified from a column of expected steps in that forward solve.
+    visits : tuple, optional
+        The chain's expected visits and their report (:func:`expected_visits` on the transient
+        states): used as they are when the set holds no transient state, whose hitting
+        probability is then an absorption read from them.
 
     Returns
     -------
@@ -278,7 +295,10 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
     active = (class_of < 0) & ~target_set
     if not active[chain.init]:
         return 0.0, rep
-    v, vrep = expected_visits(chain, active, target=target)
+    if visits is not None and not (target_set & (class_of < 0)).any():
+        v, vrep = visits  # a set of closed classes stops nothing: the chain's own visits answer it
+    else:
+        v, vrep = expected_visits(chain, active, target=target)
     into = np.where((chain.next >= 0) & target_set[np.maximum(chain.next, 0)], chain.pnum.astype(np.int64), 0)
     b = into.sum(axis=1) / chain.denom
     p, err = compensated_dot(v, b)  # one rounding a term more: twice err covers it

@@ -48,6 +48,7 @@ class AnyResults:
     moments: dict[str, Moment] = field(default_factory=dict)  # "steps" and each reward: mean, 2nd moment, variance
     precision: float | None = None  # the relative precision every float figure was certified to
     route: str | None = None  # how float figures were had when the float solve could not certify them
+    only: str | None = None  # "hit": only the hitting probabilities were asked (no classes, steps or length)
 
     @property
     def outcomes(self) -> dict[str, Number]:
@@ -80,9 +81,12 @@ class AnyResults:
         d = self._base_dict(with_pmf)
         d["moments"] = {name: m.to_dict() for name, m in self.moments.items()}
         if not self.exact:
-            d.update(outcomes_bound=self.outcome_bounds, deadlock_bound=self.deadlock_bound,
+            d.update(outcomes_bound=self.outcome_bounds, deadlock_bound=None if self.only else self.deadlock_bound,
                      hitting_bound={k: self.bounds.get(f"hitting {k}") for k in self.hitting},
                      precision=self.precision, route=self.route)
+            if self.only:
+                d["expected"] = {}
+                return d
             d["expected"]["steps"]["bound"] = self.bounds.get("steps")
             d["expected"]["steps"]["given_bound"] = {k.name: k.steps_given_bound for k in self.classes
                                                      if k.steps_given is not None}
@@ -91,7 +95,12 @@ class AnyResults:
         return d
 
     def _base_dict(self, with_pmf: bool) -> dict:
-        listed = self.states <= VISITS_LISTED
+        listed = self.states <= VISITS_LISTED and not self.only
+        expected = {} if self.only else {
+            "steps": {"total": number(self.steps),
+                      "given": {k.name: number(k.steps_given) for k in self.classes if k.steps_given is not None}},
+            **{name: {"total": number(r["total"]), "given": {k: number(v) for k, v in r["given"].items()}}
+               for name, r in self.rewards.items()}}
         return {
             "schema": SCHEMA,
             "source": self.source,
@@ -99,13 +108,9 @@ class AnyResults:
                       "init": self.init},
             "exact": self.exact,
             "outcomes": {k: number(v) for k, v in self.outcomes.items()},
-            "deadlock": number(self.deadlock),
+            "deadlock": None if self.only else number(self.deadlock),
             "classes": [k.to_dict() for k in self.classes],
-            "expected": {"steps": {"total": number(self.steps),
-                                   "given": {k.name: number(k.steps_given) for k in self.classes
-                                             if k.steps_given is not None}},
-                         **{name: {"total": number(r["total"]), "given": {k: number(v) for k, v in r["given"].items()}}
-                            for name, r in self.rewards.items()}},
+            "expected": expected,
             "visits": ([number(x) for x in self.visits_exact] if self.visits_exact is not None
                        else self.visits.tolist()) if listed else None,
             "length": None if self.length is None else self.length.to_dict(with_pmf),
@@ -114,6 +119,7 @@ class AnyResults:
             "solver": self.solver,
             "notes": list(self.notes),
             "timings": self.timings,
+            **({"only": self.only} if self.only else {}),
         }
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -125,7 +131,8 @@ class AnyResults:
             rows.append((f"ends in {k.name}{size}", f"{_fmt(k.absorption, k.bound)}{given}"))
         if len(self.classes) > 50:
             rows.append(("...", f"{len(self.classes) - 50} more closed classes"))
-        rows.append(("expected steps to absorption", _fmt(self.steps, self.bounds.get("steps"))))
+        if self.steps is not None:
+            rows.append(("expected steps to absorption", _fmt(self.steps, self.bounds.get("steps"))))
         for name, r in self.rewards.items():
             rows.append((f"expected {name}", _fmt(r["total"], r.get("bound"))))
         for name, m in self.moments.items():

@@ -213,10 +213,15 @@ class Chain:
     # ------------------------------------------------------------------ structure
 
     @functools.cached_property
+    def strong_classes(self) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~markov_oca.analysis.branches.strong_classes` of the chain, found once."""
+        return strong_classes(self.next, self.pnum, self.denom)
+
+    @functools.cached_property
     def structure(self) -> Structure:
         absorbing = np.zeros(self.n, bool)
         absorbing[list(self.outcomes.values())] = True
-        label, closed = strong_classes(self.next, self.pnum, self.denom)
+        label, closed = self.strong_classes
         has_outcome = np.zeros(closed.size, bool)
         has_outcome[label[absorbing]] = True
         dead_class = closed & ~has_outcome

@@ -48,8 +48,17 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..core.errors import SolverError, TooLargeError
-from ..linalg.certify import SLACK, compensated_dot, into_classes
-from .absorbing import Closed, _exact_ok, closed_classes, expected_visits, hitting_probability, reachable
+from ..linalg.certify import SLACK, U, into_classes
+from .absorbing import (
+    Closed,
+    _exact_ok,
+    closed_classes,
+    expected_visits,
+    hitting_probability,
+    reachable,
+    residual_bound,
+    visits_solve,
+)
 from .anyresults import AnyResults
 from .bounds import PRECISION, meets, ratio_bound, upper_steps
 from .build import AnyChain, ChainError
@@ -74,7 +83,7 @@ TIGHTEN_COLUMNS = 64
 def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, Any] | None = None,
             hit: Mapping[str, Any] | Collection[str] | None = None, conditional: int = 16,
             tail: float = 1e-10, max_steps: int = 100_000, length: bool = True,
-            precision: float = PRECISION) -> AnyResults:
+            precision: float = PRECISION, only: str | None = None) -> AnyResults:
     """Analyse an absorbing chain from its initial state (see the module docstring).
 
     Parameters
@@ -100,6 +109,9 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
         Compute the absorption-time distribution.
     precision : float
         Relative precision every float figure is certified to (a variance: relative to its second moment).
+    only : {None, "hit"}
+        ``"hit"``: answer only the hitting probabilities of ``hit`` (each one solve, with its bound),
+        none of the other figures.
 
     Returns
     -------
@@ -128,6 +140,9 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     >>> f = analyse(from_matrix(P, init=1), exact=False)
     >>> round(f.outcomes["state 3"], 12), f.classes[1].bound < 1e-13
     (0.333333333333, True)
+    >>> g = analyse(from_matrix(P, init=1, labels={"goal": [3]}), hit=["goal"], only="hit", exact=False)
+    >>> round(g.hitting["goal"], 12), g.bounds["hitting goal"] < 1e-13, g.classes
+    (0.333333333333, True, [])
     """
     timer: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -142,6 +157,8 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
                      transient=n_t, init=int(chain.init), exact=False, classes=classes, steps=0.0,
                      visits=np.zeros(chain.n), length=None, notes=list(getattr(chain, "notes", [])), timings=timer,
                      precision=None if exact else precision)
+    if only is not None:
+        return _only(chain, res, hits, only, exact, precision)
     job = _Float(chain, res, class_of, values, hits, conditional, precision)
     job.extra = set(rewards or ())
     failed = job.run(None)
@@ -154,6 +171,31 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     if exact or failed:
         _exact_route(job, exact, failed, rewards)
     _length_moments(res)
+    return res
+
+
+def _only(chain: Chain, res: AnyResults, hits: dict[str, Any], only: str, exact: bool,
+          precision: float) -> AnyResults:
+    """The hitting probabilities alone (``only="hit"``): the other figures stay unanswered."""
+    if only != "hit" or not hits:
+        raise ChainError(f"only={only!r}: the one figure that can be asked alone is a hitting probability "
+                         "(only='hit', with the sets in hit)", key="only")
+    res.classes, res.steps, res.only = [], None, only
+    t0 = time.perf_counter()
+    for name, states in hits.items():
+        p, rep = hitting_probability(chain, states, exact=exact, precision=None if exact else precision)
+        if not exact and not meets(p, rep["bound"], precision):
+            p, rep = hitting_probability(chain, states, target=precision * 1e-3 * max(abs(p), 1e-300),
+                                         precision=precision)
+            if not meets(p, rep["bound"], precision):
+                raise SolverError(f"no bound under {precision:g} (relative) for P(visits {name}): the bound is "
+                                  f"{rep['bound']:.2g}; ask a looser --precision")
+        res.hitting[name] = p
+        if not exact:
+            res.bounds[f"hitting {name}"] = rep.pop("bound")
+        res.solver.append({**rep, "analysis": f"hitting {name}"})
+    res.exact = exact
+    res.timings["hitting"] = time.perf_counter() - t0
     return res
 
 
@@ -243,7 +285,8 @@ class _Float:
         chain, res, timer = self.chain, self.res, self.res.timings
         res.solver, res.bounds = [], {}
         t1 = time.perf_counter()
-        v, rep = expected_visits(chain, self.transient, target=target)
+        v, rep, solver = visits_solve(chain, self.transient, target=target)
+        visits = (v, dict(rep))
         vb = rep.pop("bound")
         res.solver.append(rep)
         res.visits = v
@@ -251,19 +294,19 @@ class _Float:
         timer["visits"] = time.perf_counter() - t1
         t1 = time.perf_counter()
         self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
-        loose = [k for k, c in enumerate(res.classes) if p[k] > 0 and not c.bound <= self.precision * p[k]
-                 and k not in self.wanted][:TIGHTEN_COLUMNS]
-        columns = self._columns(self.wanted + loose)
+        loose = [k for k, c in enumerate(res.classes) if p[k] > 0
+                 and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
+        columns = self._columns(loose)
         self.fwd = fwd = forward_block(chain, columns)
         res.solver.append(fwd.report)
         self._moments(fwd, v, vb)
-        self._tighten(fwd, v, vb, p, err, self.wanted + loose)
-        self._given(fwd, v, vb, p)
+        self._tighten(fwd, v, vb, p, err, loose)
+        self._given(fwd, v, vb, p, solver)
         timer["conditional"] = time.perf_counter() - t1
         t3 = time.perf_counter()
         for name, states in self.hits.items():
             res.hitting[name], hrep = hitting_probability(chain, states, target=target, precision=self.precision,
-                                                          norm=self.fwd.norm)
+                                                          norm=self.fwd.norm, visits=visits)
             res.bounds[f"hitting {name}"] = hrep.pop("bound")
             res.solver.append({**hrep, "analysis": f"hitting {name}"})
         timer["hitting"] = time.perf_counter() - t3
@@ -332,8 +375,14 @@ class _Float:
             up = np.clip(fwd.x[:, base + c] + delta, 0.0, 1.0)
             self.res.classes[k].bound = min(self.res.classes[k].bound, float((vb @ up) * SLACK + 2 * err[k]))
 
-    def _given(self, fwd: Forward, v, vb, p) -> None:
-        """Expected steps and rewards given the class the chain ends in, with the bounds of the ratios."""
+    def _given(self, fwd: Forward, v, vb, p, solver) -> None:
+        """Expected steps and rewards given the class the chain ends in, with the bounds of the ratios.
+
+        ``E[T 1{k}] = v . h_k = (v N) . R_k`` (``R_k`` the one-step chance into class ``k``): one more
+        adjoint solve, ``w = v N``, answers every class at once, and ``w_r = (v r) N`` each reward's.
+        The error of ``w . R_k`` is ``r_v . (N h_k) + r_w . h_k`` (``r_v``, ``r_w`` the true residuals
+        of the two solves), at most ``|r_v| . t + ||r_w||_1`` as ``0 <= h_k <= 1`` and ``N h_k <= t``.
+        """
         chain, res = self.chain, self.res
         if not self.transient[chain.init]:
             if self.wanted:
@@ -342,23 +391,38 @@ class _Float:
                     r["given"][res.classes[self.wanted[0]].name] = 0.0
                     r["given_bound"][res.classes[self.wanted[0]].name] = 0.0
             return
-        if fwd.x is None:
+        if fwd.x is None or not self.wanted:
             return
         t_up = upper_steps(fwd.x[:, 0], fwd.res[:, 0], fwd.norm)
         slack = float(vb @ t_up) * SLACK
-        base = 1 + len(self.values)
-        for c, k in enumerate(self.wanted):
-            cls, h, delta = res.classes[k], fwd.x[:, base + c], fwd.delta(base + c)
-            a, ea = compensated_dot(v, h)
-            cls.steps_given = float(a) / p[k]
-            cls.steps_given_bound = ratio_bound(a, slack + float(np.abs(v).sum()) * delta + 2 * ea, p[k], cls.bound)
-            for name, r in self.values.items():
-                rh = np.where(self.transient, r, 0.0)
-                a, ea = compensated_dot(v, rh * h)
-                big = float(np.abs(rh).max(initial=0.0))
-                res.rewards[name]["given"][cls.name] = float(a) / p[k]
-                res.rewards[name]["given_bound"][cls.name] = ratio_bound(
-                    a, slack * big + float(np.abs(v * rh).sum()) * delta + 2 * ea, p[k], cls.bound)
+        rhos = [np.where(self.transient, r, 0.0) for r in self.values.values()]
+        rhs = np.stack([v] + [v * rh for rh in rhos], axis=1)
+        w, iters = solver.solve(rhs)
+        inv = 1.0 / chain.denom
+        worst = 0.0
+        for c in range(rhs.shape[1]):
+            wr, wb = residual_bound(chain, solver.active, np.ascontiguousarray(w[:, c]),
+                                    np.ascontiguousarray(rhs[:, c]))
+            worst = max(worst, float(np.abs(wr).max(initial=0.0)))
+            a, ea = np.zeros(len(res.classes)), np.zeros(len(res.classes))
+            into_classes(chain.next, chain.pnum, inv, np.ascontiguousarray(w[:, c]), self.class_of, a, ea)
+            if c == 0:
+                off = (slack + float(wb.sum())) * SLACK
+            else:  # the product v r is rounded once more: U |v r| N |r| more
+                big = float(np.abs(rhos[c - 1]).max(initial=0.0))
+                off = (slack * big + float(wb.sum()) + U * float(np.abs(rhs[:, c]).sum()) * big * float(t_up.max()))
+                off *= SLACK
+            for k in self.wanted:
+                cls = res.classes[k]
+                got, bound = float(a[k]) / p[k], ratio_bound(a[k], off + 2 * ea[k], p[k], cls.bound)
+                if c == 0:
+                    cls.steps_given, cls.steps_given_bound = got, bound
+                else:
+                    name = list(self.values)[c - 1]
+                    res.rewards[name]["given"][cls.name] = got
+                    res.rewards[name]["given_bound"][cls.name] = bound
+        res.solver.append({"analysis": f"steps and {rhs.shape[1] - 1} reward(s) given each class: v N", "method":
+                           solver.method, "residual": worst, "iterations": int(iters)})
 
     def _failures(self) -> list[str]:
         """The figures whose bound misses the precision (a variance: relative to its second moment)."""

@@ -45,30 +45,48 @@ def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
     >>> v.tolist()
     [1.0, 0.5, 0.0]
     """
-    squeeze = b.ndim == 1
-    b2 = np.ascontiguousarray(b.reshape(b.shape[0], -1), dtype=np.float64)
-    order = np.asarray(order, np.int64)
-    ids = order[active[order]][::-1]  # with the race
-    v = np.zeros_like(b2)
-    if ids.size == 0:
-        return (v[:, 0] if squeeze else v), SolveReport("none", 0.0, 0)
-    if ids.size <= DIRECT_LIMIT:
-        a, act_ids = system_matrix(nxt, pnum, denom, active, None)
-        at_pos = np.full(nxt.shape[0], -1, np.int64)
-        at_pos[act_ids] = np.arange(act_ids.size)
-        perm = at_pos[ids]
-        at = sp.csr_array(a.T)[perm][:, perm].tocsc()
-        v[ids] = spla.splu(at).solve(b2[ids])
-        method, iters = "direct sparse LU (SuperLU), adjoint", 1
-    else:
-        pos = np.full(nxt.shape[0], -1, np.int64)
-        pos[ids] = np.arange(ids.size)
-        split = SplitMatrix(*_split_transposed(nxt, pnum, np.int64(denom), active, ids, pos))
-        if not (split.d > 0).all():
-            raise SolverError("an active state never leaves itself: the system is singular")
-        sol, iters = _split_solve(split, b2[ids], tol, 5000)
-        v[ids] = sol
-        method = "BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint"
-    res = _adjoint_residual(nxt, pnum, 1.0 / denom, active, b2, v)
-    report = checked(SolveReport(method, float(res), iters), b2)
-    return (v[:, 0] if squeeze else v), report
+    return AdjointSystem(nxt, pnum, denom, active, order).solve(b, tol)
+
+
+class AdjointSystem:
+    """``v = b + Q^T v`` on the active states, its factorisation or split matrix built once for every
+    right-hand side that follows (see :func:`adjoint_solve`, which is one :meth:`solve` of it)."""
+
+    def __init__(self, nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray, order: np.ndarray):
+        self.nxt, self.pnum, self.denom, self.active = nxt, pnum, denom, active
+        order = np.asarray(order, np.int64)
+        self.ids = ids = order[active[order]][::-1]  # with the race
+        self.lu = self.split = None
+        if ids.size == 0:
+            return
+        if ids.size <= DIRECT_LIMIT:
+            a, act_ids = system_matrix(nxt, pnum, denom, active, None)
+            at_pos = np.full(nxt.shape[0], -1, np.int64)
+            at_pos[act_ids] = np.arange(act_ids.size)
+            perm = at_pos[ids]
+            self.lu = spla.splu(sp.csr_array(a.T)[perm][:, perm].tocsc())
+        else:
+            pos = np.full(nxt.shape[0], -1, np.int64)
+            pos[ids] = np.arange(ids.size)
+            self.split = SplitMatrix(*_split_transposed(nxt, pnum, np.int64(denom), active, ids, pos))
+            if not (self.split.d > 0).all():
+                raise SolverError("an active state never leaves itself: the system is singular")
+
+    def solve(self, b: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, SolveReport]:
+        """Solve for one ``(n,)`` or several ``(n, m)`` right-hand sides; ``v = 0`` off the active set."""
+        squeeze = b.ndim == 1
+        b2 = np.ascontiguousarray(b.reshape(b.shape[0], -1), dtype=np.float64)
+        v = np.zeros_like(b2)
+        ids = self.ids
+        if ids.size == 0:
+            return (v[:, 0] if squeeze else v), SolveReport("none", 0.0, 0)
+        if self.lu is not None:
+            v[ids] = self.lu.solve(b2[ids])
+            method, iters = "direct sparse LU (SuperLU), adjoint", 1
+        else:
+            sol, iters = _split_solve(self.split, b2[ids], tol, 5000)
+            v[ids] = sol
+            method = "BiCGSTAB, symmetric Gauss-Seidel preconditioned, adjoint"
+        res = _adjoint_residual(self.nxt, self.pnum, 1.0 / self.denom, self.active, b2, v)
+        report = checked(SolveReport(method, float(res), iters), b2)
+        return (v[:, 0] if squeeze else v), report
