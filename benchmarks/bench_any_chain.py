@@ -22,9 +22,12 @@ Peak memory of one case, from outside::
 ``--case retransmission-5000``: the almost acyclic chain of :func:`retransmission` (5,043 states, 120
 chunks of six attempts), answered exactly by strongly connected components in topological order.
 
-Reading DRN against Storm (``--case drn-100000``, ``--case drn-2500000``, not run by default): a random
-absorbing chain written as Storm writes DRN (ten-digit decimals), then read by ``read_chain`` and by
-``stormpy.build_model_from_drn`` in the same run.
+DRN against Storm (``--case drn-100000``, ``drn-1000000``, ``drn-2500000``, not run by default): a random
+absorbing chain written as Storm writes DRN (ten-digit decimals), then, in the same run, each in a
+process of its own timed from outside by ``/usr/bin/time -v``: Storm (``build_model_from_drn``, then
+``P=? [F "goal"]`` with its default settings and with sound ones at 1e-6 relative), ``markov-oca
+analyse FILE --hit goal`` (every figure with its bound) and ``markov-oca analyse FILE --only hit:goal``
+(that probability alone, with its bound). ``--keep DIR`` writes the file there and reuses it.
 
 Options: ``--case NAME`` (repeatable) runs only those cases; ``--pydtmc-limit N``
 (default 2,000) skips PyDTMC above N states (its construction grows as n**2 in
@@ -254,33 +257,102 @@ def write_storm_drn(path: Path, n: int, per_row: int = 10, absorbing: int = 10, 
     return m * per_row + absorbing
 
 
-def case_drn(n: int) -> None:
-    """Reading a Storm-style DRN: ours (read_chain) against stormpy.build_model_from_drn, same file, one run."""
+#: Storm in a process of its own: build_model_from_drn, then P=? [F "label"] with the default settings and
+#: with sound ones (precision 1e-6, relative), each timed; one JSON line out.
+STORM = """
+import json, sys, time
+import stormpy
+path, label = sys.argv[1], sys.argv[2]
+t = time.perf_counter()
+model = stormpy.build_model_from_drn(path)
+out = {"read": time.perf_counter() - t, "states": model.nr_states, "transitions": model.nr_transitions}
+prop = stormpy.parse_properties(f'P=? [F "{label}"]')[0]
+s0 = model.initial_states[0]
+t = time.perf_counter()
+res = stormpy.model_checking(model, prop, only_initial_states=True)
+out.update(check=time.perf_counter() - t, value=res.get_value(s0))
+env = stormpy.environments.sound()
+native = env.solver().native()
+native.precision = stormpy.Rational("1/1000000")
+native.relative_termination_criterion = True
+t = time.perf_counter()
+res = stormpy.model_checking(model, prop, only_initial_states=True, environment=env)
+out.update(sound=time.perf_counter() - t, sound_value=res.get_value(s0),
+           sound_bounds=[res.get_lower_bound(s0), res.get_upper_bound(s0)] if res.has_lower_bounds() else None)
+print(json.dumps(out))
+"""
+
+
+def timed_run(cmd: list[str]) -> tuple[str, float, float, float]:
+    """Run ``cmd`` under ``/usr/bin/time -v``: (stdout, wall seconds, CPU seconds, peak MB)."""
+    import re
+    import subprocess
+
+    got = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    if got.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])}... failed: {got.stderr[-800:]}")
+    err = got.stderr
+    h, m, sec = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err).groups()
+    wall = int(h or 0) * 3600 + int(m) * 60 + float(sec)
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", err))
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", err).group(1)) / 1024
+    return got.stdout, wall, cpu, peak
+
+
+def _worst_relative(d: dict) -> tuple[int, float]:
+    """How many figures the analysis printed with a bound, and the largest bound relative to its figure."""
+    pairs = [(x, d["outcomes_bound"][k]) for k, x in d["outcomes"].items()]
+    pairs += [(x, d["hitting_bound"][k]) for k, x in d["hitting"].items()]
+    for e in d["expected"].values():
+        pairs.append((e["total"], e["bound"]))
+        pairs += [(x, e["given_bound"][k]) for k, x in e["given"].items()]
+    for m in d["moments"].values():
+        pairs += [(m["mean"], m["mean_bound"]), (m["second_moment"], m["second_moment_bound"])]
+    worst = max((b / abs(x) for x, b in pairs if x), default=0.0)
+    return len(pairs), worst
+
+
+def case_drn(n: int, keep: str | None = None, label: str = "goal") -> None:
+    """A Storm-style DRN, side by side, each in a process of its own timed from outside: Storm (read, then
+    ``P=? [F "goal"]`` with the default and with sound settings) against ``markov-oca analyse FILE`` (every
+    figure with its bound, and ``--hit goal``) and ``markov-oca analyse FILE --only hit:goal``."""
+    import json
     import tempfile
 
-    from markov_oca.io.chains import read_chain
-
     with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / f"random-{n}.drn"
-        t = time.perf_counter()
-        transitions = write_storm_drn(path, n)
-        made = time.perf_counter() - t
-        size = path.stat().st_size / 2 ** 20
-        t = time.perf_counter()
-        chain = read_chain(path)
-        ours_s = time.perf_counter() - t
-        try:
-            import stormpy
-        except ImportError:
-            theirs = "absent"
-        else:
+        path = Path(keep or d) / f"random-{n}.drn"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = 0.0
+        if not path.exists():
             t = time.perf_counter()
-            model = stormpy.build_model_from_drn(str(path))
-            theirs = f"build_model_from_drn {time.perf_counter() - t:.2f} s ({model.nr_states:,} states, " \
-                     f"{model.nr_transitions:,} transitions)"
-            del model
-        line(f"read a Storm DRN ({size:,.0f} MB, written in {made:.0f} s)", f"{n:,}",
-             f"read_chain {ours_s:.2f} s ({chain.n:,} states, {transitions:,} transitions)", theirs)
+            write_storm_drn(path, n)
+            made = time.perf_counter() - t
+        size = path.stat().st_size / 2 ** 20
+        py = sys.executable
+        try:
+            import stormpy  # noqa: F401
+        except ImportError:
+            line(f"Storm DRN {n:,} states", "stormpy absent")
+        else:
+            out, wall, cpu, peak = timed_run([py, "-c", STORM, str(path), label])
+            st = json.loads(out)
+            lo_hi = st["sound_bounds"]
+            line(f"Storm, {size:,.0f} MB DRN (written in {made:.0f} s)", f"{st['states']:,}",
+                 f"build_model_from_drn {st['read']:.2f} s, check {st['check']:.2f} s (P = {st['value']:.10f}), "
+                 f"sound check {st['sound']:.2f} s (P in [{lo_hi[0]:.10f}, {lo_hi[1]:.10f}])",
+                 f"process {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:,.0f} MB")
+        cli = [py, "-m", "markov_oca.launch", "analyse", str(path), "--float", "--format", "json", "--no-pmf"]
+        for what, extra in (("analyse, every figure", ["--hit", label]), (f"analyse --only hit:{label}",
+                                                                          ["--only", f"hit:{label}"])):
+            out, wall, cpu, peak = timed_run(cli + extra)
+            d_ = json.loads(out)
+            figures, worst = _worst_relative(d_)
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in d_["timings"].items())
+            line(f"markov-oca {what}", f"{d_['chain']['states']:,}",
+                 f"{stages}; P = {d_['hitting'][label]:.10f} ± {d_['hitting_bound'][label]:.1e}; {figures} figures "
+                 f"with bounds, the largest {worst:.1e} of its figure",
+                 f"process {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:,.0f} MB")
 
 
 def main() -> None:
@@ -288,13 +360,14 @@ def main() -> None:
     ap.add_argument("--case", action="append", default=None)
     ap.add_argument("--pydtmc-limit", type=int, default=2_000)
     ap.add_argument("--big", action="store_true")
+    ap.add_argument("--keep", default=None, help="the folder to write the DRN cases into and read them from again")
     args = ap.parse_args()
     limit = args.pydtmc_limit
     cases = {f"ruin-{k}": (lambda k=k: case_ruin(k, limit)) for k in (10, 100, 1_000)}
     cases.update({f"random-{k}": (lambda k=k: case_random(k, limit)) for k in (200, 2_000, 100_000, 1_000_000)})
     cases.update({f"game-{p}": (lambda p=p: case_game(p, 10_000 if args.big else limit)) for p in (1, 2)})
     cases["retransmission-5000"] = lambda: case_retransmission(120)
-    cases.update({f"drn-{k}": (lambda k=k: case_drn(k)) for k in (100_000, 2_500_000)})
+    cases.update({f"drn-{k}": (lambda k=k: case_drn(k, args.keep)) for k in (100_000, 1_000_000, 2_500_000)})
     chosen = args.case or [k for k in cases if not k.startswith("drn-")]
     # warm the jit caches so the first case is not charged for compiling
     analyse(from_matrix(np.array([[0.5, 0.5], [0, 1]]), init=0), hit={"a": [1]})

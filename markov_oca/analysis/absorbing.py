@@ -97,10 +97,16 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
 
 
 def reachable(chain: Chain, start: int) -> np.ndarray:
-    """The states reachable from ``start`` (a boolean mask), by the graph alone."""
-    mask = np.zeros(chain.n, bool)
-    mask[breadth_first_order(chain.P, start, directed=True, return_predecessors=False)] = True
-    return mask
+    """The states reachable from ``start`` (a boolean mask, not to be written to), by the graph alone; kept
+    with the chain for the next query from the same state."""
+    kept = chain.__dict__.setdefault("_reachable", {})
+    if start not in kept:
+        mask = np.zeros(chain.n, bool)
+        mask[breadth_first_order(chain.P, start, directed=True, return_predecessors=False)] = True
+        mask.flags.writeable = False
+        kept = {start: mask}  # one start at a time
+        chain.__dict__["_reachable"] = kept
+    return kept[start]
 
 
 def _q_transient(chain: Chain, ids: np.ndarray, pos: np.ndarray) -> sp.csr_array:
@@ -155,9 +161,9 @@ class _Adjoint:
         scale = np.abs(b).max(axis=0) if b.ndim > 1 else float(np.abs(b).max())
         scale = np.where(scale > 0, scale, 1.0)
         try:
-            x, rep = self.system.solve(b / scale, tol=max(1e-12 / self.ids.size, 1e-15))
+            x, rep = self.system.solve(b / scale, tol=max(1e-12 / self.ids.size, 1e-15), check=False)
         except SolverError:
-            x, rep = self.system.solve(b / scale)
+            x, rep = self.system.solve(b / scale, check=False)  # the residual is certified by the caller
         self.method = rep.method
         return x * scale, int(rep.iterations)
 

@@ -247,7 +247,8 @@ def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto
     return pmf, done
 
 
-def strong_classes(nxt: np.ndarray, pnum: np.ndarray, denom: int) -> tuple[np.ndarray, np.ndarray]:
+def strong_classes(nxt: np.ndarray, pnum: np.ndarray, denom: int,
+                   P: sp.csr_array | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The strongly connected classes of a chain in branch form, and which of them are closed.
 
     Parameters
@@ -258,6 +259,8 @@ def strong_classes(nxt: np.ndarray, pnum: np.ndarray, denom: int) -> tuple[np.nd
         ``(n, J)`` probability numerators.
     denom : int
         Their common denominator.
+    P : scipy.sparse.csr_array, optional
+        The chain's transition matrix when it is at hand (otherwise built here and dropped).
 
     Returns
     -------
@@ -273,9 +276,10 @@ def strong_classes(nxt: np.ndarray, pnum: np.ndarray, denom: int) -> tuple[np.nd
     >>> [bool(closed[label[s]]) for s in range(3)]
     [False, True, False]
     """
-    indptr, indices, data = _branch_csr(nxt, pnum, 1.0 / denom)
-    n = nxt.shape[0]
-    P = sp.csr_array((data, indices, indptr), shape=(n, n))
+    if P is None:
+        indptr, indices, data = _branch_csr(nxt, pnum, 1.0 / denom)
+        n = nxt.shape[0]
+        P = sp.csr_array((data, indices, indptr), shape=(n, n))
     n_comp, label = connected_components(P, directed=True, connection="strong")
     del P
     label = label.astype(np.int32)

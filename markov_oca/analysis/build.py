@@ -226,11 +226,16 @@ def _branch_form(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, n: in
     width = max(1, int(lengths.max()) if lengths.size else 1)
     nxt = np.full((n, width), -1, np.int32)
     pnum = np.zeros((n, width), np.int64)
-    rows = np.repeat(np.arange(n), lengths)
-    slot = np.arange(indices.size) - indptr[rows]
-    nxt[rows, slot] = indices
-    pnum[rows, slot] = num
+    _fill_branches(indptr, np.asarray(indices), np.asarray(num, np.int64), nxt, pnum)
     return nxt, pnum
+
+
+@numba.njit(cache=True)
+def _fill_branches(indptr, indices, num, nxt, pnum):
+    for s in range(indptr.size - 1):
+        for k in range(indptr[s], indptr[s + 1]):
+            nxt[s, k - indptr[s]] = indices[k]
+            pnum[s, k - indptr[s]] = num[k]
 
 
 def _label_sets(labels: Mapping[str, Any] | None, n: int, source: str) -> dict[str, np.ndarray]:
@@ -403,8 +408,25 @@ def from_triples(n: int, rows: np.ndarray, cols: np.ndarray, vals: Any, *, init:
         vals = np.array([float(v) for v in vals])
     else:
         notes = []
-    m = sp.csr_array((np.asarray(vals, np.float64), (rows, cols)), shape=(n, n))
+    vals = np.asarray(vals, np.float64)
+    if _canonical(rows, cols, vals):  # rows in order, columns increasing, entries positive: CSR as it stands
+        m = sp.csr_array((vals, cols, np.searchsorted(rows, np.arange(n + 1))), shape=(n, n))
+        m.has_canonical_format = True
+    else:
+        m = sp.csr_array((vals, (rows, cols)), shape=(n, n))
     return _float_chain(m, int(init), labels, rewards, names, tol, source, notes)
+
+
+@numba.njit(cache=True)
+def _canonical(rows, cols, vals):
+    """Whether the triples are a CSR matrix in canonical form already (a file written row by row)."""
+    for k in range(1, rows.size):
+        if rows[k] < rows[k - 1] or (rows[k] == rows[k - 1] and cols[k] <= cols[k - 1]):
+            return False
+    for k in range(vals.size):
+        if not vals[k] > 0.0:
+            return False
+    return True
 
 
 def _assemble(n: int, indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, denom: int, init: int,

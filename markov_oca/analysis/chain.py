@@ -214,8 +214,9 @@ class Chain:
 
     @functools.cached_property
     def strong_classes(self) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`~markov_oca.analysis.branches.strong_classes` of the chain, found once."""
-        return strong_classes(self.next, self.pnum, self.denom)
+        """:func:`~markov_oca.analysis.branches.strong_classes` of the chain, found once (on :attr:`P` when
+        that is built already)."""
+        return strong_classes(self.next, self.pnum, self.denom, self.__dict__.get("P"))
 
     @functools.cached_property
     def structure(self) -> Structure:

@@ -146,6 +146,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     """
     timer: dict[str, float] = {}
     t0 = time.perf_counter()
+    _ = chain.P  # the graph searches share it (the visits' reachable states need it anyway)
     classes, class_of = closed_classes(chain)
     transient = class_of < 0
     n_t = int(transient.sum())

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,4 +89,9 @@ def analyse_file(path: str | Path, *, tol: float = ROW_TOL, **options: Any) -> A
     >>> analyse_file(p).steps
     Fraction(2, 1)
     """
-    return analyse(read_chain(path, tol=tol, exact=options.get("exact") is True), **options)
+    t = time.perf_counter()
+    chain = read_chain(path, tol=tol, exact=options.get("exact") is True)
+    read = time.perf_counter() - t
+    res = analyse(chain, **options)
+    res.timings = {"read": read, **res.timings}
+    return res

@@ -309,21 +309,55 @@ class _Model:
         self.rstart, self.rlen = np.empty(nr, np.int64), np.empty(nr, np.int64)
         self.lstate, self.lstart, self.lend = np.empty(nl, np.int64), np.empty(nl, np.int64), np.empty(nl, np.int64)
 
+    def trim(self, counts: tuple[int, ...]) -> None:
+        """Keep the first entries of each array, as many as the scan stored."""
+        nrew, ns, nt, nr, nl, na = counts
+        self.nrew, self.actions = nrew, na
+        self.state = self.state[:ns]
+        self.src, self.dst, self.tstart, self.tlen = self.src[:nt], self.dst[:nt], self.tstart[:nt], self.tlen[:nt]
+        self.rstate, self.rmodel, self.rstart, self.rlen = (self.rstate[:nr], self.rmodel[:nr], self.rstart[:nr],
+                                                            self.rlen[:nr])
+        self.lstate, self.lstart, self.lend = self.lstate[:nl], self.lstart[:nl], self.lend[:nl]
+
     def arrays(self) -> tuple[np.ndarray, ...]:
         return (self.state, self.src, self.dst, self.tstart, self.tlen, self.rstate, self.rmodel, self.rstart,
                 self.rlen, self.lstate, self.lstart, self.lend)
 
 
+@numba.njit(cache=True)
+def _capacity(buf, pos):
+    """Upper bounds on what :func:`_scan_model` can store, from the bytes alone: (state lines, transition
+    lines, reward values) = lines starting with ``s``, lines starting with a digit, ``[`` and ``,`` bytes."""
+    n = buf.size
+    states = trans = values = 0
+    start = True
+    for i in range(pos, n):
+        c = buf[i]
+        if c == 10:
+            start = True
+            continue
+        if c == 91 or c == 44:
+            values += 1
+        if start and not _is_space(c):
+            start = False
+            if c == 115:
+                states += 1
+            elif 48 <= c <= 57:
+                trans += 1
+    return states, trans, values
+
+
 def _scan(data: bytes, buf: np.ndarray, pos: int, nrew: int, n_declared: int, src: str) -> _Model:
-    """Count, check the count against ``@nr_states`` (before allocating anything by it), then fill."""
-    empty = np.zeros(0, np.int64)
-    got = _scan_model(buf, pos, nrew, False, *([empty] * 12))
+    """One pass into arrays sized by :func:`_capacity` (bounded by the file's size, never by ``@nr_states``),
+    then the count checked against ``@nr_states``."""
+    states, trans, values = _capacity(buf, pos)
+    model = _Model((nrew, states, trans, values, states, 0))
+    got = _scan_model(buf, pos, nrew, True, *model.arrays())
     _kernel_error(data, got, src)
     if got[4] != n_declared:
         raise ChainError(f"@nr_states declares {n_declared:,} states but the model lists {got[4]:,}"
                          + (" (is the file cut short?)" if got[4] < n_declared else ""), source=src)
-    model = _Model(got[3:])
-    _kernel_error(data, _scan_model(buf, pos, nrew, True, *model.arrays()), src)
+    model.trim(got[3:])
     return model
 
 
