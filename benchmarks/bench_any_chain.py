@@ -291,7 +291,8 @@ def timed_run(cmd: list[str]) -> tuple[str, float, float, float]:
     got = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1])
     if got.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:4])}... failed: {got.stderr[-800:]}")
+        lines = [x for x in got.stderr.splitlines() if x.strip() and not x.startswith("\t")]
+        raise RuntimeError(f"{' '.join(cmd[:4])}... failed: {lines[-1] if lines else got.returncode}")
     err = got.stderr
     h, m, sec = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err).groups()
     wall = int(h or 0) * 3600 + int(m) * 60 + float(sec)
@@ -345,7 +346,11 @@ def case_drn(n: int, keep: str | None = None, label: str = "goal") -> None:
         cli = [py, "-m", "markov_oca.launch", "analyse", str(path), "--float", "--format", "json", "--no-pmf"]
         for what, extra in (("analyse, every figure", ["--hit", label]), (f"analyse --only hit:{label}",
                                                                           ["--only", f"hit:{label}"])):
-            out, wall, cpu, peak = timed_run(cli + extra)
+            try:
+                out, wall, cpu, peak = timed_run(cli + extra)
+            except RuntimeError as exc:  # an older tree without the option
+                line(f"markov-oca {what}", f"{n:,}", str(exc).splitlines()[-1][:120])
+                continue
             d_ = json.loads(out)
             figures, worst = _worst_relative(d_)
             stages = ", ".join(f"{k} {v:.2f}" for k, v in d_["timings"].items())

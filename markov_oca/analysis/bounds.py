@@ -18,14 +18,14 @@ solve ``x = N b``. A computed ``v'`` has the adjoint residual ``r = e_init - v' 
 rounding of its own arithmetic accounted for (:mod:`markov_oca.linalg.certify`). A forward
 solution's error is then ``|x - x'| <= ||N||_inf ||r_x||_inf``.
 
-This residual route was chosen over interval iteration because the solves are already there
-(one adjoint, one forward block): the certificate costs a mat-vec and a forward column, where
-interval iteration needs a second, monotone iteration from above that converges as slowly as the
-chain mixes (on a chain built to defeat convergence tests, 2**N sweeps). When no bound under the
-precision asked can be had (the true residual too large, or ``||N||`` beyond what double precision
-can certify, as on the walks of Haddad and Monmege), the analysis refines the solve, then solves the
-chain exactly (its probabilities are rationals, a float's over ``2**53``) when it is small enough,
-and otherwise refuses in one line.
+This residual route was chosen over interval iteration because the solves are already there (two
+adjoint solves, ``v`` and ``v N``, and one forward block): the certificate costs a mat-vec and a
+forward column, where interval iteration needs a second, monotone iteration from above that
+converges as slowly as the chain mixes (on a chain built to defeat convergence tests, 2**N sweeps).
+When no bound under the precision asked can be had (the true residual too large, or ``||N||`` beyond
+what double precision can certify, as on the walks of Haddad and Monmege), the analysis refines the
+solve, then solves the chain exactly (its probabilities are rationals, a float's over ``2**53``)
+when it is small enough, and otherwise refuses in one line.
 """
 
 from __future__ import annotations

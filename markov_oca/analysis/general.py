@@ -14,9 +14,12 @@ most of the rest:
   any per-state reward ``r``, ``v . r`` (earned at each step taken from a transient
   state, as Storm's ``R=? [F absorbed]`` counts it).
 
-Given the class the chain ends in, an expectation needs that class's absorption
-probabilities ``h_k`` from every state (``E[T 1{k}] = v . h_k``): one forward solve
-with a column per class, for the ``conditional`` most likely classes. The
+Given the class the chain ends in, an expectation is ``E[T 1{k}] = v . h_k = (v N) . R_k``
+(``h_k`` the class's absorption probabilities from every state): one more adjoint solve,
+``w = v N``, answers every class at once, and ``(v r) N`` each reward's, for the
+``conditional`` most likely classes. The forward block holds the expected steps from every
+state (which certify ``||N||_inf``), the reward means and a column for each class whose
+absorption bound must be tightened. The
 distribution of the absorption time comes from pushing the initial distribution
 through ``Q`` until less than ``tail`` is left; hitting probabilities of a set of
 states are a solve of their own (:func:`hitting_probability`); the variance of the absorption
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -162,17 +166,24 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
         return _only(chain, res, hits, only, exact, precision)
     job = _Float(chain, res, class_of, values, hits, conditional, precision)
     job.extra = set(rewards or ())
-    failed = job.run(None)
-    if failed and not exact:
-        failed = job.run(precision * 1e-3)
-    if length:
-        t2 = time.perf_counter()
-        res.length = absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps)
-        timer["length"] = time.perf_counter() - t2
+    with ThreadPoolExecutor(1) as pool:  # the distribution's push runs beside the solves (its kernel frees the GIL)
+        pushed = pool.submit(_pushed, chain, transient, tail, max_steps) if length else None
+        failed = job.run(None)
+        if failed and not exact:
+            failed = job.run(precision * 1e-3)
+        if pushed is not None:
+            res.length, timer["length"] = pushed.result()
     if exact or failed:
         _exact_route(job, exact, failed, rewards)
     _length_moments(res)
     return res
+
+
+def _pushed(chain: Chain, transient: np.ndarray, tail: float, max_steps: int) -> tuple[AbsorptionTime, float]:
+    """The absorption-time distribution and the seconds it took."""
+    t = time.perf_counter()
+    got = absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps)
+    return got, time.perf_counter() - t
 
 
 def _only(chain: Chain, res: AnyResults, hits: dict[str, Any], only: str, exact: bool,

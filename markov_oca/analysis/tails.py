@@ -23,7 +23,7 @@ from ..linalg.certify import gamma
 from .results import number
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
     """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left; what is left; the last
     two pushed vectors (the distribution on the transient states at the horizon and one step before)."""
@@ -67,7 +67,7 @@ def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
     return pmf[:t + 1].copy(), left, v, w
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _push_once(nxt, pnum, inv_denom, transient, v, out):
     for s in range(out.size):
         out[s] = 0.0

@@ -7,7 +7,9 @@ model's state reward and action reward add up to what one step from the state ea
 Storm accumulates them; Storm writes an unnamed reward model as an empty name, read as
 :data:`UNNAMED_REWARD`. Probabilities written as integers or fractions (``1/6``) are read exactly,
 decimals as floats, or exactly too with ``exact=True``. The file is read as one buffer: a numba
-kernel walks its lines (:func:`_scan_model`), the numbers are converted at once (:mod:`.lex`).
+kernel walks its lines once (:func:`_scan_model`) into arrays sized from the bytes beforehand
+(:func:`_capacity`, bounded by the file's size, never by what its header declares), the numbers
+are converted at once (:mod:`.lex`), and rows written in order become the matrix as they stand.
 """
 
 from __future__ import annotations
