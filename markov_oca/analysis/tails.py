@@ -24,47 +24,59 @@ from .results import number
 
 
 @numba.njit(cache=True, nogil=True)
+def _targets(nxt, transient):
+    """``nxt`` with every step into a closed class sent to one extra slot ``n`` (-1 still pads a row)."""
+    n, width = nxt.shape
+    out = np.empty((n, width), np.int32)
+    for s in range(n):
+        for j in range(width):
+            u = nxt[s, j]
+            out[s, j] = -1 if u < 0 else (u if transient[u] else n)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
 def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
     """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left; what is left; the last
-    two pushed vectors (the distribution on the transient states at the horizon and one step before)."""
+    two pushed vectors (the distribution on the transient states at the horizon and one step before).
+
+    What is absorbed in a step is gathered in one extra slot, summed in the order the states are
+    pushed (as a running sum would), so that the push has no branch on where a step lands."""
     n = nxt.shape[0]
     pmf = np.zeros(1024)
-    v = np.zeros(n)
-    w = np.zeros(n)
+    v = np.zeros(n + 1)
+    w = np.zeros(n + 1)
     if not transient[init]:
         pmf[0] = 1.0
-        return pmf[:1].copy(), 0.0, v, w
+        return pmf[:1].copy(), 0.0, v[:n], w[:n]
+    tgt = _targets(nxt, transient)
     v[init] = 1.0
     left = 1.0
     t = 0
     while t < max_steps and left >= tail:
         t += 1
-        absorbed = 0.0
-        for s in range(n):
+        for s in range(n + 1):
             w[s] = 0.0
         for s in range(n):
             m = v[s]
             if m == 0.0:
                 continue
-            for j in range(nxt.shape[1]):
-                u = nxt[s, j]
+            for j in range(tgt.shape[1]):
+                u = tgt[s, j]
                 if u < 0:
                     break
-                q = m * pnum[s, j] * inv_denom
-                if transient[u]:
-                    w[u] += q
-                else:
-                    absorbed += q
+                w[u] += m * pnum[s, j] * inv_denom
         if t >= pmf.size:
             bigger = np.zeros(pmf.size * 2)
             bigger[:pmf.size] = pmf
             pmf = bigger
-        pmf[t] = absorbed
+        pmf[t] = w[n]
+        w[n] = 0.0
         left = 0.0
         for s in range(n):
             left += w[s]
         v, w = w, v
-    return pmf[:t + 1].copy(), left, v, w
+    return pmf[:t + 1].copy(), left, v[:n], w[:n]
 
 
 @numba.njit(cache=True, nogil=True)
