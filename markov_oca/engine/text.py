@@ -27,7 +27,10 @@ def fmt(x: Number, digits: int = 6) -> str:
     return f"{float(x):.{digits}f}"
 
 
-def turn_text(x: float) -> str:
+def turn_text(x: float | None) -> str:
+    """A quantile in turns: ``never`` when infinite, ``beyond the horizon`` when not certain (None)."""
+    if x is None:
+        return "beyond the horizon"
     return "never" if math.isinf(x) else str(int(x))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from ..analysis.bounds import PRECISION
 from ..core.errors import RulesError, TooLargeError
 from ..core.progress import progress_bar
 from ..engine.race import SolveResults, analyse
@@ -61,7 +62,8 @@ def check_length_work(rules: GooseRules, chain) -> str:
 
 
 def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landings: bool | None = None,
-                tail: float = 1e-10, progress: bool = False, route: str = "auto") -> SolveResults:
+                tail: float = 1e-10, progress: bool = False, route: str = "auto",
+                precision: float = PRECISION) -> SolveResults:
     """Every seat's winning chance, deadlock, expectations, length and landings of ``rules``.
 
     ``route`` is ``"auto"`` (independent races when the players never meet and the
@@ -103,4 +105,4 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
         bar.add_task(f"solving {chain.n:,} states" + (" exactly" if exact else "") + eta, total=None)
         return analyse(chain, rules=rules, players=m.players, exact=exact, special=special_squares(rules),
                        landing_events=lambda seat: m.landing_events(chain, seat),
-                       landings=landings, tail=tail, timer=timer)
+                       landings=landings, tail=tail, timer=timer, precision=precision)
