@@ -179,9 +179,9 @@ def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto
     Resumable: ``v0`` holds the mass in play at the start of the next turn (and on return),
     ``w0`` and ``mid`` are work arrays, ``state`` is ``[turns played, mass deadlocked, mass in
     play, pushes made]`` (the pushes, which bound the rounding of every mass, counted when given).
-    Only the few special states (mid-turn, outcome, deadlocked) are visited one by one; the mass still in play is the total less what left, so a turn costs one pass over
-    the branches. With a non-empty ``acc`` every mass pushed is added there too (the expected
-    visits of the turns played).
+    Only the few special states (mid-turn, outcome, deadlocked) are visited one by one; the mass
+    still in play is the total less what left, so a turn costs one pass over the branches. With a
+    non-empty ``acc`` every mass pushed is added there too (the expected visits of the turns played).
     """
     sums = acc.size > 0
     n = nxt.shape[0]

@@ -400,7 +400,8 @@ def _exact_fallback(chain: Chain, failed: list[str], fig: RaceFigures, rules: An
                     precision: float) -> SolveResults:
     """The sound route when refinement did not certify every figure: the exact figures, rounded; else refuse."""
     n_t = int(chain.structure.transient.sum())
-    why = (f"||N||_inf {'<= %.3g' % fig.forward.norm if np.isfinite(fig.forward.norm) else 'not certifiable'}, "
+    norm = fig.forward.norm
+    why = (f"||N||_inf {f'<= {norm:.3g}' if np.isfinite(norm) else 'not certifiable'}, "
            f"true residual up to {fig.visits.mass:.2g}")
     if n_t > DENSE_LIMIT:
         raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} ({why}); the chain has "

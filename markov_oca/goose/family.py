@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.family import Family, Play, RuleSource, Setting
 from ..analysis.bounds import PRECISION
+from ..engine.family import Family, Play, RuleSource, Setting
 from .rules import GooseRules, build_goose, special_squares
 from .solve import check_length_work
 
