@@ -36,6 +36,7 @@ class RaceFigures:
     given: dict[str, tuple[float, float]] = field(default_factory=dict)
     visits: VisitBounds | None = None
     forward: Forward | None = None
+    forward_init: int | None = None  # the initial state, where ``visits.t_up`` bounds the expected steps
     reports: list[dict] = field(default_factory=list)
 
 
@@ -69,7 +70,7 @@ def race_figures(chain: Chain, rewards: Mapping[str, tuple[np.ndarray, np.ndarra
     fwd = forward_block(chain, ends_col)
     t_up = upper_steps(fwd.x[:, 0], fwd.res[:, 0], fwd.norm) if fwd.x is not None else np.full(chain.n, INF)
     vb = VisitBounds(v, rb, t_up, fwd.norm)
-    out = RaceFigures({}, (0.0, 0.0), (1.0, 0.0), visits=vb, forward=fwd,
+    out = RaceFigures({}, (0.0, 0.0), (1.0, 0.0), visits=vb, forward=fwd, forward_init=int(chain.init),
                       reports=[{**report, "residual_bound": vb.mass}, {**fwd.report}])
     names = list(chain.outcomes)
     groups = np.full(chain.n, -1, np.int64)
@@ -105,10 +106,16 @@ def _into(chain: Chain, target: np.ndarray) -> np.ndarray:
 def _classes(chain: Chain, vb: VisitBounds, groups: np.ndarray, k: int) -> list[tuple[float, float]]:
     """The chance of ending in each group of states (``groups[s]``, -1 for none), each with its bound."""
     p, err = np.zeros(k), np.zeros(k)
-    if chain.structure.transient[chain.init]:
+    transient = chain.structure.transient
+    if transient[chain.init]:
         into_classes(chain.next, chain.pnum, 1.0 / chain.denom, vb.v, groups, p, err)
-        bounds = [vb.probability(float(e)) for e in err]
-        return [(clip_probability(float(x), b), b) for x, b in zip(p, bounds, strict=True)]
+        # a group no branch from a transient state enters is never reached: 0, exactly
+        nxt = chain.next[transient]
+        entered = np.zeros(k + 1, bool)
+        entered[groups[nxt[nxt >= 0]]] = True
+        bounds = [vb.probability(float(e)) if entered[i] else 0.0 for i, e in enumerate(err)]
+        return [(clip_probability(float(x), b) if entered[i] else 0.0, b)
+                for i, (x, b) in enumerate(zip(p, bounds, strict=True))]
     g = int(groups[chain.init])
     return [(1.0 if i == g else 0.0, 0.0) for i in range(k)]
 

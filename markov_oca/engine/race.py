@@ -34,7 +34,7 @@ from ..core.errors import SolverError
 from ..core.text import option_text
 from ..linalg.certify import SLACK, U, gamma
 from .certified import RaceFigures, race_figures
-from .text import fmt
+from .text import bounds_line, fmt, without_pmf
 
 LANDING_LIMIT = 20_000  # states up to which landing chances are computed unless asked
 
@@ -227,7 +227,7 @@ class SolveResults:
             "landings_note": self.landings_note,
             "special_squares": self.special_squares,
             "note": self.note,
-            "bounds": _without_pmf(self.bounds, with_pmf),
+            "bounds": without_pmf(self.bounds, with_pmf),
             "precision": self.precision,
             "route": self.route,
             "solver": self.solver,
@@ -513,12 +513,6 @@ def _check_sum(res: SolveResults) -> None:
                           f"({allowed:.3g})")
 
 
-def _without_pmf(bounds: dict[str, Any] | None, with_pmf: bool) -> dict[str, Any] | None:
-    if bounds is None or with_pmf or bounds.get("length") is None:
-        return bounds
-    return {**bounds, "length": {k: v for k, v in bounds["length"].items() if k not in ("pmf", "cdf")}}
-
-
 def solve_text(r: SolveResults) -> str:
     lines = [
         f"{r.title} [{r.rules}] "
@@ -576,19 +570,9 @@ def solve_text(r: SolveResults) -> str:
     res = max((s["residual"] for s in r.solver if s.get("residual") is not None), default=0.0)
     if not r.exact:
         lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
-    if r.precision is not None and r.bounds is not None:
-        lines.append(f"error bounds: certified, each figure within {r.precision:g} relative (the largest "
-                     f"{largest_bound(r.bounds):.2g})" + (f"; {r.route}" if r.route else ""))
+    lines += bounds_line(r)
     return "\n".join(lines)
 
-
-def largest_bound(bounds: Any) -> float:
-    """The largest bound in a tree of bounds (the length distribution's lists left out: they are tiny)."""
-    if isinstance(bounds, dict):
-        return max((largest_bound(v) for k, v in bounds.items() if k not in ("pmf", "cdf")), default=0.0)
-    if isinstance(bounds, list):
-        return max((largest_bound(v) for v in bounds), default=0.0)
-    return float(bounds) if isinstance(bounds, (int, float)) else 0.0
 
 
 def _chance(x) -> str:
