@@ -22,10 +22,12 @@ Number = float | Fraction
 SCHEMA = "markov_oca.solve/1"
 
 
-def number(x: Number) -> Any:
-    """A JSON value: a float, ``"inf"``, ``null`` for nan, or ``{"fraction", "value"}`` when exact."""
+def number(x: Number | None) -> Any:
+    """A JSON value: a float, ``"inf"``, ``null`` for nan or None, or ``{"fraction", "value"}`` when exact."""
     if isinstance(x, Fraction):
         return {"fraction": f"{int_text(x.numerator)}/{int_text(x.denominator)}", "value": float(x)}
+    if x is None:
+        return None
     if isinstance(x, (int, np.integer)):
         return int(x)
     x = float(x)

@@ -291,13 +291,13 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     t0 = time.perf_counter()
     specs = _reward_specs(chain, players)
     given = [k for k in specs if not k.startswith("place")]
-    fig = race_figures(chain, specs, given)
-    failed, route = _failures(fig, precision), ""
+    fig, failed, why = _attempt(chain, specs, given, precision, None)
+    route = ""
     if failed:
-        fig = race_figures(chain, specs, given, target=precision * 1e-3 * max(fig.ends[0], 1e-300))
-        failed, route = _failures(fig, precision), "the visits solved again with iterative refinement"
+        fig, failed, why = _attempt(chain, specs, given, precision, precision * 1e-3)
+        route = "the visits solved again with iterative refinement"
     if failed:
-        return _exact_fallback(chain, failed, fig, rules, players, landing_events, landings, tail, timer, special,
+        return _exact_fallback(chain, failed, why, rules, players, landing_events, landings, tail, timer, special,
                                precision)
     outcome_p = {k: x for k, (x, _) in fig.outcomes.items()}
     exp = {k: (x, fig.given.get(k, (float("nan"), None))[0]) for k, (x, _) in fig.totals.items()}
@@ -317,7 +317,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
                   if not (meets(x.chance, b["chance"], precision) and meets(x.expected, b["expected"], precision))
                   and np.isfinite(x.expected)]
         if failed:
-            return _exact_fallback(chain, failed, fig, rules, players, landing_events, landings, tail, timer,
+            return _exact_fallback(chain, failed, _why(fig), rules, players, landing_events, landings, tail, timer,
                                    special, precision)
         timer["landings"] = time.perf_counter() - t2
     res = _results(chain, rules, players, False, outcome_p, fig.deadlock[0], seats, exp, length, landing_list, note,
@@ -382,7 +382,9 @@ def _results(chain: Chain, rules: Any, players: int, exact: bool, outcome_p: dic
 
 
 def _rounded(x: Number) -> float:
-    """The bound of ``float(x)``: the rounding of a fraction to the nearest double."""
+    """The bound of ``float(x)``: the rounding of a fraction to the nearest double (0 for 0)."""
+    if x == 0:
+        return 0.0
     return float(abs(float(x)) * U * SLACK) + 2.0 ** -1074
 
 
@@ -395,14 +397,27 @@ def _failures(fig: RaceFigures, precision: float) -> list[str]:
     return out
 
 
-def _exact_fallback(chain: Chain, failed: list[str], fig: RaceFigures, rules: Any, players: int, landing_events,
+def _attempt(chain: Chain, specs: dict, given: list[str], precision: float,
+             target: float | None) -> tuple[RaceFigures | None, list[str], str]:
+    """The certified figures, those that miss the precision, and why (a solve that fails misses them all)."""
+    try:
+        fig = race_figures(chain, specs, given, target=target)
+    except SolverError as exc:
+        return None, ["every figure"], str(exc)
+    return fig, _failures(fig, precision), _why(fig)
+
+
+def _why(fig: RaceFigures) -> str:
+    norm = fig.forward.norm
+    return (f"||N||_inf {f'<= {norm:.3g}' if np.isfinite(norm) else 'not certifiable'}, "
+            f"true residual up to {fig.visits.mass:.2g}")
+
+
+def _exact_fallback(chain: Chain, failed: list[str], why: str, rules: Any, players: int, landing_events,
                     landings: bool | None, tail: float, timer: dict[str, float], special: list[int] | None,
                     precision: float) -> SolveResults:
     """The sound route when refinement did not certify every figure: the exact figures, rounded; else refuse."""
     n_t = int(chain.structure.transient.sum())
-    norm = fig.forward.norm
-    why = (f"||N||_inf {f'<= {norm:.3g}' if np.isfinite(norm) else 'not certifiable'}, "
-           f"true residual up to {fig.visits.mass:.2g}")
     if n_t > DENSE_LIMIT:
         raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} ({why}); the chain has "
                           f"{n_t:,} transient states, more than the {DENSE_LIMIT:,} solved exactly unasked: ask "
