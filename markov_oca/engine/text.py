@@ -58,7 +58,10 @@ def without_pmf(bounds: dict | None, with_pmf: bool) -> dict | None:
 
 def bounds_line(r) -> list[str]:
     """The text's statement of the bounds: certified, within the precision, the largest (float results)."""
-    if r.precision is None or r.bounds is None:
+    if r.bounds is None:
+        return [] if getattr(r, "exact", False) else [
+            "error bounds: not certified on this route (the figures are those of its solves, residuals above)"]
+    if r.precision is None:
         return []
     return [f"error bounds: certified, each figure within {r.precision:g} relative (the largest "
             f"{largest_bound(r.bounds):.2g})" + (f"; {r.route}" if r.route else "")]

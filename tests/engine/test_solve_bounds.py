@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -149,22 +150,20 @@ def slow_race(N: int) -> Chain:
                      "throws": np.where(nxt >= 0, 1, 0) * ones[:, None]})
 
 
-class _Rules:
-    name = title = seed = source = "slow"
-    options: dict = {}
-    goal = 2
+def _rules():
+    return SimpleNamespace(name="slow", title="slow", seed="", source="slow", options={}, goal=2)
 
 
 def test_a_chain_floats_cannot_certify_is_solved_exactly_or_refused(monkeypatch):
     import markov_oca.engine.race as race
 
     # small: solved exactly, the figures rounded (bound: their rounding)
-    r = analyse(slow_race(60), rules=_Rules(), players=2)
+    r = analyse(slow_race(60), rules=_rules(), players=2)
     assert "solved exactly" in r.route and not r.exact
     assert r.outcomes["seat 1 wins"] == 0.7 and r.bounds["outcomes"]["seat 1 wins"] <= 1e-16
     assert r.expected["turns"].total > 2.0 ** 59 and r.bounds["expected"]["turns"]["total"] < 1e-15 * 2.0 ** 60
     assert check_tree(r.to_dict(), ("outcomes", "deadlock", "seats", "expected")) >= 10
     # beyond the exact route's reach: one line names what would work
     monkeypatch.setattr(race, "DENSE_LIMIT", 10)
-    with pytest.raises(SolverError, match="no bound under 1e-09.*ask --exact"):
-        analyse(slow_race(60), rules=_Rules(), players=2)
+    with pytest.raises(SolverError, match=r"no bound under 1e-09.*ask --exact"):
+        analyse(slow_race(60), rules=_rules(), players=2)
