@@ -382,8 +382,8 @@ def _results(chain: Chain, rules: Any, players: int, exact: bool, outcome_p: dic
 
 
 def _rounded(x: Number) -> float:
-    """The bound of ``float(x)``: the rounding of a fraction to the nearest double (0 for 0)."""
-    if x == 0:
+    """The bound of ``float(x)``: the rounding of a fraction to the nearest double (0 when it is one)."""
+    if not isinstance(x, Fraction) or Fraction(float(x)) == x:
         return 0.0
     return float(abs(float(x)) * U * SLACK) + 2.0 ** -1074
 
