@@ -64,7 +64,7 @@ def bounds_line(r) -> list[str]:
     if r.precision is None:
         return []
     return [f"error bounds: certified, each figure within {r.precision:g} relative (the largest "
-            f"{largest_bound(r.bounds):.2g})" + (f"; {r.route}" if r.route else "")]
+            f"{largest_bound(r.bounds):.2g})" + (f"; {r.route}" if getattr(r, "route", "") else "")]
 
 
 def options_lines(rules, show=option_text) -> list[str]:

@@ -18,7 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.results import length_summary
+from ..analysis.bounds import PRECISION, VisitBounds, clip_probability, meets
+from ..analysis.results import certify_length, length_summary
+from ..core.errors import SolverError
+from ..engine.certified import visit_bounds
+from ..linalg.certify import SLACK, gamma
 from .model import ACT_BET, ACT_THROW, PuntiChain
 from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
@@ -26,8 +30,9 @@ from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 
 
 def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, float] | None = None,
-            policy: dict[str, Any] | None = None) -> PuntiResults:
-    """Every figure of the points game on one chain (see the module docstring)."""
+            policy: dict[str, Any] | None = None, precision: float = PRECISION) -> PuntiResults:
+    """Every figure of the points game on one chain (see the module docstring), each with a certified
+    error bound (:func:`_bounds`) within the relative ``precision``, or one line refuses."""
     timer = {} if timer is None else timer
     m, chain = pc.model, pc.chain
     n = pc.n_states
@@ -46,17 +51,90 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     timer["rewards"] = time.perf_counter() - t0
     seats = _seats(pc, exp, mass, w, finals)
 
+    t3 = time.perf_counter()
+    vb, fwd = visit_bounds(chain, visits)
+    bounds = _bounds(pc, vb, exp, mass, w, out_k, finals, seats)
+    timer["bounds"] = time.perf_counter() - t3
     t2 = time.perf_counter()
     length = length_summary(chain, exp["turns"], tail)
+    if not chain.structure.deadlock.any():
+        certify_length(length, chain.length_distribution(tail=tail), bounds["expected"]["turns"], (0.0, 0.0))
+        bounds["length"] = length.bounds
     timer["length"] = time.perf_counter() - t2
-    return PuntiResults(
+    res = PuntiResults(
         **game_fields(m, bet), states=chain.n, transitions=chain.n_transitions,
         outcomes=outcome_p, seats=seats,
         expected={k: exp[k] for k in ("turns", "throws", "bets")},
         length=length, policy=policy,
-        solver=[{"method": report.method, "residual": report.residual, "iterations": report.iterations}],
-        timings=timer,
+        solver=[{"method": report.method, "residual": report.residual, "iterations": report.iterations,
+                 "residual_bound": vb.mass}, fwd.report],
+        timings=timer, bounds=bounds, precision=precision,
     )
+    failed = [path for path, x, b in _leaves(res.to_dict(with_pmf=False), bounds)
+              if not (b == 0.0 or meets(x, b, precision) or "points_pmf" in path)]
+    if failed:
+        raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} (true residual up to "
+                          f"{vb.mass:.2g}, ||N||_inf <= {fwd.norm:.3g}): ask a looser --precision")
+    return res
+
+
+def _bounds(pc: PuntiChain, vb: VisitBounds, exp: dict[str, float], mass: np.ndarray, w: np.ndarray,
+            out_k: np.ndarray, finals: np.ndarray, seats: list[PuntiSeat]) -> dict[str, Any]:
+    """The certified bounds of the chain's figures, in their tree (``PuntiResults.to_dict``).
+
+    A chance (an outcome, a win, a tie, a share, each entry of a seat's final points; a bankruptcy and
+    mutual aid, which happen once at most) is a sum over the visits of the chance of a step into it,
+    ``v . b`` with ``N b`` in [0, 1]: off by the residual's 1-norm (``vb.mass``), and by the rounding
+    of its sum of nonnegative terms. An expected total's step reward is at most 1 an event (turns,
+    throws, bets), or the largest final points: off by that times ``vb.steps``, and by the rounding of
+    the step rewards and of the sums over the states. The entries of a seat's final points distribution
+    carry their bound but are not held to the relative precision (a tail entry of 1e-12 cannot be).
+    """
+    chain = pc.chain
+    ends = float(gamma(w.size + 3))
+
+    # A figure summed to 0 exactly is 0: its terms are visits times nonnegative rewards, and the sweeps from
+    # the start leave a positive visit count at every state they reach, so no reached state earns it.
+    def chance(x: float) -> float:
+        return 0.0 if x == 0.0 else float((vb.mass + ends * abs(x)) * SLACK)
+
+    sums = float(gamma(chain.n + chain.next.shape[1] + 4))
+    top = float(np.maximum(finals, 0).max(initial=0)) if finals.size else 0.0
+
+    def total(x: float, big: float = 1.0) -> float:
+        return 0.0 if x == 0.0 else float((vb.steps * big + sums * abs(x)) * SLACK)
+
+    out: dict[str, Any] = {"outcomes": {name: chance(float(mass[k])) for k, name in enumerate(chain.outcomes)},
+                           "expected": {k: total(exp[k]) for k in ("turns", "throws", "bets")}, "seats": [],
+                           "length": None}
+    for i, s in enumerate(seats):
+        out["seats"].append({
+            "win": chance(s.win), "tie": chance(s.tie), "win_share": chance(s.win_share),
+            "bankrupt": chance(s.bankrupt), "points": total(s.points, top),
+            "points_pmf": {str(k): chance(v) for k, v in sorted(s.points_pmf.items())},
+            "bets": total(s.bets), "aid": chance(s.aid), "aid_success": chance(s.aid_success),
+            "turns": total(exp[f"turns@{i}"])})
+        for k in ("win", "tie", "win_share"):
+            setattr(s, k, clip_probability(getattr(s, k), out["seats"][-1][k]))
+    return out
+
+
+def _leaves(d: dict, bounds: dict) -> list[tuple[str, float, float]]:
+    """(path, figure, bound) for every float figure that has a bound."""
+    out = []
+
+    def walk(x, b, path):
+        if isinstance(b, dict):
+            for k, v in b.items():
+                walk(x[int(k)] if isinstance(x, list) else x[k], v, f"{path}/{k}")
+        elif isinstance(b, list):
+            for k, v in enumerate(b):
+                walk(x[k], v, f"{path}/{k}")
+        elif b is not None and isinstance(x, float):
+            out.append((path.lstrip("/"), x, b))
+
+    walk(d, {k: v for k, v in bounds.items() if k != "length"}, "")
+    return out
 
 
 def _rewards(pc: PuntiChain, x: np.ndarray) -> tuple[dict[str, float], np.ndarray, np.ndarray, np.ndarray]:
