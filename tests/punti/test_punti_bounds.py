@@ -4,30 +4,9 @@ bound (plus the independent paths' own rounding) of the independent paths' answe
 from __future__ import annotations
 
 import pytest
-from support import write
+from support import CALM, write
 
 from markov_oca.punti import solve_punti
-
-CALM = """
-[game]
-name = "calm"
-family = "punti"
-goal = 9
-players = 3
-[dice]
-faces = 3
-[economy]
-dowry = 100
-entry_tax = 10
-head_fee = 5
-bank_fund = 50
-[squares]
-2 = { pay_bank = 10 }
-3 = { collect_each = 5 }
-4 = { pay_each = 10 }
-5 = { collect_bank = 15, pulcinella = 1 }
-9 = { collect_bank = 5 }
-"""
 
 CHANCES = ("win", "tie", "win_share", "bankrupt", "aid", "aid_success")
 
