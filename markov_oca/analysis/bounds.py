@@ -26,6 +26,13 @@ precision asked can be had (the true residual too large, or ``||N||`` beyond wha
 can certify, as on the walks of Haddad and Monmege), the analysis refines the solve, then solves the
 chain exactly (its probabilities are rationals, a float's over ``2**53``) when it is small enough,
 and otherwise refuses in one line.
+
+The same method certifies ``solve``'s figures: a race's (:mod:`markov_oca.engine.certified`, from the
+chain's own visits and a forward column of expected steps: :class:`VisitBounds`), Ur's pair of policies
+(the same, on its chain) and the points game's chain. A distribution pushed step by step (the length
+of a game) is off by the rounding of its pushes only (:func:`~markov_oca.linalg.certify.push_rounding`),
+and its quantiles are kept only where that cannot move them
+(:func:`~markov_oca.analysis.results.certify_length`).
 """
 
 from __future__ import annotations
