@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.errors import SolverError
 from ..linalg.certify import SLACK, U, compensated_dot, forward_residual, gamma
 from .chain import Chain
 
@@ -106,7 +107,7 @@ def upper_steps(t: np.ndarray, t_res: np.ndarray, norm: float) -> np.ndarray:
 def clip_probability(p: float, bound: float) -> float:
     """``p`` moved into [0, 1] when the move stays within its bound (it then only shrinks the error).
 
-    Raises ValueError when ``p`` is further outside than its bound: the bound would be wrong.
+    Raises SolverError when ``p`` is further outside than its bound: the bound would be wrong.
 
     Examples
     --------
@@ -118,7 +119,7 @@ def clip_probability(p: float, bound: float) -> float:
     if 1.0 < p <= 1.0 + bound:
         return 1.0
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"probability {p!r} lies further outside [0, 1] than its bound {bound:.3g}")
+        raise SolverError(f"probability {p!r} lies further outside [0, 1] than its bound {bound:.3g}")
     return float(p)
 
 
