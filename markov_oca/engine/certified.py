@@ -64,7 +64,7 @@ def race_figures(chain: Chain, rewards: Mapping[str, tuple[np.ndarray, np.ndarra
         v, rep = expected_visits(chain, transient, target=target)
         report = {k: rep[k] for k in ("method", "residual", "iterations")}
     dead = bool(st.deadlock.any())
-    vb, fwd = visit_bounds(chain, v, _into(chain, st.absorbing)[:, None] if dead else None)
+    vb, fwd = visit_bounds(chain, v, into(chain, st.absorbing)[:, None] if dead else None)
     out = RaceFigures({}, (0.0, 0.0), (1.0, 0.0), visits=vb, forward=fwd, forward_init=int(chain.init),
                       reports=[{**report, "residual_bound": vb.mass}, {**fwd.report}])
     names = list(chain.outcomes)
@@ -112,10 +112,22 @@ def visit_bounds(chain: Chain, v: np.ndarray, columns: np.ndarray | None = None)
     return VisitBounds(v, rb, t_up, fwd.norm), fwd
 
 
-def _into(chain: Chain, target: np.ndarray) -> np.ndarray:
-    """The chance of entering ``target`` on the next step from each transient state."""
+def into(chain: Chain, target: np.ndarray) -> np.ndarray:
+    """The chance of entering ``target`` (a mask) on the next step from each transient state."""
     into = np.where((chain.next >= 0) & target[np.maximum(chain.next, 0)], chain.pnum.astype(np.int64), 0)
     return np.where(chain.structure.transient, into.sum(axis=1) / chain.denom, 0.0)
+
+
+def relative_bound(chain: Chain, vb: VisitBounds, target: np.ndarray, err: float) -> float:
+    """A chance's bound that is small when the chance is: ``sum |r| min(1, h + delta)`` with ``h`` the chance of
+    entering ``target`` from each state (a forward column, ``delta`` its certified error) and ``err`` the
+    rounding of the chance's own sum (as :mod:`~markov_oca.analysis.absorbing` tightens a hitting chance)."""
+    fwd = forward_block(chain, into(chain, target)[:, None])
+    delta = fwd.delta(1)
+    if not np.isfinite(delta):
+        return INF
+    up = np.clip(fwd.x[:, 1] + delta, 0.0, 1.0)
+    return float((float(vb.rb @ up) * SLACK + 2 * err) * SLACK)
 
 
 def _classes(chain: Chain, vb: VisitBounds, groups: np.ndarray, k: int) -> list[tuple[float, float]]:

@@ -21,7 +21,7 @@ import numpy as np
 from ..analysis.bounds import PRECISION, VisitBounds, clip_probability, meets
 from ..analysis.results import certify_length, length_summary
 from ..core.errors import SolverError
-from ..engine.certified import visit_bounds
+from ..engine.certified import relative_bound, visit_bounds
 from ..linalg.certify import SLACK, gamma
 from .model import ACT_BET, ACT_THROW, PuntiChain
 from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
@@ -53,7 +53,7 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
 
     t3 = time.perf_counter()
     vb, fwd = visit_bounds(chain, visits)
-    bounds = _bounds(pc, vb, exp, mass, w, out_k, finals, seats)
+    bounds = _bounds(pc, vb, exp, mass, w, finals, seats, precision)
     timer["bounds"] = time.perf_counter() - t3
     t2 = time.perf_counter()
     length = length_summary(chain, exp["turns"], tail)
@@ -79,7 +79,7 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
 
 
 def _bounds(pc: PuntiChain, vb: VisitBounds, exp: dict[str, float], mass: np.ndarray, w: np.ndarray,
-            out_k: np.ndarray, finals: np.ndarray, seats: list[PuntiSeat]) -> dict[str, Any]:
+            finals: np.ndarray, seats: list[PuntiSeat], precision: float) -> dict[str, Any]:
     """The certified bounds of the chain's figures, in their tree (``PuntiResults.to_dict``).
 
     A chance (an outcome, a win, a tie, a share, each entry of a seat's final points; a bankruptcy and
@@ -104,12 +104,21 @@ def _bounds(pc: PuntiChain, vb: VisitBounds, exp: dict[str, float], mass: np.nda
     def total(x: float, big: float = 1.0) -> float:
         return 0.0 if x == 0.0 else float((vb.steps * big + sums * abs(x)) * SLACK)
 
-    out: dict[str, Any] = {"outcomes": {name: chance(float(mass[k])) for k, name in enumerate(chain.outcomes)},
+    # outcomes: a small one gets a bound relative to it (a forward column of its chance from every state)
+    ob = np.array([chance(float(x)) for x in mass])
+    for k, state in enumerate(chain.outcomes.values()):
+        if ob[k] > precision * mass[k]:
+            target = np.zeros(chain.n, bool)
+            target[state] = True
+            ob[k] = min(ob[k], relative_bound(chain, vb, target, ends * float(mass[k])))
+    out: dict[str, Any] = {"outcomes": {name: float(ob[k]) for k, name in enumerate(chain.outcomes)},
                            "expected": {k: total(exp[k]) for k in ("turns", "throws", "bets")}, "seats": [],
                            "length": None}
     for i, s in enumerate(seats):
+        # a win, a tie and a share are sums of outcomes with coefficients in [0, 1]: so are their bounds
+        win_b, tie_b, share_b = win_tie_share(pc.masks, ob, i)
         out["seats"].append({
-            "win": chance(s.win), "tie": chance(s.tie), "win_share": chance(s.win_share),
+            "win": win_b * SLACK, "tie": tie_b * SLACK, "win_share": share_b * SLACK,
             "bankrupt": chance(s.bankrupt), "points": total(s.points, top),
             "points_pmf": {str(k): chance(v) for k, v in sorted(s.points_pmf.items())},
             "bets": total(s.bets), "aid": chance(s.aid), "aid_success": chance(s.aid_success),
