@@ -118,15 +118,18 @@ def into(chain: Chain, target: np.ndarray) -> np.ndarray:
     return np.where(chain.structure.transient, into.sum(axis=1) / chain.denom, 0.0)
 
 
-def relative_bound(chain: Chain, vb: VisitBounds, target: np.ndarray, err: float) -> float:
-    """A chance's bound that is small when the chance is: ``sum |r| min(1, h + delta)`` with ``h`` the chance of
-    entering ``target`` from each state (a forward column, ``delta`` its certified error) and ``err`` the
-    rounding of the chance's own sum (as :mod:`~markov_oca.analysis.absorbing` tightens a hitting chance)."""
-    fwd = forward_block(chain, into(chain, target)[:, None])
+def relative_bound(chain: Chain, vb: VisitBounds, b: np.ndarray, err: float, once: bool = True) -> float:
+    """The bound of a chance ``v . b`` that is small when the chance is: ``sum |r| min(1, h + delta)`` with
+    ``h = N b`` (the chance of the event from each state, at most 1: an event that happens once at most; a
+    forward column, ``delta`` its certified error) and ``err`` the rounding of the chance's own sum (as
+    :mod:`~markov_oca.analysis.absorbing` tightens a hitting chance). ``b`` is the event's one-step chance
+    (:func:`into` for entering a set). Without ``once`` (an event that may repeat) ``h`` is the expected
+    count, not clipped at 1."""
+    fwd = forward_block(chain, np.where(chain.structure.transient, b, 0.0)[:, None])
     delta = fwd.delta(1)
     if not np.isfinite(delta):
         return INF
-    up = np.clip(fwd.x[:, 1] + delta, 0.0, 1.0)
+    up = np.clip(fwd.x[:, 1] + delta, 0.0, 1.0 if once else INF)
     return float((float(vb.rb @ up) * SLACK + 2 * err) * SLACK)
 
 

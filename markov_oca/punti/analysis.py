@@ -21,7 +21,7 @@ import numpy as np
 from ..analysis.bounds import PRECISION, VisitBounds, clip_probability, meets
 from ..analysis.results import certify_length, length_summary
 from ..core.errors import SolverError
-from ..engine.certified import relative_bound, visit_bounds
+from ..engine.certified import into, relative_bound, visit_bounds
 from ..linalg.certify import SLACK, gamma
 from .model import ACT_BET, ACT_THROW, PuntiChain
 from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
@@ -45,7 +45,7 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
     timer["solve"] = time.perf_counter() - t1
 
     t0 = time.perf_counter()
-    exp, w, out_k, finals = _rewards(pc, x)
+    exp, w, out_k, finals, events = _rewards(pc, x)
     mass = np.bincount(out_k, weights=w, minlength=len(pc.masks))
     outcome_p = {name: float(mass[k]) for k, name in enumerate(chain.outcomes)}
     timer["rewards"] = time.perf_counter() - t0
@@ -53,7 +53,7 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
 
     t3 = time.perf_counter()
     vb, fwd = visit_bounds(chain, visits)
-    bounds = _bounds(pc, vb, exp, mass, w, finals, seats, precision)
+    bounds = _bounds(pc, vb, exp, mass, w, finals, seats, precision, events)
     timer["bounds"] = time.perf_counter() - t3
     t2 = time.perf_counter()
     length = length_summary(chain, exp["turns"], tail)
@@ -70,8 +70,10 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
                  "residual_bound": vb.mass}, fwd.report],
         timings=timer, bounds=bounds, precision=precision,
     )
-    failed = [path for path, x, b in _leaves(res.to_dict(with_pmf=False), bounds)
-              if not (b == 0.0 or meets(x, b, precision) or "points_pmf" in path)]
+    failed = _failed(res, bounds, precision)
+    if failed and all(p.split("/")[-1] in ("bankrupt", "aid", "aid_success") for p in failed):
+        _exact_events(pc, res, failed)
+        failed = _failed(res, bounds, precision)
     if failed:
         raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} (true residual up to "
                           f"{vb.mass:.2g}, ||N||_inf <= {fwd.norm:.3g}): ask a looser --precision")
@@ -79,7 +81,8 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
 
 
 def _bounds(pc: PuntiChain, vb: VisitBounds, exp: dict[str, float], mass: np.ndarray, w: np.ndarray,
-            finals: np.ndarray, seats: list[PuntiSeat], precision: float) -> dict[str, Any]:
+            finals: np.ndarray, seats: list[PuntiSeat], precision: float,
+            events: dict[str, np.ndarray]) -> dict[str, Any]:
     """The certified bounds of the chain's figures, in their tree (``PuntiResults.to_dict``).
 
     A chance (an outcome, a win, a tie, a share, each entry of a seat's final points; a bankruptcy and
@@ -110,7 +113,7 @@ def _bounds(pc: PuntiChain, vb: VisitBounds, exp: dict[str, float], mass: np.nda
         if ob[k] > precision * mass[k]:
             target = np.zeros(chain.n, bool)
             target[state] = True
-            ob[k] = min(ob[k], relative_bound(chain, vb, target, ends * float(mass[k])))
+            ob[k] = min(ob[k], relative_bound(chain, vb, into(chain, target), ends * float(mass[k])))
     out: dict[str, Any] = {"outcomes": {name: float(ob[k]) for k, name in enumerate(chain.outcomes)},
                            "expected": {k: total(exp[k]) for k in ("turns", "throws", "bets")}, "seats": [],
                            "length": None}
@@ -123,9 +126,48 @@ def _bounds(pc: PuntiChain, vb: VisitBounds, exp: dict[str, float], mass: np.nda
             "points_pmf": {str(k): chance(v) for k, v in sorted(s.points_pmf.items())},
             "bets": total(s.bets), "aid": chance(s.aid), "aid_success": chance(s.aid_success),
             "turns": total(exp[f"turns@{i}"])})
-        for k in ("win", "tie", "win_share"):
+        for k in ("bankrupt", "aid", "aid_success"):  # a small chance gets a bound relative to it
+            x, b = getattr(s, k), out["seats"][-1][k]
+            if b > precision * abs(x):
+                step = events[f"{'aid_ok' if k == 'aid_success' else k}@{i}"]
+                out["seats"][-1][k] = min(b, relative_bound(chain, vb, step, sums * abs(x), once=False))
+        for k in ("win", "tie", "win_share", "bankrupt", "aid", "aid_success"):
             setattr(s, k, clip_probability(getattr(s, k), out["seats"][-1][k]))
     return out
+
+
+def _failed(res: PuntiResults, bounds: dict[str, Any], precision: float) -> list[str]:
+    """The figures whose bound misses the precision (a final points distribution's entries are not held to it)."""
+    return [path for path, x, b in _leaves(res.to_dict(with_pmf=False), bounds)
+            if not (b == 0.0 or meets(x, b, precision) or "points_pmf" in path)]
+
+
+def _exact_events(pc: PuntiChain, res: PuntiResults, failed: list[str]) -> None:
+    """The sound route for a seat's bankruptcy or aid too rare for the float bound: its chance solved exactly
+    (:class:`~markov_oca.analysis.exact.ExactChain`, on chains it reaches), rounded, the rounding its bound."""
+    from fractions import Fraction
+
+    from ..analysis.exact import EXACT_LIMIT, ExactChain
+
+    chain, N = pc.chain, pc.model.players
+    if int(chain.structure.transient.sum()) > EXACT_LIMIT:
+        return
+    aidm = np.zeros(chain.next.shape, np.int64)
+    aidm[:pc.n_states] = pc.model.details(pc, np.arange(pc.n_states))[1]
+    broke = np.zeros(chain.next.shape, np.int64)
+    broke[:pc.n_states] = pc.broke[:pc.n_states]
+    values = {}
+    for path in failed:
+        i, k = int(path.split("/")[1]), path.split("/")[2]
+        bits = {"bankrupt": (broke >> i) & 1, "aid": (aidm >> i) & 1, "aid_success": (aidm >> (N + i)) & 1}[k]
+        values[path] = np.where(chain.next >= 0, bits, 0)
+    exact = ExactChain(chain).expected(values, given_end=False)
+    for path, (x, _) in exact.items():
+        i, k = int(path.split("/")[1]), path.split("/")[2]
+        x = Fraction(x)
+        setattr(res.seats[i], k, float(x))
+        res.bounds["seats"][i][k] = 0.0 if Fraction(float(x)) == x else abs(float(x)) * 2.0 ** -53 * SLACK
+    res.notes.append(f"solved exactly (float bounds above the precision): {', '.join(failed[:3])}")
 
 
 def _leaves(d: dict, bounds: dict) -> list[tuple[str, float, float]]:
@@ -146,9 +188,11 @@ def _leaves(d: dict, bounds: dict) -> list[tuple[str, float, float]]:
     return out
 
 
-def _rewards(pc: PuntiChain, x: np.ndarray) -> tuple[dict[str, float], np.ndarray, np.ndarray, np.ndarray]:
-    """The expected totals (game and per seat ``name@seat``) from the visits ``x``, and every branch into
-    the end: its mass, its outcome and the final balances (points).
+def _rewards(pc: PuntiChain, x: np.ndarray) -> tuple[dict[str, float], np.ndarray, np.ndarray, np.ndarray,
+                                                      dict[str, np.ndarray]]:
+    """The expected totals (game and per seat ``name@seat``) from the visits ``x``, every branch into
+    the end: its mass, its outcome and the final balances (points); and the one-step chance of each
+    seat's bankruptcy and aid from every state (``bankrupt@i``, ``aid@i``, ``aid_ok@i``: their bounds).
 
     The step rewards are taken a block of states at a time, each summed against the visits at once:
     nothing of (states x branches) or (states x rewards) is held for the whole chain.
@@ -161,6 +205,7 @@ def _rewards(pc: PuntiChain, x: np.ndarray) -> tuple[dict[str, float], np.ndarra
     turn_start = chain.state_rewards["turns"]
     mover = chain.mover
     w_parts, k_parts, f_parts = [], [], []
+    events = {f"{k}@{i}": np.zeros(chain.n) for i in range(N) for k in ("bankrupt", "aid", "aid_ok")}
     block = 50_000  # the details of a block are (rows x branches x players) int64, and a copy of them
     for lo in range(0, n, block):
         hi = min(n, lo + block)
@@ -182,9 +227,10 @@ def _rewards(pc: PuntiChain, x: np.ndarray) -> tuple[dict[str, float], np.ndarra
             mine = mv == i
             exp[f"turns@{i}"] += float(xs @ (ts & mine))
             exp[f"bets@{i}"] += float(xs @ np.where(mine, bets, 0.0))
-            exp[f"bankrupt@{i}"] += float(xs @ (p * ((broke >> i) & 1)).sum(axis=1))
-            exp[f"aid@{i}"] += float(xs @ (p * ((aidm >> i) & 1)).sum(axis=1))
-            exp[f"aid_ok@{i}"] += float(xs @ (p * ((aidm >> (N + i)) & 1)).sum(axis=1))
+            for key, bits in ((f"bankrupt@{i}", (broke >> i) & 1), (f"aid@{i}", (aidm >> i) & 1),
+                              (f"aid_ok@{i}", (aidm >> (N + i)) & 1)):
+                events[key][lo:hi] = (p * bits).sum(axis=1)
+                exp[key] += float(xs @ events[key][lo:hi])
             exp[f"points@{i}"] += float(xs @ (p * np.maximum(final[:, :, i], 0)).sum(axis=1))
         er, ec = np.nonzero(valid & (nxt >= n))
         w_parts.append(xs[er] * p[er, ec])
@@ -193,7 +239,7 @@ def _rewards(pc: PuntiChain, x: np.ndarray) -> tuple[dict[str, float], np.ndarra
     w = np.concatenate(w_parts) if w_parts else np.zeros(0)
     out_k = np.concatenate(k_parts) if k_parts else np.zeros(0, np.int64)
     finals = np.concatenate(f_parts) if f_parts else np.zeros((0, N), np.int64)
-    return exp, w, out_k, finals
+    return exp, w, out_k, finals, events
 
 
 def _seats(pc: PuntiChain, exp: dict[str, float], mass: np.ndarray, w: np.ndarray,
