@@ -174,7 +174,7 @@ def quantile_bracket(low: np.ndarray, high: np.ndarray, q: float) -> tuple[int |
     Examples
     --------
     >>> cdf = np.array([0.2, 0.5, 0.9, 1.0])
-    >>> quantile_bracket(cdf - 1e-12, cdf + 1e-12, 0.9), quantile_bracket(cdf - 0.2, cdf + 0.2, 0.9)
+    >>> quantile_bracket(cdf - 1e-12, cdf + 1e-12, 0.8), quantile_bracket(cdf - 0.3, cdf + 0.3, 0.8)
     ((2, 2), (1, None))
     """
     return _quantile(high, q), _quantile(low, q)
