@@ -174,3 +174,27 @@ def same_punti(a, b, tol: float = 1e-11) -> None:
 #: The repository's root (examples/ and docs/ are read from it).
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+
+
+# Every money effect below the bounce zone (squares 6..8 for a three-faced die and goal 9), dowries
+# large enough that no loss is ever uncovered: the conditions hold for two, three and four players.
+CALM = """
+[game]
+name = "calm"
+family = "punti"
+goal = 9
+players = 3
+[dice]
+faces = 3
+[economy]
+dowry = 100
+entry_tax = 10
+head_fee = 5
+bank_fund = 50
+[squares]
+2 = { pay_bank = 10 }
+3 = { collect_each = 5 }
+4 = { pay_each = 10 }
+5 = { collect_bank = 15, pulcinella = 1 }
+9 = { collect_bank = 5 }
+"""

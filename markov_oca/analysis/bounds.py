@@ -26,13 +26,23 @@ When no bound under the precision asked can be had (the true residual too large,
 what double precision can certify, as on the walks of Haddad and Monmege), the analysis refines the
 solve, then solves the chain exactly (its probabilities are rationals, a float's over ``2**53``)
 when it is small enough, and otherwise refuses in one line.
+
+The same method certifies ``solve``'s figures: a race's (:mod:`markov_oca.engine.certified`, from the
+chain's own visits and a forward column of expected steps: :class:`VisitBounds`), Ur's pair of policies
+(the same, on its chain) and the points game's chain. A distribution pushed step by step (the length
+of a game) is off by the rounding of its pushes only (:func:`~markov_oca.linalg.certify.push_rounding`),
+and its quantiles are kept only where that cannot move them
+(:func:`~markov_oca.analysis.results.certify_length`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..linalg.certify import SLACK, U, forward_residual
+from ..core.errors import SolverError
+from ..linalg.certify import SLACK, U, compensated_dot, forward_residual, gamma
 from .chain import Chain
 
 #: Default relative precision of every figure (as Storm's ``--sound`` defaults to a relative criterion).
@@ -92,3 +102,66 @@ def meets(value: float, bound: float | None, precision: float) -> bool:
 def upper_steps(t: np.ndarray, t_res: np.ndarray, norm: float) -> np.ndarray:
     """A certified upper bound on the expected steps from each state: ``t' + ||N|| ||r_t||``."""
     return (np.maximum(t, 0.0) + norm * float(t_res.max(initial=0.0))) * SLACK
+
+
+def clip_probability(p: float, bound: float) -> float:
+    """``p`` moved into [0, 1] when the move stays within its bound (it then only shrinks the error).
+
+    Raises SolverError when ``p`` is further outside than its bound: the bound would be wrong.
+
+    Examples
+    --------
+    >>> clip_probability(1.0 + 1e-16, 1e-12), clip_probability(-1e-17, 1e-12)
+    (1.0, 0.0)
+    """
+    if -bound <= p < 0.0:
+        return 0.0
+    if 1.0 < p <= 1.0 + bound:
+        return 1.0
+    if not 0.0 <= p <= 1.0:
+        raise SolverError(f"probability {p!r} lies further outside [0, 1] than its bound {bound:.3g}")
+    return float(p)
+
+
+@dataclass
+class VisitBounds:
+    """What bounds every figure read from the visits ``v = e_init N`` (see the module docstring).
+
+    ``rb`` bounds the true adjoint residual state by state, ``t_up`` the expected steps from each
+    state (:func:`upper_steps`), ``norm`` is ``||N||_inf`` (inf when it could not be certified).
+    """
+
+    v: np.ndarray
+    rb: np.ndarray
+    t_up: np.ndarray
+    norm: float
+
+    @property
+    def mass(self) -> float:
+        """The bound of any probability ``v . b`` (``N b`` in [0, 1]): the residual's 1-norm."""
+        return float(self.rb.sum()) * SLACK
+
+    @property
+    def steps(self) -> float:
+        """``sum |r| N 1``: the bound of ``v . g`` per unit of ``max |g|`` (inf without a norm)."""
+        if not np.isfinite(self.norm):
+            return float("inf")
+        return float(self.rb @ self.t_up) * SLACK
+
+    def probability(self, err: float) -> float:
+        """The bound of a probability read from the visits whose sum's own rounding is ``err``."""
+        return float((self.mass + 2 * err) * SLACK)
+
+    def total(self, step: np.ndarray, rounding: float = 0.0, scale: float | None = None) -> tuple[float, float]:
+        """``v . step`` (compensated) and its bound: ``step`` the expected reward of one step, itself off by
+        ``rounding`` relative; ``|N step| <= scale t`` (by default ``scale = max |step|``)."""
+        value, err = compensated_dot(self.v, step)
+        big = float(np.abs(step).max(initial=0.0)) if scale is None else scale
+        solve = self.steps * big if big else 0.0
+        own = rounding * float(np.abs(self.v) @ np.abs(step)) if rounding else 0.0
+        return float(value), float((solve + own + 2 * err) * SLACK)
+
+
+def step_rounding(chain: Chain) -> float:
+    """The relative rounding of a step's expected reward ``sum_j pnum_j / denom rho_j`` (nonnegative ``rho``)."""
+    return float(gamma(chain.next.shape[1] + 3))

@@ -178,13 +178,14 @@ def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto
 
     Resumable: ``v0`` holds the mass in play at the start of the next turn (and on return),
     ``w0`` and ``mid`` are work arrays, ``state`` is ``[turns played, mass deadlocked, mass in
-    play]``. Only the few special states (mid-turn, outcome, deadlocked) are visited one by
-    one; the mass still in play is the total less what left, so a turn costs one pass over
-    the branches. With a non-empty ``acc`` every mass pushed is added there too (the expected
-    visits of the turns played).
+    play, pushes made]`` (the pushes, which bound the rounding of every mass, counted when given).
+    Only the few special states (mid-turn, outcome, deadlocked) are visited one by one; the mass
+    still in play is the total less what left, so a turn costs one pass over the branches. With a
+    non-empty ``acc`` every mass pushed is added there too (the expected visits of the turns played).
     """
     sums = acc.size > 0
     n = nxt.shape[0]
+    pushes = 0
     mids = np.flatnonzero(mid_turn)
     outs = np.flatnonzero(outcome_of >= 0)
     deads = np.flatnonzero(deadlock)
@@ -201,6 +202,7 @@ def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto
             for s in range(n):
                 acc[s] += v[s]
         _push(nxt, pnum, inv_denom, v, w)
+        pushes += 1
         for _inner in range(10_000):
             if mids.size == 0:
                 break
@@ -217,6 +219,7 @@ def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto
                 for s in mids:
                     acc[s] += mid[s]
             _push(nxt, pnum, inv_denom, mid, w)
+            pushes += 1
         if t >= pmf.shape[0]:
             bigger = np.zeros((pmf.shape[0] * 2, pmf.shape[1]))
             bigger[:pmf.shape[0]] = pmf
@@ -244,6 +247,8 @@ def _length_pmf(nxt, pnum, inv_denom, mid_turn, outcome_of, deadlock, tail, upto
     state[0] = t
     state[1] = dead
     state[2] = left
+    if state.size > 3:
+        state[3] += pushes
     return pmf, done
 
 

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from ..core.errors import SolverError
 from ..core.progress import Pacer
+from ..linalg.certify import push_rounding
 from ..linalg.hitting import hitting_block
 from ..linalg.solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, _split_transposed, adjoint_solve
 from .branches import (
@@ -63,6 +64,8 @@ class LengthDistribution:
     never_ends: float  # P(deadlock)
     tail: float  # mass still in play when the computation stopped
     by_outcome: np.ndarray | None = None  # by_outcome[t, k] = P(outcome k on turn t), in Chain.outcomes order
+    #: Relative rounding of every pushed mass (and so of ``pmf``): at most ``rounding * pmf[t]`` (0: not known).
+    rounding: float = 0.0
 
     def truncated(self, tail: float) -> LengthDistribution | None:
         """The same distribution carried only until less than ``tail`` was left, when that can be told from
@@ -73,7 +76,7 @@ class LengthDistribution:
         left = np.append(later[1:], 0.0) + self.tail  # mass in play after turn t
         t = int(np.argmax(left < tail)) if (left < tail).any() else self.pmf.size - 1
         by = self.by_outcome[:t + 1].copy() if self.by_outcome is not None else None
-        return LengthDistribution(self.pmf[:t + 1].copy(), 0.0, float(left[t]), by_outcome=by)
+        return LengthDistribution(self.pmf[:t + 1].copy(), 0.0, float(left[t]), by_outcome=by, rounding=self.rounding)
 
     def outcome_within(self, turns: int) -> np.ndarray:
         """P(each outcome, reached within ``turns`` turns), in the order of ``Chain.outcomes``."""
@@ -543,7 +546,7 @@ class Chain:
         acc = np.zeros(self.n if visits else 0)
         v, w, mid = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
         v[self.init] = 1.0
-        state = np.array([0.0, 0.0, 1.0])  # turns played, mass deadlocked, mass still in play
+        state = np.array([0.0, 0.0, 1.0, 0.0])  # turns played, mass deadlocked, mass still in play, pushes
         mid_turn = st.transient & ~turn_start
         # Turns go in blocks of about a tenth of a second, so that Ctrl-C is seen between them.
         pacer = Pacer(first=8, seconds=0.1)
@@ -557,7 +560,9 @@ class Chain:
             pacer.took(time.perf_counter() - t0)
         t = int(state[0])
         pmf = pmf[:t + 1].copy()
-        return LengthDistribution(pmf.sum(axis=1), float(state[1]), float(state[2]), by_outcome=pmf), acc, v
+        dist = LengthDistribution(pmf.sum(axis=1), float(state[1]), float(state[2]), by_outcome=pmf,
+                                  rounding=push_rounding(self.next, int(state[3])))
+        return dist, acc, v
 
 
 

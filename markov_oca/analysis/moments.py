@@ -81,6 +81,22 @@ def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
             c_dg[s] += p * abs(r)
 
 
+@numba.njit(cache=True)
+def weighted_step(nxt, pnum, inv_denom, rho, h, transient, c, c_abs):
+    """``c(s) = sum_j p_j rho_j h(next_j)`` on the transient states (a step's reward weighed by the chance
+    ``h`` of what follows from where it goes, ``rho`` per branch) and ``c_abs(s) = sum_j p_j |rho_j|``."""
+    for s in range(nxt.shape[0]):
+        c[s] = 0.0
+        c_abs[s] = 0.0
+        if not transient[s]:
+            continue
+        for j in range(row_width(nxt, s)):
+            p = pnum[s, j] * inv_denom
+            r = rho[s, j]
+            c[s] += p * r * h[nxt[s, j]]
+            c_abs[s] += p * abs(r)
+
+
 @dataclass
 class Moment:
     """Mean, second moment and variance of a total, each with a certified bound (float mode)."""

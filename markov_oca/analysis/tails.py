@@ -176,6 +176,22 @@ def _quantile(cdf: np.ndarray, q: float) -> int | None:
     return idx if idx < cdf.size else None
 
 
+def quantile_bracket(low: np.ndarray, high: np.ndarray, q: float) -> tuple[int | None, int | None]:
+    """Where the ``q`` quantile of a distribution whose CDF lies between ``low`` and ``high`` can be.
+
+    Returns ``(first index where high >= q, first index where low >= q)``: the quantile is one of
+    those indices or between them; an end is None when the CDF's bound does not reach ``q`` within
+    the indices computed (the quantile may then lie beyond them: "more than" the last).
+
+    Examples
+    --------
+    >>> cdf = np.array([0.2, 0.5, 0.9, 1.0])
+    >>> quantile_bracket(cdf - 1e-12, cdf + 1e-12, 0.8), quantile_bracket(cdf - 0.3, cdf + 0.3, 0.8)
+    ((2, 2), (1, None))
+    """
+    return _quantile(high, q), _quantile(low, q)
+
+
 def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: int) -> AbsorptionTime:
     """Push the distribution to the horizon, read its quantiles, and bracket those beyond it."""
     pmf, left, last, _ = _absorption_times(nxt, pnum, 1.0 / denom, transient, init, tail, max_steps)
@@ -193,7 +209,7 @@ def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: i
             mass = left / rate[1]
     res.decay = rate
     for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
-        lo_i, hi_i = _quantile(cdf + eps, q), _quantile(cdf - eps, q)
+        lo_i, hi_i = quantile_bracket(cdf - eps, cdf + eps, q)
         if lo_i is not None and hi_i is not None:
             res.brackets[name] = (float(lo_i), float(hi_i))
             setattr(res, name, float(_quantile(cdf, q)))

@@ -18,7 +18,7 @@ Examples
 >>> from markov_oca.engine.family import family_named
 >>> fam = family_named("ur")
 >>> [s.name for s in fam.settings]
-['pieces', 'light', 'dark', 'exact']
+['pieces', 'light', 'dark', 'exact', 'precision']
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class Family:
     >>> from markov_oca.engine.family import family_named
     >>> ur = family_named("ur")
     >>> isinstance(ur, Family), ur.boards, [s.name for s in ur.settings]
-    (True, 'Ur rule sets', ['pieces', 'light', 'dark', 'exact'])
+    (True, 'Ur rule sets', ['pieces', 'light', 'dark', 'exact', 'precision'])
     """
 
     def __init_subclass__(cls, **record: Any) -> None:

@@ -244,10 +244,6 @@ def render_markdown(blocks: Sequence[Block]) -> str:
     return "\n".join(out)
 
 
-def turn_text(x: float) -> str:
-    return "never" if math.isinf(x) else str(int(x))
-
-
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
@@ -284,12 +280,12 @@ def squares_blocks(rows: list[list[Inline]], rules: Any, options_intro: str = "O
 
 def length_blocks(L: LengthSummary, unit: str) -> list[Block]:
     text = (f"Game length in turns ({unit}): mean given it ends {fmt(L.mean_given_end, 4)}; median "
-            f"{turn_text(L.median)}, 90th percentile {turn_text(L.p90)}, 99th percentile {turn_text(L.p99)}.")
+            f"{L.quantile_text('median')}, 90th percentile {L.quantile_text('p90')}, 99th percentile "
+            f"{L.quantile_text('p99')}.")
     if L.never_ends > 0:
-        g = L.given_end
         text += (f" The game never ends with chance {L.never_ends:.6g}; of the games that end: median "
-                 f"{turn_text(g['median'])}, 90th percentile {turn_text(g['p90'])}, 99th percentile "
-                 f"{turn_text(g['p99'])}.")
+                 f"{L.quantile_text('given_end median')}, 90th percentile {L.quantile_text('given_end p90')}, "
+                 f"99th percentile {L.quantile_text('given_end p99')}.")
     text += f" The distribution is computed to a tail mass of {L.tail_mass:.1e}."
     return [para(text), Picture(
         LENGTH_PNG, length_png(L),
@@ -348,7 +344,7 @@ def length_png(L: LengthSummary) -> bytes:
         ax2.axhline(ends, ls="--", color="#888", lw=1)
         ax2.text(xmax * 0.98, ends - 0.04, f"ends at all: {ends:.4f}", ha="right", va="top", color="#555")
     for q, label in ((L.given_end.get("median", L.median), "median"), (L.given_end.get("p90", L.p90), "90%")):
-        if math.isfinite(q) and q < xmax:
+        if q is not None and math.isfinite(q) and q < xmax:  # None: not certain, not drawn
             for ax in (ax1, ax2):
                 ax.axvline(q, color="#c0504d", lw=0.9, ls=":")
             ax2.text(q, 0.03, f" {label} {int(q)}", color="#c0504d", va="bottom", ha="left", fontsize=9)

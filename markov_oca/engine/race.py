@@ -10,25 +10,31 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from ..analysis.bounds import PRECISION, clip_probability, meets
 from ..analysis.chain import Chain
-from ..analysis.exact import ExactChain
+from ..analysis.exact import DENSE_LIMIT, ExactChain
 from ..analysis.results import (
     SCHEMA,
     Expectation,
     LengthSummary,
     Number,
+    certify_length,
     html_table,
     length_frame,
     length_summary,
     number,
     pandas,
 )
+from ..core.errors import SolverError
 from ..core.text import option_text
-from .text import fmt, turn_text
+from ..linalg.certify import SLACK, U, gamma
+from .certified import RaceFigures, race_figures
+from .text import bounds_line, fmt, without_pmf
 
 LANDING_LIMIT = 20_000  # states up to which landing chances are computed unless asked
 
@@ -106,6 +112,13 @@ class SolveResults:
         The squares with a rule of their own.
     solver, timings : list of dict, dict
         Each solve's method and residual; the seconds of each stage.
+    bounds : dict or None
+        The certified error bound of every figure, in the figures' own tree (``docs/json.md``);
+        0 for an exact figure; None when the route taken does not certify its figures.
+    precision : float or None
+        The relative precision every bound was checked against (float mode).
+    route : str
+        How the figures were found when the first float solve could not certify them.
 
     Examples
     --------
@@ -161,6 +174,9 @@ class SolveResults:
     timings: dict[str, float] = field(default_factory=dict)
     #: How the answer was found when not from the joint chain (players who never meet).
     note: str = ""
+    bounds: dict[str, Any] | None = None
+    precision: float | None = None
+    route: str = ""
 
     def text(self) -> str:
         """The report for reading in a terminal (what ``markov-oca`` prints)."""
@@ -170,8 +186,9 @@ class SolveResults:
         rows: list[tuple[str, Any]] = [("players", self.players), ("states", f"{self.states:,}")]
         for s in self.seats:
             rows += [(f"seat {s.seat} wins", s.win), (f"seat {s.seat} turns (given the end)", s.turns.given_end)]
+        L = self.length
         rows += [("deadlock", self.deadlock), ("turns (given the end)", self.expected["turns"].given_end),
-                 ("length median, p90, p99", f"{self.length.median:g}, {self.length.p90:g}, {self.length.p99:g}")]
+                 ("length median, p90, p99", ", ".join(L.quantile_text(k) for k in ("median", "p90", "p99")))]
         return html_table(f"{self.title} ({'exact' if self.exact else 'floating point'})", rows)
 
     def to_frame(self, what: str = "seats"):
@@ -210,6 +227,9 @@ class SolveResults:
             "landings_note": self.landings_note,
             "special_squares": self.special_squares,
             "note": self.note,
+            "bounds": without_pmf(self.bounds, with_pmf),
+            "precision": self.precision,
+            "route": self.route,
             "solver": self.solver,
             "timings": self.timings,
         }
@@ -221,8 +241,14 @@ def _seat_mask(chain: Chain, seat: int) -> np.ndarray:
 
 def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
             landing_events=None, landings: bool | None = None, tail: float = 1e-10,
-            timer: dict[str, float] | None = None, special: list[int] | None = None) -> SolveResults:
+            timer: dict[str, float] | None = None, special: list[int] | None = None,
+            precision: float = PRECISION) -> SolveResults:
     """Every analysis of a race on one chain: wins, deadlock, expectations, length, landings.
+
+    In floating point every figure carries a certified error bound (:mod:`.certified`), each
+    within the relative ``precision``; when the first solve cannot certify them all, the visits
+    are solved again with iterative refinement, then the chain exactly when it is small enough
+    (its figures rounded to floats, the rounding their bound); else one line refuses.
 
     Parameters
     ----------
@@ -246,35 +272,93 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         Filled with the seconds each part took.
     special : list of int, optional
         The squares the text reports landings on (the family's special squares).
+    precision : float
+        The relative precision every float figure's certified bound must meet.
 
     Returns
     -------
     SolveResults
         The figures, with ``text()`` and ``to_dict()``.
+
+    Raises
+    ------
+    SolverError
+        A float figure whose bound misses ``precision`` on a chain too large to solve exactly.
     """
     timer = {} if timer is None else timer
+    if exact:
+        return _analyse_exact(chain, rules, players, landing_events, landings, tail, timer, special)
     t0 = time.perf_counter()
-    engine = ExactChain(chain) if exact else chain
-    values = _reward_values(chain, players, exact)
-    # Places are chances, not conditioned on the end; every total is given both ways.
-    # The solves' reports are returned to this list (the exact solves report nothing).
-    rep: list = []
-    logged = {} if exact else {"reports": rep}
-    exp = engine.expected(values, given_end=[k for k in values if not k.startswith("place")], **logged)
-    outcome_p = engine.outcome_probabilities(**logged)
+    specs = _reward_specs(chain, players)
+    given = [k for k in specs if not k.startswith("place")]
+    fig, failed, why = _attempt(chain, specs, given, precision, None)
+    route = ""
+    if failed:
+        fig, failed, why = _attempt(chain, specs, given, precision, precision * 1e-3)
+        route = "the visits solved again with iterative refinement"
+    if failed:
+        return _exact_fallback(chain, failed, why, rules, players, landing_events, landings, tail, timer, special,
+                               precision)
+    outcome_p = {k: x for k, (x, _) in fig.outcomes.items()}
+    exp = {k: (x, fig.given.get(k, (float("nan"), None))[0]) for k, (x, _) in fig.totals.items()}
+    timer["solve"] = time.perf_counter() - t0
+    seats = _seat_results(chain, players, exp, outcome_p)
+    t1 = time.perf_counter()
+    length = length_summary(chain, exp["turns"][1], tail)
+    certify_length(length, chain.length_distribution(tail=tail), fig.given["turns"][1], fig.deadlock)
+    timer["length"] = time.perf_counter() - t1
+    wanted, note = _landings_wanted(chain, chain, False, landings)
+    landing_list, landing_bounds, rep = None, None, []
+    if wanted and landing_events is not None:
+        t2 = time.perf_counter()
+        landing_list = _landings(chain, chain, False, players, rules.goal, landing_events, {"reports": rep}, rep)
+        landing_bounds = _landing_bounds(chain, fig, landing_list, rep, landing_events)
+        failed = [f"landing of seat {x.seat} on {x.square}" for x, b in zip(landing_list, landing_bounds, strict=True)
+                  if not (meets(x.chance, b["chance"], precision) and meets(x.expected, b["expected"], precision))
+                  and np.isfinite(x.expected)]
+        if failed:
+            return _exact_fallback(chain, failed, _why(fig), rules, players, landing_events, landings, tail, timer,
+                                   special, precision)
+        timer["landings"] = time.perf_counter() - t2
+    res = _results(chain, rules, players, False, outcome_p, fig.deadlock[0], seats, exp, length, landing_list, note,
+                   special, timer)
+    res.solver = fig.reports + [{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in rep]
+    res.bounds = _bounds(fig, players, res, landing_bounds)
+    res.precision, res.route = precision, route
+    _check_sum(res)
+    return res
+
+
+def _analyse_exact(chain: Chain, rules: Any, players: int, landing_events, landings: bool | None, tail: float,
+                   timer: dict[str, float], special: list[int] | None) -> SolveResults:
+    """The figures as fractions (bound 0); the length distribution, pushed in floats, with its own bounds."""
+    t0 = time.perf_counter()
+    engine = ExactChain(chain)
+    values = _reward_values(chain, players)
+    exp = engine.expected(values, given_end=[k for k in values if not k.startswith("place")])
+    outcome_p = engine.outcome_probabilities()
     deadlock = outcome_p.pop("deadlock")
     timer["solve"] = time.perf_counter() - t0
     seats = _seat_results(chain, players, exp, outcome_p)
     t1 = time.perf_counter()
     length = length_summary(chain, exp["turns"][1], tail)
+    certify_length(length, chain.length_distribution(tail=tail), 0.0, (float(deadlock), _rounded(deadlock)))
     timer["length"] = time.perf_counter() - t1
-    landings, note = _landings_wanted(chain, engine, exact, landings)
+    wanted, note = _landings_wanted(chain, engine, True, landings)
     landing_list = None
-    if landings and landing_events is not None:
+    if wanted and landing_events is not None:
         t2 = time.perf_counter()
-        landing_list = _landings(chain, engine, exact, players, rules.goal, landing_events, logged, rep)
+        landing_list = _landings(chain, engine, True, players, rules.goal, landing_events, {}, [])
         timer["landings"] = time.perf_counter() - t2
+    res = _results(chain, rules, players, True, outcome_p, deadlock, seats, exp, length, landing_list, note,
+                   special, timer)
+    res.bounds = _zero_bounds(res)
+    return res
 
+
+def _results(chain: Chain, rules: Any, players: int, exact: bool, outcome_p: dict, deadlock: Number,
+             seats: list[SeatResult], exp: dict, length: LengthSummary, landing_list: list[Landing] | None,
+             note: str, special: list[int] | None, timer: dict[str, float]) -> SolveResults:
     return SolveResults(
         rules=rules.name,
         title=rules.title,
@@ -293,9 +377,155 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
         landings=landing_list,
         landings_note=note,
         special_squares=list(special) if special is not None else [],
-        solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in rep],
         timings=timer,
     )
+
+
+def _rounded(x: Number) -> float:
+    """The bound of ``float(x)``: the rounding of a fraction to the nearest double (0 when it is one)."""
+    if not isinstance(x, Fraction) or Fraction(float(x)) == x:
+        return 0.0
+    return float(abs(float(x)) * U * SLACK) + 2.0 ** -1074
+
+
+def _failures(fig: RaceFigures, precision: float) -> list[str]:
+    """The figures whose bound misses the precision (infinite and undefined ones have none to meet)."""
+    out = [f"P({k})" for k, (x, b) in fig.outcomes.items() if not meets(x, b, precision)]
+    out += ["P(deadlock)"] if not meets(*fig.deadlock, precision) else []
+    for kind, figures in (("E", fig.totals), ("given the end E", fig.given)):
+        out += [f"{kind}[{k}]" for k, (x, b) in figures.items() if np.isfinite(x) and not meets(x, b, precision)]
+    return out
+
+
+def _attempt(chain: Chain, specs: dict, given: list[str], precision: float,
+             target: float | None) -> tuple[RaceFigures | None, list[str], str]:
+    """The certified figures, those that miss the precision, and why (a solve that fails misses them all)."""
+    try:
+        fig = race_figures(chain, specs, given, target=target)
+    except SolverError as exc:
+        return None, ["every figure"], str(exc)
+    return fig, _failures(fig, precision), _why(fig)
+
+
+def _why(fig: RaceFigures) -> str:
+    norm = fig.forward.norm
+    return (f"||N||_inf {f'<= {norm:.3g}' if np.isfinite(norm) else 'not certifiable'}, "
+            f"true residual up to {fig.visits.mass:.2g}")
+
+
+def _exact_fallback(chain: Chain, failed: list[str], why: str, rules: Any, players: int, landing_events,
+                    landings: bool | None, tail: float, timer: dict[str, float], special: list[int] | None,
+                    precision: float) -> SolveResults:
+    """The sound route when refinement did not certify every figure: the exact figures, rounded; else refuse."""
+    n_t = int(chain.structure.transient.sum())
+    if n_t > DENSE_LIMIT:
+        raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} ({why}); the chain has "
+                          f"{n_t:,} transient states, more than the {DENSE_LIMIT:,} solved exactly unasked: ask "
+                          f"--exact (fractions), or a looser --precision")
+    res = _analyse_exact(chain, rules, players, landing_events, landings, tail, timer, special)
+    _as_floats(res)
+    res.precision = precision
+    res.route = f"solved exactly and rounded: the float solve could not certify {', '.join(failed[:3])} ({why})"
+    return res
+
+
+def _as_floats(res: SolveResults) -> None:
+    """Exact results as floats, each bound the rounding of its fraction."""
+    def fl(x):
+        return float(x), (_rounded(x) if isinstance(x, Fraction) else 0.0)
+
+    res.exact = False
+    res.bounds["outcomes"] = {k: fl(x)[1] for k, x in res.outcomes.items()}
+    res.outcomes = {k: fl(x)[0] for k, x in res.outcomes.items()}
+    res.bounds["deadlock"] = fl(res.deadlock)[1]
+    res.deadlock = float(res.deadlock)
+    for s, sb in zip(res.seats, res.bounds["seats"], strict=True):
+        sb["win"] = fl(s.win)[1]
+        s.win = float(s.win)
+        for k in ("turns", "throws", "stakes"):
+            e = getattr(s, k)
+            if e is not None:
+                sb[k] = {"total": fl(e.total)[1], "given_end": fl(e.given_end)[1]}
+                setattr(s, k, Expectation(float(e.total), float(e.given_end)))
+        if s.places is not None:
+            sb["places"] = [fl(p)[1] for p in s.places]
+            s.places = [float(p) for p in s.places]
+    for k, e in res.expected.items():
+        res.bounds["expected"][k] = {"total": fl(e.total)[1], "given_end": fl(e.given_end)[1]}
+        res.expected[k] = Expectation(float(e.total), float(e.given_end))
+    res.bounds["length"]["mean_given_end"] = fl(res.length.mean_given_end)[1]
+    res.length.mean_given_end = float(res.length.mean_given_end)
+    for x, lb in zip(res.landings or [], res.bounds["landings"] or [], strict=True):
+        lb.update(chance=fl(x.chance)[1], expected=fl(x.expected)[1])
+        x.chance, x.expected = float(x.chance), float(x.expected)
+
+
+def _zero_bounds(res: SolveResults) -> dict[str, Any]:
+    """The bounds of exact figures (0), with the length distribution's own."""
+    def exp(e: Expectation | None) -> dict | None:
+        return None if e is None else {"total": 0.0, "given_end": 0.0}
+
+    return {"outcomes": dict.fromkeys(res.outcomes, 0.0), "deadlock": 0.0,
+            "seats": [{"win": 0.0, "turns": exp(s.turns), "throws": exp(s.throws), "stakes": exp(s.stakes),
+                       "places": None if s.places is None else [0.0] * len(s.places)} for s in res.seats],
+            "expected": {k: exp(e) for k, e in res.expected.items()},
+            "length": {**res.length.bounds, "mean_given_end": 0.0},
+            "landings": None if res.landings is None else [{"chance": 0.0, "expected": 0.0} for _ in res.landings]}
+
+
+def _bounds(fig: RaceFigures, players: int, res: SolveResults, landing_bounds: list[dict] | None) -> dict[str, Any]:
+    """Every float figure's certified bound, in the tree of the figures (``to_dict``)."""
+    def exp(name: str) -> dict:
+        return {"total": fig.totals[name][1], "given_end": fig.given.get(name, (None, None))[1]}
+
+    names = list(fig.outcomes)
+    seats = []
+    for i, s in enumerate(res.seats):
+        places = None if s.places is None else [fig.totals[f"place{k}@{i}"][1] for k in range(1, players)] + [
+            fig.outcomes[names[i]][1]]
+        seats.append({"win": places[0] if places else fig.outcomes[names[i]][1], "turns": exp(f"turns@{i}"),
+                      "throws": exp(f"throws@{i}"), "stakes": exp(f"stakes@{i}") if s.stakes is not None else None,
+                      "places": places})
+    return {"outcomes": {k: b for k, (_, b) in fig.outcomes.items()}, "deadlock": fig.deadlock[1], "seats": seats,
+            "expected": {k: exp(k) for k in ("turns", "rounds", "throws")}, "length": res.length.bounds,
+            "landings": landing_bounds}
+
+
+def _landing_bounds(chain: Chain, fig: RaceFigures, landing_list: list[Landing], rep: list,
+                    landing_events) -> list[dict]:
+    """The bounds of the landings: a chance is a forward solve's ``||N||_inf`` times its certified residual
+    (the stopped chain's ``N`` is below the chain's); an expected count is read from the visits, one
+    landing at most a step, its sums off by ``gamma`` of their terms. A landing no branch from a
+    transient state makes is 0, exactly."""
+    vb, per_seat = fig.visits, len(landing_list) // max(1, len(rep) // 2)
+    sums = float(gamma(chain.n * chain.next.shape[1]))
+    possible = {}
+    for seat in {x.seat for x in landing_list}:
+        key, table = landing_events(seat - 1)
+        keys = key[chain.structure.transient]
+        possible[seat] = table[np.unique(keys[keys >= 0])].any(axis=0)
+    out = []
+    for k, x in enumerate(landing_list):
+        if not possible[x.seat][x.square]:
+            x.chance, x.expected = 0.0, 0.0
+            out.append({"chance": 0.0, "expected": 0.0})
+            continue
+        chance_rep = rep[2 * (k // per_seat)]
+        bc = vb.norm * chance_rep.residual * SLACK if np.isfinite(vb.norm) else float("inf")
+        x.chance = clip_probability(float(x.chance), bc)
+        be = 0.0 if np.isinf(x.expected) else (vb.steps + sums * abs(float(x.expected))) * SLACK
+        out.append({"chance": bc, "expected": be})
+    return out
+
+
+def _check_sum(res: SolveResults) -> None:
+    """The outcomes and the deadlock sum to 1 within their bounds, or the solve is refused."""
+    b = res.bounds
+    total = sum(res.outcomes.values()) + res.deadlock
+    allowed = (sum(b["outcomes"].values()) + b["deadlock"]) * SLACK + 4 * U * (len(res.outcomes) + 1)
+    if not abs(total - 1.0) <= allowed:
+        raise SolverError(f"the outcomes and the deadlock sum to {total!r}, off 1 by more than their bounds "
+                          f"({allowed:.3g})")
 
 
 def solve_text(r: SolveResults) -> str:
@@ -333,14 +563,14 @@ def solve_text(r: SolveResults) -> str:
     lines += [
         "",
         "game length in turns (all seats' turns, missed ones included):",
-        f"  mean given it ends {fmt(L.mean_given_end, 4)}; median {turn_text(L.median)}, "
-        f"90th percentile {turn_text(L.p90)}, "
-        f"99th percentile {turn_text(L.p99)}",
+        f"  mean given it ends {fmt(L.mean_given_end, 4)}; median {L.quantile_text('median')}, "
+        f"90th percentile {L.quantile_text('p90')}, "
+        f"99th percentile {L.quantile_text('p99')}",
         f"  distribution computed to a tail mass of {L.tail_mass:.1e}; never ends with chance {L.never_ends:.6g}",
     ]
     if L.never_ends > 0:
-        lines.append(f"  of the games that end: median {turn_text(L.given_end['median'])}, 90th percentile "
-                     f"{turn_text(L.given_end['p90'])}, 99th percentile {turn_text(L.given_end['p99'])}")
+        lines.append(f"  of the games that end: median {L.quantile_text('given_end median')}, 90th percentile "
+                     f"{L.quantile_text('given_end p90')}, 99th percentile {L.quantile_text('given_end p99')}")
     if r.landings:
         lines.append("")
         lines.append("landing on special squares (chance ever / expected number of landings), by seat:")
@@ -352,10 +582,12 @@ def solve_text(r: SolveResults) -> str:
         lines.append("  (every square in --format json)")
     if r.landings_note:
         lines += ["", r.landings_note]
-    res = max((s["residual"] for s in r.solver), default=0.0)
+    res = max((s["residual"] for s in r.solver if s.get("residual") is not None), default=0.0)
     if not r.exact:
         lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
+    lines += bounds_line(r)
     return "\n".join(lines)
+
 
 
 def _chance(x) -> str:
@@ -363,36 +595,38 @@ def _chance(x) -> str:
     return "-" if x is None or x != x else f"{float(x):.4f}"
 
 
-def _reward_values(chain: Chain, players: int, exact: bool) -> dict[str, np.ndarray]:
-    """Every reward whose expected total a race reports: the game's and each seat's, in one dict for one solve."""
-    values: dict[str, np.ndarray] = {
-        "turns": chain.state_rewards["turns"],
-        "rounds": chain.state_rewards["rounds"],
-        "throws": chain.branch_rewards["throws"],
+def _reward_specs(chain: Chain, players: int) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Every reward whose expected total a race reports, the game's and each seat's: name -> (values, seat mask)."""
+    specs: dict[str, tuple[np.ndarray, np.ndarray | None]] = {
+        "turns": (chain.state_rewards["turns"], None),
+        "rounds": (chain.state_rewards["rounds"], None),
+        "throws": (chain.branch_rewards["throws"], None),
     }
     stakes = chain.branch_rewards.get("stakes")
     place = chain.branch_rewards.get("place")
-    steps: dict[int, np.ndarray] = {}
-
-    def per_seat(branch_values: np.ndarray, mine: np.ndarray) -> np.ndarray:
-        if exact:  # the exact engine takes integer rewards per branch
-            return branch_values * mine[:, None]
-        # a step reward per state (8 bytes a state) instead of a copy of the branches per seat
-        key = id(branch_values)
-        if key not in steps:
-            steps[key] = chain.step_reward(branch_values)
-        return np.where(mine, steps[key], 0.0)
-
     places = {k: (place == k) for k in range(1, players)} if place is not None else {}
     for i in range(players):
         mine = _seat_mask(chain, i)
-        values[f"turns@{i}"] = chain.state_rewards["turns"] & mine
-        values[f"throws@{i}"] = per_seat(chain.branch_rewards["throws"], mine)
+        specs[f"turns@{i}"] = (chain.state_rewards["turns"], mine)
+        specs[f"throws@{i}"] = (chain.branch_rewards["throws"], mine)
         if stakes is not None:
-            values[f"stakes@{i}"] = per_seat(stakes, mine)
+            specs[f"stakes@{i}"] = (stakes, mine)
         for k, at in places.items():
-            values[f"place{k}@{i}"] = per_seat(at, mine)
-    return values
+            specs[f"place{k}@{i}"] = (at, mine)
+    return specs
+
+
+def _reward_values(chain: Chain, players: int) -> dict[str, np.ndarray]:
+    """The rewards of :func:`_reward_specs` as the exact engine takes them: integers per state or per branch."""
+    out = {}
+    for name, (values, seat) in _reward_specs(chain, players).items():
+        if seat is None:
+            out[name] = values
+        elif values.ndim == 1:
+            out[name] = values & seat
+        else:
+            out[name] = values * seat[:, None]
+    return out
 
 
 def _seat_results(chain: Chain, players: int, exp: dict, outcome_p: dict) -> list[SeatResult]:

@@ -27,8 +27,44 @@ def fmt(x: Number, digits: int = 6) -> str:
     return f"{float(x):.{digits}f}"
 
 
-def turn_text(x: float) -> str:
+def turn_text(x: float | None) -> str:
+    """A quantile in turns: ``never`` when infinite, ``beyond the horizon`` when not certain (None)."""
+    if x is None:
+        return "beyond the horizon"
     return "never" if math.isinf(x) else str(int(x))
+
+
+def largest_bound(bounds) -> float:
+    """The largest bound in a tree of bounds (the length distribution's lists left out: they are tiny).
+
+    Examples
+    --------
+    >>> largest_bound({"outcomes": {"a": 1e-12}, "seats": [{"win": 3e-12}], "length": {"pmf": [1.0]}})
+    3e-12
+    """
+    if isinstance(bounds, dict):
+        return max((largest_bound(v) for k, v in bounds.items() if k not in ("pmf", "cdf")), default=0.0)
+    if isinstance(bounds, list):
+        return max((largest_bound(v) for v in bounds), default=0.0)
+    return float(bounds) if isinstance(bounds, (int, float)) else 0.0
+
+
+def without_pmf(bounds: dict | None, with_pmf: bool) -> dict | None:
+    """A tree of bounds without the length distribution's lists (JSON without the pmf)."""
+    if bounds is None or with_pmf or bounds.get("length") is None:
+        return bounds
+    return {**bounds, "length": {k: v for k, v in bounds["length"].items() if k not in ("pmf", "cdf")}}
+
+
+def bounds_line(r) -> list[str]:
+    """The text's statement of the bounds: certified, within the precision, the largest (float results)."""
+    if r.bounds is None:
+        return [] if getattr(r, "exact", False) else [
+            "error bounds: not certified on this route (the figures are those of its solves, residuals above)"]
+    if r.precision is None:
+        return []
+    return [f"error bounds: certified, each figure within {r.precision:g} relative (the largest "
+            f"{largest_bound(r.bounds):.2g})" + (f"; {r.route}" if getattr(r, "route", "") else "")]
 
 
 def options_lines(rules, show=option_text) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..analysis.bounds import PRECISION
 from ..engine.family import Family, Play, RuleSource, Setting
 from .rules import GooseRules, build_goose, special_squares
 from .solve import check_length_work
@@ -19,6 +20,8 @@ class GooseFamily(Family, name="goose", boards="goose boards", rules_type=GooseR
                 commands=("solve",)),
         Setting("landings", "how often each square is landed on (default: on for chains of up to 20,000 states)", bool,
                 commands=("solve", "report"), negatable=True),
+        Setting("precision", "relative precision every float figure's certified error bound must meet", float,
+                PRECISION, commands=("solve",)),
     )
 
     def load(self, source: RuleSource, options: dict[str, Any]) -> GooseRules:
@@ -44,7 +47,8 @@ class GooseFamily(Family, name="goose", boards="goose boards", rules_type=GooseR
         from .solve import solve_goose
 
         return solve_goose(play.rules, self.players(play), exact=play.settings.get("exact", False),
-                           landings=play.settings.get("landings"), tail=tail, progress=progress)
+                           landings=play.settings.get("landings"), tail=tail, progress=progress,
+                           precision=play.settings.get("precision", PRECISION))
 
     def simulate(self, play: Play, games: int, *, seed: int = 0, turn_limit: int | None = None,
                  on_batch: Callable | None = None, progress: bool = False, **extra: Any):

@@ -198,11 +198,13 @@ def _results(rc: RotatedChain, tot: SeatTotals, end: GivenEnd, dist, landing_lis
             "chance of ever landing not computed on the chain seen from the mover; ask for it with --landings "
             "(the joint chain: one block solve, a column per square and seat)" if N <= JOINT_LANDINGS_UPTO else
             ever_note)
+    length = summarise_length(dist, expected["turns"].given_end)
+    length.never_ends = float(end.deadlock)  # the solve's, as the joint chain gives it (the pass misses its tail)
     return SolveResults(
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, players=N,
         options=dict(rules.options), states=chain.n, transitions=int(_count_distinct(chain.next, rc.shift)),
         exact=False, outcomes={names[a]: float(tot.wins[a]) for a in range(N)}, deadlock=end.deadlock,
-        seats=_seats(rc, tot, end), expected=expected, length=summarise_length(dist, expected["turns"].given_end),
+        seats=_seats(rc, tot, end), expected=expected, length=length,
         landings=landing_list, landings_note=landings_note, special_squares=special_squares(rules),
         solver=[{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in reports],
         timings=timer, note=note,

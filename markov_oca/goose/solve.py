@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from ..analysis.bounds import PRECISION
 from ..core.errors import RulesError, TooLargeError
 from ..core.progress import progress_bar
 from ..engine.race import SolveResults, analyse
@@ -60,19 +61,33 @@ def check_length_work(rules: GooseRules, chain) -> str:
     return f" (about {_duration(seconds)})" if seconds > 60 else ""
 
 
+#: Joint states up to which two players who never meet still take the joint chain (auto route): its
+#: figures carry certified bounds (:mod:`~markov_oca.engine.certified`), the single race's do not.
+JOINT_CERTIFIED_STATES = 200_000
+
+
+def joint_certified(rules: GooseRules, players: int) -> bool:
+    """Whether the auto route takes the joint chain, whose every figure is certified, for players who never meet:
+    two players on a board whose joint chain has at most :data:`JOINT_CERTIFIED_STATES` states (about)."""
+    return players == 2 and 2 * (rules.goal + 1) ** 2 <= JOINT_CERTIFIED_STATES
+
+
 def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landings: bool | None = None,
-                tail: float = 1e-10, progress: bool = False, route: str = "auto") -> SolveResults:
+                tail: float = 1e-10, progress: bool = False, route: str = "auto",
+                precision: float = PRECISION) -> SolveResults:
     """Every seat's winning chance, deadlock, expectations, length and landings of ``rules``.
 
     ``route`` is ``"auto"`` (independent races when the players never meet and the
-    answer is in floating point; from :data:`ROTATED_FROM` players the chain seen
+    answer is in floating point, but for two players on a board of up to some 300 squares, whose joint
+    chain is certified, :func:`joint_certified`; from :data:`ROTATED_FROM` players the chain seen
     from the mover, :mod:`~markov_oca.goose.rotated`, unless ``landings=True`` asks
     for the chances of ever landing up to :data:`JOINT_LANDINGS_UPTO` players), ``"joint"`` (the joint chain,
     whatever the number of players), ``"rotated"`` or ``"independent"``.
     """
     if route not in ("auto", "joint", "rotated", "independent"):
         raise ValueError(f"route must be auto, joint, rotated or independent, got {route!r}")
-    independent = route == "independent" or (route == "auto" and not exact and players >= 2 and never_meet(rules))
+    independent = route == "independent" or (route == "auto" and not exact and players >= 2 and never_meet(rules)
+                                              and not joint_certified(rules, players))
     if independent:
         if isinstance(players, bool) or not isinstance(players, int) or not 1 <= players <= MAX_PLAYERS:
             raise RulesError(f"players must be a whole number from 1 to {MAX_PLAYERS} when the players never "
@@ -103,4 +118,4 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
         bar.add_task(f"solving {chain.n:,} states" + (" exactly" if exact else "") + eta, total=None)
         return analyse(chain, rules=rules, players=m.players, exact=exact, special=special_squares(rules),
                        landing_events=lambda seat: m.landing_events(chain, seat),
-                       landings=landings, tail=tail, timer=timer)
+                       landings=landings, tail=tail, timer=timer, precision=precision)

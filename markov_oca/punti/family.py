@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..analysis.bounds import PRECISION
 from ..engine.family import Family, Play, RuleSource, Setting
 from .model import BETS
 from .rules import PuntiRules, build_punti
@@ -24,6 +25,8 @@ class PuntiFamily(Family, name="punti", boards="points boards", rules_type=Punti
         Setting("postcards", "also simulate this many games with the postcards, the card trading the exact solve "
                 "leaves out, and as many without, to compare", int, 0,
                 commands=("solve",)),
+        Setting("precision", "relative precision every float figure's certified error bound must meet (the chain's "
+                "route)", float, PRECISION, commands=("solve",)),
     )
 
     def load(self, source: RuleSource, options: dict[str, Any]) -> PuntiRules:
@@ -46,7 +49,8 @@ class PuntiFamily(Family, name="punti", boards="points boards", rules_type=Punti
         from .solve import solve_punti
 
         return solve_punti(play.rules, play["players"], bet=play["bet"], progress=progress, tail=tail,
-                           postcards=play.settings.get("postcards", 0), method=play.settings.get("method", "auto"))
+                           postcards=play.settings.get("postcards", 0), method=play.settings.get("method", "auto"),
+                           precision=play.settings.get("precision", PRECISION))
 
     def simulate(self, play: Play, games: int, *, seed: int = 0, turn_limit: int | None = None,
                  on_batch: Callable | None = None, progress: bool = False, **extra: Any):

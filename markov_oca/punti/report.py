@@ -6,21 +6,15 @@ module unimported (no cycle between the two): it reads the results' fields only.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..engine.text import options_lines
+from ..engine.text import bounds_line, options_lines
 
 _BETS = {
     "never": "nobody bets on Pulcinella",
     "always": "every seat bets whenever it can",
     "optimal": "each seat bets to maximise its chance of winning",
 }
-
-
-def _q(x: float) -> str:
-    return "never" if math.isinf(x) else str(int(x))
 
 
 def quantiles(pmf: dict[int, float], qs: tuple[float, ...]) -> list[int]:
@@ -62,8 +56,9 @@ def punti_text(r) -> str:
         f"bets {r.expected['bets']:.4f}",
     ]
     if L is not None:
-        lines.append(f"game length in turns: median {_q(L.median)}, 90th percentile {_q(L.p90)}, 99th percentile "
-                     f"{_q(L.p99)} (distribution to a tail mass of {L.tail_mass:.1e})")
+        lines.append(f"game length in turns: median {L.quantile_text('median')}, 90th percentile "
+                     f"{L.quantile_text('p90')}, 99th percentile {L.quantile_text('p99')} (distribution to a tail "
+                     f"mass of {L.tail_mass:.1e})")
     lines += [f"note: {n}" for n in r.notes]
     if r.policy:
         p = r.policy
@@ -79,8 +74,8 @@ def punti_text(r) -> str:
         for i, (a, b) in enumerate(zip(pc["without"]["win_share"], pc["with"]["win_share"], strict=True)):
             lines.append(f"  {i + 1:4d}  {a:.4f}         {b:.4f}")
         lines.append(f"  standard error of each share about {pc['stderr']:.4f}")
-    res = max((s["residual"] for s in r.solver), default=0.0)
-    lines += ["", f"largest residual of the {len(r.solver)} solves: {res:.2e}"]
+    res = max((s["residual"] for s in r.solver if s.get("residual") is not None), default=0.0)
+    lines += ["", f"largest residual of the {len(r.solver)} solves: {res:.2e}", *bounds_line(r)]
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analysis.results import LengthSummary, html_table, length_frame, number, pandas
+from ..engine.text import without_pmf
 
 SCHEMA = "markov_oca.solve-punti/1"
 
@@ -69,6 +70,10 @@ class PuntiResults:
     timings: dict[str, float] = field(default_factory=dict)
     method: str = "chain"  # chain: the whole chain built and solved; layered: solved layer by layer
     notes: list[str] = field(default_factory=list)
+    #: Certified error bounds in the figures' tree (``outcomes``, ``seats``, ``expected``, ``length``): the
+    #: chain's route (:func:`~markov_oca.punti.analysis.analyse`); None on the other routes.
+    bounds: dict[str, Any] | None = None
+    precision: float | None = None  # the relative precision the bounds were checked against
 
     def text(self) -> str:
         """The report for reading in a terminal (what ``markov-oca`` prints)."""
@@ -120,6 +125,8 @@ class PuntiResults:
             "postcards": self.postcards,
             "solver": self.solver,
             "method": self.method,
+            "bounds": without_pmf(self.bounds, with_pmf),
+            "precision": self.precision,
             "notes": list(self.notes),
             "timings": self.timings,
         }

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..analysis.bounds import PRECISION
 from ..core.errors import RulesError, TooLargeError
 from ..core.progress import progress_bar
 from .analysis import analyse
@@ -40,7 +41,8 @@ def build_punti_chain(rules: PuntiRules | str | Path, players: int | None = None
 
 def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, bet: str = "never",
                 options: Mapping[str, Any] | None = None, progress: bool = False, tail: float = 1e-10,
-                postcards: int = 0, seed: int = 1, method: str = "auto") -> PuntiResults:
+                postcards: int = 0, seed: int = 1, method: str = "auto",
+                precision: float = PRECISION) -> PuntiResults:
     """Build and solve a points board: per seat the chance to win, to tie, to go bankrupt, the final points.
 
     Parameters
@@ -52,6 +54,8 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         :class:`~markov_oca.errors.TooLargeError` when it cannot fit in memory.
     bet:
         ``never``, ``always`` or ``optimal`` (see :mod:`markov_oca.punti.optimal`).
+    precision:
+        The relative precision every figure's certified bound must meet (the chain's route).
     method:
         ``chain`` builds the whole chain (needed for exports, reports and optimal bets);
         ``independent`` sums over independent paths, exact when no balance can change a move
@@ -101,7 +105,7 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         timer["build"] = time.perf_counter() - t0
         with progress_bar(progress) as bar:
             bar.add_task(f"solving {pc.chain.n:,} states", total=None)
-            res = analyse(pc, bet=bet, tail=tail, timer=timer, policy=policy_info)
+            res = analyse(pc, bet=bet, tail=tail, timer=timer, policy=policy_info, precision=precision)
     if postcards > 0:
         from .simulate import postcard_effect
 

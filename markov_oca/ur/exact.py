@@ -171,7 +171,11 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
     timer["length"] = time.perf_counter() - t0
     start = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
     n_unknowns = sum(s.n for s in systems) if not same else systems[0].n
+    exact_bounds = {"wins": {"light": 0.0, "dark": 0.0},
+                    "expected": {k: {"total": 0.0, "given_end": 0.0} for k in ("turns", "throws")},
+                    "length": None, "optimal_value": None}  # the fractions are exact; the push is not certified
     return UrResults(
+        bounds=exact_bounds,
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, pieces=rules.pieces,
         light=light if isinstance(light, str) else getattr(light, "__name__", "callable"),
         dark=dark if isinstance(dark, str) else getattr(dark, "__name__", "callable"),

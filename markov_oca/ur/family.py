@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..analysis.bounds import PRECISION
 from ..engine.family import Family, Play, RuleSource, Setting
 from .rules import UrRules, build_ur
 
@@ -23,6 +24,8 @@ class UrFamily(Family, name="ur", boards="Ur rule sets", rules_type=UrRules,
                 "optimal", POLICIES, defaults=_SAMPLING),
         Setting("exact", "exact fractions instead of floating point (up to 2 pieces a side)", bool, False,
                 commands=("solve",)),
+        Setting("precision", "relative precision every float figure's certified error bound must meet", float,
+                PRECISION, commands=("solve",)),
     )
 
     def load(self, source: RuleSource, options: dict[str, Any]) -> UrRules:
@@ -53,7 +56,7 @@ class UrFamily(Family, name="ur", boards="Ur rule sets", rules_type=UrRules,
         from .solve import solve_ur
 
         return solve_ur(play.rules, play["light"], play["dark"], tail=tail, progress=progress,
-                        optimal=play.cache.get("optimal"))
+                        optimal=play.cache.get("optimal"), precision=play.settings.get("precision", PRECISION))
 
     def solve_exact(self, play: Play, *, tail: float = 1e-10, progress: bool = False):
         """Winning chances, throws and turns as fractions (:mod:`.exact`); refused above its reach."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..engine.text import fmt, options_lines, turn_text
+from ..engine.text import bounds_line, fmt, options_lines
 
 
 def ur_text(r) -> str:
@@ -17,16 +17,18 @@ def ur_text(r) -> str:
         f"chance to win: light {fmt(r.wins['light'])}, dark {fmt(r.wins['dark'])}",
     ]
     if r.optimal_value is not None:
-        lines.append(f"(light's chance when both play optimally: {r.optimal_value:.6f}; value iteration "
-                     f"to a final change of {r.optimal_residual:.1e})")
+        within = (r.bounds or {}).get("optimal_value")
+        lines.append(f"(light's chance when both play optimally: {r.optimal_value:.6f}"
+                     + (f" ± {within:.1g}" if within is not None else "")
+                     + f"; value iteration to a final change of {r.optimal_residual:.1e})")
     lines += [
         f"expected throws {fmt(r.expected['throws'].total, 4)}, turns {fmt(r.expected['turns'].total, 4)} "
         "(a rosette's extra throw is part of the same turn)",
-        f"game length in turns: median {turn_text(L.median)}, 90th percentile {turn_text(L.p90)}, "
-        f"99th percentile {turn_text(L.p99)}",
+        f"game length in turns: median {L.quantile_text('median')}, 90th percentile {L.quantile_text('p90')}, "
+        f"99th percentile {L.quantile_text('p99')}",
     ]
-    res = max((s["residual"] for s in r.solver), default=0.0)
-    lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}"]
+    res = max((s["residual"] for s in r.solver if s.get("residual") is not None), default=0.0)
+    lines += ["", f"largest residual of the {len(r.solver)} linear solves: {res:.2e}", *bounds_line(r)]
     return "\n".join(lines)
 
 

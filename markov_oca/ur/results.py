@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analysis.results import Expectation, LengthSummary, Number, html_table, length_frame, number, pandas
+from ..engine.text import without_pmf
 
 
 @dataclass
@@ -30,6 +31,11 @@ class UrResults:
     positions: int = 0  # S: positions per side to move for this number of pieces
     solver: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    #: Certified error bounds in the figures' tree (``wins``, ``expected``, ``length``, ``optimal_value``);
+    #: 0 for an exact figure; None when the route taken does not certify its figures (the sweeps).
+    bounds: dict[str, Any] | None = None
+    precision: float | None = None  # the relative precision the bounds were checked against
+    route: str = ""  # how the figures were found when the first solve could not certify them
 
     def text(self) -> str:
         """The report for reading in a terminal (what ``markov-oca`` prints)."""
@@ -42,7 +48,8 @@ class UrResults:
                                        ("states", f"{self.states:,}")]
         rows += [(f"{k} wins", v) for k, v in self.wins.items()]
         rows += [(f"expected {k} (given the end)", v.given_end) for k, v in self.expected.items()]
-        rows.append(("length median, p90, p99", f"{self.length.median:g}, {self.length.p90:g}, {self.length.p99:g}"))
+        quantiles = ", ".join(self.length.quantile_text(k) for k in ("median", "p90", "p99"))
+        rows.append(("length median, p90, p99", quantiles))
         return html_table(self.title, rows)
 
     def to_frame(self, what: str = "sides"):
@@ -68,6 +75,9 @@ class UrResults:
             "optimal_value": self.optimal_value,
             "optimal_residual": self.optimal_residual,
             "positions": self.positions,
+            "bounds": without_pmf(self.bounds, with_pmf),
+            "precision": self.precision,
+            "route": self.route,
             "solver": self.solver,
             "timings": self.timings,
         }

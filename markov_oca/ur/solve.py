@@ -14,8 +14,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..analysis.bounds import PRECISION
 from ..analysis.chain import Chain
-from ..analysis.results import Expectation, length_summary, summarise_length
+from ..analysis.results import Expectation, certify_length, length_summary, summarise_length
 from ..core.progress import progress_bar
 from .results import UrResults
 
@@ -41,7 +42,7 @@ THROWS_BOUND_TOL = 1e-4
 def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
              options: Mapping[str, Any] | None = None, tail: float = 1e-10, progress: bool = False,
              optimal: Any = None, chain: Chain | None = None, method: str = "auto",
-             values: Any = None) -> UrResults:
+             values: Any = None, precision: float = PRECISION) -> UrResults:
     """A pair of Ur policies: each side's chance to win, turns, throws, length.
 
     Up to ``CHAIN_PIECES`` pieces a side the pair is solved as a :class:`~markov_oca.Chain`;
@@ -71,6 +72,9 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
         The optimal table itself (for instance memory-mapped from a file saved by
         ``markov-oca ur solve``). Without it or ``optimal``, a table saved for these rules is
         used when there is one.
+    precision : float
+        The relative precision every figure's certified error bound must meet (the chain's route;
+        the sweeps report the bounds they have in their solver entries).
 
     Returns
     -------
@@ -98,7 +102,8 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
         method = "chain" if (chain is not None or not simple or r.pieces <= CHAIN_PIECES) else "sweeps"
     if method == "sweeps":
         return _solve_sweeps(r, light, dark, tail=tail, progress=progress, optimal=optimal, values=values)
-    return _solve_chain(r, light, dark, tail=tail, progress=progress, optimal=optimal, chain=chain, values=values)
+    return _solve_chain(r, light, dark, tail=tail, progress=progress, optimal=optimal, chain=chain, values=values,
+                        precision=precision)
 
 
 def _optimal_values(r, light, dark, optimal, values, timer, progress):
@@ -122,7 +127,7 @@ def _optimal_values(r, light, dark, optimal, values, timer, progress):
     return lay.values, res
 
 
-def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> UrResults:
+def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values, precision=PRECISION) -> UrResults:
     from .chain import check_chain_memory, ur_chain
     from .state import space_of
 
@@ -136,25 +141,73 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values) -> U
             chain = ur_chain(r, light, dark, values)
             timer["build"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        rep: list = []
-        exp = chain.expected({"turns": chain.state_rewards["turns"], "throws": chain.state_rewards["throws"]},
-                             reports=rep)
-        wins = chain.outcome_probabilities(reports=rep)
+        fig, route = _certified(chain, precision)
         timer["solve"] = time.perf_counter() - t2
-        length = length_summary(chain, exp["turns"][1], tail)
+        length = length_summary(chain, fig.given["turns"][0], tail)
+        certify_length(length, chain.length_distribution(tail=tail), fig.given["turns"][1], fig.deadlock)
     start = space_of(r.pieces, r.code).rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
-    return UrResults(
+    res = UrResults(
         rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
         options=dict(r.options), states=chain.n, transitions=chain.n_transitions,
-        wins={"light": wins["light wins"], "dark": wins["dark wins"]},
-        expected={k: Expectation(*v) for k, v in exp.items()},
+        wins={"light": fig.outcomes["light wins"][0], "dark": fig.outcomes["dark wins"][0]},
+        expected={k: Expectation(fig.totals[k][0], fig.given[k][0]) for k in ("turns", "throws")},
         length=length,
         optimal_value=float(values[start]) if values is not None else None,
         optimal_residual=residual,
         positions=space_of(r.pieces, r.code).size,
-        solver=[{"method": x.method, "residual": x.residual, "iterations": x.iterations} for x in rep],
+        solver=fig.reports,
         timings=timer,
+        precision=precision, route=route,
     )
+    res.bounds = {"wins": {"light": fig.outcomes["light wins"][1], "dark": fig.outcomes["dark wins"][1]},
+                  "expected": {k: {"total": fig.totals[k][1], "given_end": fig.given[k][1]}
+                               for k in ("turns", "throws")},
+                  "length": length.bounds,
+                  "optimal_value": _optimal_bound(fig, residual, light, dark, values)}
+    return res
+
+
+def _certified(chain: Chain, precision: float):
+    """The pair's chances, turns and throws with certified bounds (:mod:`~markov_oca.engine.certified`):
+    solved again with iterative refinement when the first solve misses ``precision``, else refused."""
+    from ..analysis.bounds import meets
+    from ..core.errors import SolverError
+    from ..engine.certified import race_figures
+
+    rewards = {"turns": (chain.state_rewards["turns"], None), "throws": (chain.state_rewards["throws"], None)}
+
+    def failures(fig) -> list[str]:
+        return [name for name, (x, b) in [*fig.outcomes.items(), ("deadlock", fig.deadlock),
+                                          *fig.totals.items(), *fig.given.items()] if not meets(x, b, precision)]
+
+    fig = race_figures(chain, rewards, list(rewards))
+    failed = failures(fig)
+    if not failed:
+        return fig, ""
+    fig = race_figures(chain, rewards, list(rewards), target=precision * 1e-3)
+    failed = failures(fig)
+    if failed:
+        raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} (true residual up "
+                          f"to {fig.visits.mass:.2g}, ||N||_inf <= {fig.forward.norm:.3g}): ask --exact (up to 2 "
+                          "pieces a side) or a looser --precision")
+    return fig, "the visits solved again with iterative refinement"
+
+
+def _optimal_bound(fig, residual: float | None, light, dark, values) -> float | None:
+    """How far the optimal table's value of the start is from the chance of the pair that plays greedily on it.
+
+    ``V - V_pi = N_pi (T V - V)`` for the pair ``pi`` greedy on ``V`` (both sides optimal: the chain
+    solved), and ``|T V - V| <= residual`` (the Bellman residual) at every position, so the value is off
+    by at most the residual times the expected steps (throws) from the start, certified from the
+    forward column of expected steps (:func:`~markov_oca.analysis.bounds.upper_steps`). None for
+    another pair (its chain is not the optimal pair's) or without a residual.
+    """
+    from ..linalg.certify import SLACK, U
+
+    if values is None or residual is None or not light == dark == "optimal" or fig.visits is None:
+        return None
+    steps = float(fig.visits.t_up[fig.forward_init]) if fig.forward_init is not None else float("inf")
+    return float(residual * steps * SLACK + 4 * U)
 
 
 def _check_sweep_policies(r, light, dark, values, optimal) -> None:

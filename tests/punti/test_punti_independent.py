@@ -4,37 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import TINY3, against_simulation, same_punti, write
+from support import CALM, TINY3, against_simulation, same_punti, write
 
 from markov_oca.core.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
 from markov_oca.punti.independent import applies, solve_independent
 from markov_oca.punti.model import MODE_ALWAYS, MODE_NEVER
 from markov_oca.punti.simulate import simulate_punti
-
-# Every money effect below the bounce zone (squares 6..8 for a three-faced die and goal 9), dowries
-# large enough that no loss is ever uncovered: the conditions hold for two, three and four players.
-CALM = """
-[game]
-name = "calm"
-family = "punti"
-goal = 9
-players = 3
-[dice]
-faces = 3
-[economy]
-dowry = 100
-entry_tax = 10
-head_fee = 5
-bank_fund = 50
-[squares]
-2 = { pay_bank = 10 }
-3 = { collect_each = 5 }
-4 = { pay_each = 10 }
-5 = { collect_bank = 15, pulcinella = 1 }
-9 = { collect_bank = 5 }
-"""
-
 
 # A shorter board for four players (their whole chain stays small): goal 7, bounce zone 5 and 6.
 CALM4 = CALM.replace("goal = 9", "goal = 7").replace("5 = { collect_bank = 15, pulcinella = 1 }\n", "").replace(

@@ -1,0 +1,169 @@
+"""Certified bounds of a race's float figures: present for every figure, and each true error within its bound."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from support import board
+
+from markov_oca.analysis.chain import Chain
+from markov_oca.core.errors import SolverError
+from markov_oca.engine.race import analyse
+from markov_oca.goose.solve import solve_goose
+
+PROBABILITIES = ("outcomes", "deadlock", "win", "places", "chance", "never_ends", "pmf", "cdf")
+
+
+def walk(fig, bound, path=""):
+    """Every float figure of a results tree beside its bound: (path, figure, bound)."""
+    if isinstance(fig, dict) and "fraction" in fig:
+        yield path, fig["value"], bound
+    elif isinstance(fig, dict):
+        for k, v in fig.items():
+            if k in ("unit", "more_than") or v is None or (isinstance(v, (int, str)) and v != "inf"):
+                continue
+            assert isinstance(bound, dict) and k in bound, f"{path}/{k}: no bound"
+            yield from walk(v, bound[k], f"{path}/{k}")
+    elif isinstance(fig, list):
+        assert isinstance(bound, list) and len(bound) == len(fig), f"{path}: no bounds"
+        for i, (v, b) in enumerate(zip(fig, bound, strict=True)):
+            yield from walk(v, b, f"{path}/{i}")
+    elif isinstance(fig, float) or fig == "inf":
+        yield path, fig, bound
+
+
+def check_tree(d: dict, keys=("outcomes", "deadlock", "seats", "expected", "length", "landings")) -> int:
+    """Every float figure has a finite bound under the precision, and every probability lies in [0, 1]."""
+    seen = 0
+    for key in keys:
+        if d[key] is None:
+            continue
+        for path, x, b in walk(d[key], d["bounds"][key], key):
+            seen += 1
+            if x == "inf":
+                assert b == 0.0, path
+                continue
+            assert b is not None and math.isfinite(b) and b >= 0, path
+            if path.split("/")[0] in ("outcomes", "deadlock") or any(p in path for p in PROBABILITIES[2:]):
+                assert 0.0 <= x <= 1.0, path
+            if not any(p in path for p in ("pmf", "cdf", "tail_mass")):
+                assert b <= d["precision"] * abs(x) or b == 0.0, path
+    return seen
+
+
+def well_board(players: int = 2):
+    """Seven squares, a three-sided die, wells on 3 and 5 that hold a piece until another lands there:
+    one piece in each, and nobody moves again (a deadlock)."""
+    return board(7, {3: {"name": "well", "wait": True}, 4: {"jump": 1, "name": "snake"},
+                     5: {"name": "well", "wait": True}}, faces=3, players=players, waiting="until-replaced",
+                 overshoot="bounce")
+
+
+def pairs(f, e, prefix=""):
+    """(path, float figure, exact figure) over two results' dicts."""
+    if isinstance(e, dict) and "fraction" in e:
+        yield prefix, f, Fraction(e["fraction"].replace(",", "").replace("_", ""))
+    elif isinstance(e, dict):
+        for k in e:
+            yield from pairs(f[k], e[k], f"{prefix}/{k}")
+    elif isinstance(e, list):
+        for i, (a, b) in enumerate(zip(f, e, strict=True)):
+            yield from pairs(a, b, f"{prefix}/{i}")
+
+
+def bound_at(bounds, path):
+    for k in path.strip("/").split("/"):
+        bounds = bounds[int(k)] if isinstance(bounds, list) else bounds[k]
+    return bounds
+
+
+@pytest.mark.parametrize("rules", [well_board(), board(7, {2: {"jump": 5}, 5: {"jump": 1}}, faces=3, players=2)])
+def test_every_float_error_within_its_bound_against_exact(rules):
+    fl = solve_goose(rules, 2, landings=True, route="joint")
+    ex = solve_goose(rules, 2, exact=True, landings=True)
+    df, de = fl.to_dict(), ex.to_dict()
+    assert check_tree(df) > 50 and df["precision"] == 1e-9 and df["route"] == ""
+    checked = 0
+    for key in ("outcomes", "deadlock", "seats", "expected", "landings"):
+        for path, x, exact in pairs(df[key], de[key], key):
+            if x in ("inf", None):
+                continue
+            b = bound_at(df["bounds"], path)
+            assert abs(Fraction(x) - exact) <= Fraction(b), (path, x, float(exact), b)
+            checked += 1
+    assert checked > 40
+    # the exact route's figures have bound 0
+    assert de["bounds"]["deadlock"] == 0.0 and de["bounds"]["seats"][0]["win"] == 0.0
+    total = sum(df["outcomes"].values()) + df["deadlock"]
+    assert abs(total - 1) <= sum(df["bounds"]["outcomes"].values()) + df["bounds"]["deadlock"]
+
+
+def test_the_well_board_has_a_deadlock_and_finite_given_end_bounds():
+    r = solve_goose(well_board(), 2)
+    d = r.to_dict()
+    assert 0 < r.deadlock < 1 and r.expected["turns"].total == math.inf
+    assert d["bounds"]["expected"]["turns"] == {"total": 0.0, "given_end": d["bounds"]["expected"]["turns"]
+                                                ["given_end"]}
+    assert 0 < d["bounds"]["expected"]["turns"]["given_end"] <= 1e-9 * r.expected["turns"].given_end
+    assert "error bounds: certified, each figure within 1e-09 relative" in r.text()
+
+
+def test_quantiles_that_rounding_could_move_are_more_than():
+    from markov_oca.analysis.chain import LengthDistribution
+    from markov_oca.analysis.results import certify_length, summarise_length
+
+    pmf = np.array([0.0, 0.6, 0.3 - 1e-12, 0.1 + 1e-12])  # the 90th percentile within rounding of turn 2
+    dist = LengthDistribution(pmf, 0.0, 0.0, rounding=1e-10)
+    s = summarise_length(dist, 1.6)
+    certify_length(s, dist, 1e-12, (0.0, 0.0))
+    assert s.median == 1.0 and s.p99 == 3.0 and s.p90 is None and s.more_than["p90"] == 1
+    assert s.quantile_text("p90") == "more than 1" and s.to_dict()["p90"] is None
+    never = LengthDistribution(np.array([0.0, 0.6]), 0.4, 0.0, rounding=1e-15)
+    s = summarise_length(never, 1.0)
+    certify_length(s, never, 0.0, (0.4, 1e-15))
+    assert s.p90 == math.inf and s.median == 1.0 and s.given_end["p90"] == 1.0
+
+
+def slow_race(N: int) -> Chain:
+    """One seat walks 0..2N from N (the walk of Haddad and Monmege): back to N with 1/2 from every leg, so
+    the end comes after about 2**N steps and ``I - Q`` is singular to double precision."""
+    n = 2 * N + 1
+    nxt = np.full((n, 2), -1, np.int32)
+    pnum = np.zeros((n, 2), np.int32)
+    nxt[0, 0] = 0
+    nxt[2 * N, 0] = 2 * N
+    pnum[0, 0] = pnum[2 * N, 0] = 10
+    nxt[N], pnum[N] = [N - 1, N + 1], [7, 3]
+    for x in range(1, N):
+        nxt[x], pnum[x] = [x - 1, N], [5, 5]
+    for x in range(N + 1, 2 * N):
+        nxt[x], pnum[x] = [x + 1, N], [5, 5]
+    ones = np.ones(n, np.int64)
+    ones[[0, 2 * N]] = 0
+    return Chain(next=nxt, pnum=pnum, denom=10, init=N, outcomes={"seat 1 wins": 0, "seat 2 wins": 2 * N},
+                 players=2, mover=np.where(ones > 0, 0, -1).astype(np.int8),
+                 state_rewards={"turns": ones.astype(bool), "rounds": ones}, branch_rewards={
+                     "throws": np.where(nxt >= 0, 1, 0) * ones[:, None]})
+
+
+def _rules():
+    return SimpleNamespace(name="slow", title="slow", seed="", source="slow", options={}, goal=2)
+
+
+def test_a_chain_floats_cannot_certify_is_solved_exactly_or_refused(monkeypatch):
+    import markov_oca.engine.race as race
+
+    # small: solved exactly, the figures rounded (bound: their rounding)
+    r = analyse(slow_race(60), rules=_rules(), players=2)
+    assert "solved exactly" in r.route and not r.exact
+    assert r.outcomes["seat 1 wins"] == 0.7 and r.bounds["outcomes"]["seat 1 wins"] <= 1e-16
+    assert r.expected["turns"].total > 2.0 ** 59 and r.bounds["expected"]["turns"]["total"] < 1e-15 * 2.0 ** 60
+    assert check_tree(r.to_dict(), ("outcomes", "deadlock", "seats", "expected")) >= 10
+    # beyond the exact route's reach: one line names what would work
+    monkeypatch.setattr(race, "DENSE_LIMIT", 10)
+    with pytest.raises(SolverError, match=r"no bound under 1e-09.*ask --exact"):
+        analyse(slow_race(60), rules=_rules(), players=2)
