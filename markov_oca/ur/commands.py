@@ -199,7 +199,8 @@ def export_table(
     values: str = typer.Option("percent16", "--values", help="how each value is stored: percent16 (what "
                                "RoyalUr-Python reads), float32 or float64"),
 ) -> None:
-    """Write the solved table as a RoyalUr .rgu lookup table (chances for light to move, in percent)."""
+    """Write the solved table as a RoyalUr .rgu lookup table (chances for light to move, in percent), with
+    RoyalUr's keys for the rule set's board (several maps once they pass 32 bits)."""
     from .rules import load_ur
     from .table import VALUE_TYPES, find_table, table_path, write_rgu
 
@@ -220,4 +221,5 @@ def export_table(
         n = write_rgu(r, found[0], out, values)
     except (RulesError, TooLargeError, ValueError, OSError) as exc:
         fail(str(exc), 2)
-    typer.echo(f"{out}: {n:,} positions (light to move, game not over), values {values}")
+    typer.echo(f"{out}: {n:,} positions (light to move; those light has won at 100%), values {values}, "
+               f"RoyalUr's keys for the {r.board_name}")

@@ -93,7 +93,7 @@ class RguValues:
 
     @classmethod
     def read(cls, rules: UrRules, path: Path) -> RguValues:
-        from .state import UrSpace
+        from .state import space_of
         from .table import read_rgu
 
         try:
@@ -103,22 +103,22 @@ class RguValues:
         pieces = rgu.header.get("game_settings", {}).get("start_pieces")
         if pieces is not None and pieces != rules.pieces:
             raise RulesError(f"a table of {pieces} pieces, the game has {rules.pieces}", source=str(path))
-        return cls(path, rgu.keys, rgu.values, np.zeros(UrSpace(rules.pieces).size), set())
+        return cls(path, rgu.keys, rgu.values, np.zeros(space_of(rules.pieces, rules.code).size), set())
 
     def around(self, rules: UrRules, mine: list[int], theirs: list[int]) -> np.ndarray:
         """The table, with the values of the position (``mine`` to move) and of its successors filled in."""
         from .kernel import GAME_OVER, moves
-        from .state import UrSpace, encode
+        from .state import encode, space_of
         from .table import rgu_keys
 
-        space = UrSpace(rules.pieces)
-        idx = space.rank(*encode(mine, theirs))
+        space = space_of(rules.pieces, rules.code)
+        idx = space.rank(*encode(mine, theirs, rules.code))
         mv = moves(space, [idx], rules)
         live = (np.arange(mv.succ.shape[2]) < mv.n_moves[0][:, None]) & (mv.events[0] & GAME_OVER == 0)
         new = sorted({idx, *(int(i) for i in mv.succ[0][live])} - self.known)
         if new:
             p = space.unrank_many(np.array(new, np.int64))
-            keys = rgu_keys(p.lane, p.mine_mask, p.mine_hand, p.their_mask, p.their_hand)
+            keys = rgu_keys(rules, p.lane, p.mine_mask, p.mine_hand, p.their_mask, p.their_hand).astype(np.uint64)
             at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
             if (self.keys[at] != keys).any():
                 raise RulesError("no value for a position of the game: a table of other rules?",
