@@ -74,9 +74,11 @@ def review(
     over, winner, light_start (light's chance at the start), light_chance (at the start and after each move),
     notes; players.light / players.dark: decisions, choices (moves with two legal options or more: the only
     ones counted), agreed, accuracy (agreed / choices), lost_total, lost_mean (per choice); moves[]: number,
-    side, turn, line, text, throw, played, source, target (path squares, 0 hand, 15 off), events, best,
-    best_source, best_target, best_events, value_played, value_best (the mover's chance to win after each),
-    lost (their difference), legal, choice, agrees, light_before, light_after. Chances are between 0 and 1.
+    side, turn, line, text, throw, played, source, target (path squares, 0 hand, 15 off; 17 on the 16-square
+    paths of Masters and Aseb), events, best, best_source, best_target, best_events, value_played, value_best
+    (the mover's chance to win after each), lost (their difference), legal, choice, agrees, light_before,
+    light_after, after (each side's path squares after the move). Chances are between 0 and 1. The [Rules]
+    tag may name RoyalUr's Finkel, Finkel with Two Pieces, Blitz, Masters or Aseb.
     """
     from .review import review_file
     from .reviewpage import review_text, write_review_page
