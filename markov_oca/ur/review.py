@@ -94,15 +94,21 @@ class RguValues:
     @classmethod
     def read(cls, rules: UrRules, path: Path) -> RguValues:
         from .state import space_of
-        from .table import read_rgu
+        from .table import game_settings, read_rgu
 
         try:
             rgu = read_rgu(path)
         except (ValueError, IndexError) as exc:
             raise RulesError(f"not a readable .rgu table ({exc})", source=str(path)) from None
-        pieces = rgu.header.get("game_settings", {}).get("start_pieces")
+        settings = rgu.header.get("game_settings", {})
+        pieces = settings.get("start_pieces")
         if pieces is not None and pieces != rules.pieces:
             raise RulesError(f"a table of {pieces} pieces, the game has {rules.pieces}", source=str(path))
+        ours = game_settings(rules)
+        for key in ("board_shape", "paths"):
+            if settings.get(key, ours[key]) != ours[key]:
+                raise RulesError(f"a table of the {key.replace('_', ' ')} {settings[key]!r}, the game "
+                                 f"({rules.name}) is played on {ours[key]!r}", source=str(path))
         return cls(path, rgu.keys, rgu.values, np.zeros(space_of(rules.pieces, rules.code).size), set())
 
     def around(self, rules: UrRules, mine: list[int], theirs: list[int]) -> np.ndarray:

@@ -171,3 +171,14 @@ def test_review_from_an_rgu_table(tmp_path, monkeypatch, tables, name):
     rev = _review(tmp_path, monkeypatch, tables, text, table=rgu)
     assert [m.played for m in rev.moves] == [m.played for m in exact.moves]
     assert max(abs(a - b) for a, b in zip(rev.light_chance, exact.light_chance, strict=True)) <= 0.5 / 65535 + 1e-12
+
+
+def test_an_rgu_table_of_another_board_is_refused(tmp_path, monkeypatch, tables):
+    from markov_oca.ur.table import write_rgu
+
+    rgu = tmp_path / "aseb.rgu"
+    write_rgu(load_ur("ur-aseb", {"pieces": 2}), tables[1]["ur-aseb"], rgu)
+    with pytest.raises(RulesError) as err:
+        _review(tmp_path, monkeypatch, tables, MASTERS, table=rgu)
+    assert str(err.value) == (f"{rgu}: a table of the board shape 'aseb', the game (ur-masters) is played on "
+                              "'standard'")
