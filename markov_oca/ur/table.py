@@ -384,29 +384,43 @@ def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: 
     space = space_of(rules.pieces, rules.code)
     n = rules.pieces
     total = rules.end_total
-    keys_parts, vals_parts = [], []
+    # percent16: each key and its value packed in one uint64 (key << 16 | value; keys have at most 34 bits)
+    # and sorted in place: 8 bytes a position at the peak; floats: keys, values and the sorting order
+    packed = value_type == "percent16"
+    keys = np.empty(space.size, np.uint64)
+    vals = None if packed else np.empty(space.size, np.dtype(VALUE_TYPES[value_type]).newbyteorder("="))
+    at = 0
     for lo in range(0, space.size, chunk):
         idx = np.arange(lo, min(lo + chunk, space.size), dtype=np.int64)
         p = space.unrank_many(idx)
         mo, to = p.mine_off.astype(np.int64), p.their_off.astype(np.int64)
         won = (mo == n) & (to < n)  # light (to move) has won: RoyalUr's tables hold these, at 100%
         keep = won | ((mo < n) & (to < n) & ~((total > 0) & (mo + to >= total)))
-        keys_parts.append(enc.keys(p.lane[keep], p.mine_mask[keep], p.mine_hand[keep], p.their_mask[keep],
-                                   p.their_hand[keep]).astype(np.uint64))
-        v = np.where(won[keep], 1.0, np.asarray(values[idx[keep]], np.float64))
-        vals_parts.append(_rgu_values(v, value_type))
-    keys = np.concatenate(keys_parts)
-    del keys_parts
-    out = np.concatenate(vals_parts)
-    del vals_parts
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    out = out[order]
-    del order
+        k = enc.keys(p.lane[keep], p.mine_mask[keep], p.mine_hand[keep], p.their_mask[keep],
+                     p.their_hand[keep]).astype(np.uint64)
+        v = _rgu_values(np.where(won[keep], 1.0, np.asarray(values[idx[keep]], np.float64)), value_type)
+        if packed:
+            keys[at:at + k.size] = k << np.uint64(16) | v.astype(np.uint64)
+        else:
+            keys[at:at + k.size] = k
+            vals[at:at + k.size] = v
+        at += k.size
+    keys = keys[:at]
+    if packed:
+        keys.sort()
+        out = (keys & np.uint64(_PERCENT16_MAX)).astype(np.uint16)
+        keys >>= np.uint64(16)
+    else:
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        out = vals[:at][order]
+        del order, vals
     if keys.size > 1 and not (keys[1:] > keys[:-1]).all():
         raise RuntimeError("two positions with one RoyalUr key")
     # one map per value of the bits above 32 (RoyalUr's upper key), from 0 to the largest, empty ones kept
-    sizes = np.bincount((keys >> np.uint64(32)).astype(np.int64), minlength=1)
+    top = int(keys[-1]) >> 32 if keys.size else 0
+    bounds = np.searchsorted(keys, np.arange(top + 2, dtype=np.uint64) << np.uint64(32))
+    sizes = np.diff(bounds)
     header = json.dumps({"value_type": value_type, "game_settings": game_settings(rules),
                          "royalur_rules": royalur_game(rules), "markov_oca": rules_identity(rules),
                          "producer": "markov_oca", "values": "light's chance to win, percent; light to move"})
@@ -419,8 +433,11 @@ def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: 
             fh.write(int(sizes.size).to_bytes(4, "big", signed=True))
             for size in sizes:
                 fh.write(int(size).to_bytes(4, "big", signed=True))
-            fh.write(memoryview((keys & np.uint64(0xFFFFFFFF)).astype(">u4")).cast("B"))  # the maps in turn
-            fh.write(memoryview(out.astype(VALUE_TYPES[value_type])).cast("B"))  # big-endian, as the keys
+            step = 1 << 24
+            for lo in range(0, keys.size, step):  # the keys of the maps in turn, then their values, big-endian
+                fh.write(memoryview((keys[lo:lo + step] & np.uint64(0xFFFFFFFF)).astype(">u4")).cast("B"))
+            for lo in range(0, out.size, step):
+                fh.write(memoryview(out[lo:lo + step].astype(VALUE_TYPES[value_type])).cast("B"))
     return int(keys.size)
 
 
