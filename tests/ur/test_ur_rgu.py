@@ -50,6 +50,9 @@ HAND_KEYS = [
     # Bell, 2 pieces: the shared row has 945 states (10 bits); first square dark comes after the 519 states with it
     # empty (7 squares, at most 2 a colour: 1 + 7 + 7 + 21 + 21 + 42 + 105 + 105 + 210); light's bits at 16
     ("ur", 2, [4, 0], [5, 14], (1 << 4) | (519 << 6) | (1 << 16) | (0 << 22) | (1 << 25)),
+    # the two-piece start: RoyalUr-Java's key for two pieces (board 22 bits), not the seven-piece Finkel layout's
+    # 2 << 25 | 2 << 28 = 603979776 that RoyalUr-Python's encoder (and RoyalUr's older finkel2p.rgu) use
+    ("ur", 2, [0, 0], [0, 0], (2 << 22) | (2 << 25)),
     ("ur-simplificado", 1, [0], [0], (1 << 19) | (1 << 22)),  # 73 states of 8 squares with one piece: 7 bits
     # Masters' path, 1 piece: segments of 6 squares, 43 states (6 bits); the board takes 4 + 12 + 4 = 20 bits.
     # Light's square 16 is tile [1,7], the first square of the second segment (row 7: [1,7] [2,7] [3,7], row 8):
