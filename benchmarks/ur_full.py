@@ -28,7 +28,9 @@ layer, with its residual and the error bounds at the start. Threads: ``NUMBA_NUM
 ``--rgu FILE`` writes the table as a ``.rgu`` file (``--values``, percent16 by default),
 timed; with ``--royalur DIR`` (a checkout of RoyalUr-Python, not part of this project) it
 loads the file with their ``royalur/lut/reader.py`` and looks up ``--sample`` positions
-under keys made by their ``SimpleGameStateEncoding``, against our table.
+under keys made by their ``SimpleGameStateEncoding``, against our table. Their encoder is the
+seven-piece Finkel encoding (Bell's path), the keys RoyalUr-Java writes at seven pieces only: the
+check is made for ``ur`` at seven pieces.
 """
 
 from __future__ import annotations
@@ -276,6 +278,10 @@ def royalur_check(rules, values, path, checkout, sample) -> None:
             return 1, square - 5
         return column, 20 - square
 
+    if rules.pieces != 7 or rules.code != space_of(7).code:
+        print("RoyalUr-Python's encoder numbers Bell's path for seven pieces: no check at "
+              f"{rules.pieces} pieces or off Bell's path (tests/ur/test_ur_rgu.py reads these files)")
+        return
     t0 = time.perf_counter()
     lut = LutReader(path).read()
     print(f"RoyalUr-Python's LutReader: {len(lut):,} entries read in {time.perf_counter() - t0:.1f} s, "

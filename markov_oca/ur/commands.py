@@ -74,9 +74,11 @@ def review(
     over, winner, light_start (light's chance at the start), light_chance (at the start and after each move),
     notes; players.light / players.dark: decisions, choices (moves with two legal options or more: the only
     ones counted), agreed, accuracy (agreed / choices), lost_total, lost_mean (per choice); moves[]: number,
-    side, turn, line, text, throw, played, source, target (path squares, 0 hand, 15 off), events, best,
-    best_source, best_target, best_events, value_played, value_best (the mover's chance to win after each),
-    lost (their difference), legal, choice, agrees, light_before, light_after. Chances are between 0 and 1.
+    side, turn, line, text, throw, played, source, target (path squares, 0 hand, 15 off; 17 on the 16-square
+    paths of Masters and Aseb), events, best, best_source, best_target, best_events, value_played, value_best
+    (the mover's chance to win after each), lost (their difference), legal, choice, agrees, light_before,
+    light_after, after (each side's path squares after the move). Chances are between 0 and 1. The [Rules]
+    tag may name RoyalUr's Finkel, Finkel with Two Pieces, Blitz, Masters or Aseb.
     """
     from .review import review_file
     from .reviewpage import review_text, write_review_page
@@ -199,7 +201,8 @@ def export_table(
     values: str = typer.Option("percent16", "--values", help="how each value is stored: percent16 (what "
                                "RoyalUr-Python reads), float32 or float64"),
 ) -> None:
-    """Write the solved table as a RoyalUr .rgu lookup table (chances for light to move, in percent)."""
+    """Write the solved table as a RoyalUr .rgu lookup table (chances for light to move, in percent), with
+    RoyalUr's keys for the rule set's board (several maps once they pass 32 bits)."""
     from .rules import load_ur
     from .table import VALUE_TYPES, find_table, table_path, write_rgu
 
@@ -220,4 +223,5 @@ def export_table(
         n = write_rgu(r, found[0], out, values)
     except (RulesError, TooLargeError, ValueError, OSError) as exc:
         fail(str(exc), 2)
-    typer.echo(f"{out}: {n:,} positions (light to move, game not over), values {values}")
+    typer.echo(f"{out}: {n:,} positions (light to move; those light has won at 100%), values {values}, "
+               f"RoyalUr's keys for the {r.board_name}")

@@ -19,13 +19,21 @@ without a move:
 * a throw that allows no move is written with its value and ``--``: ``0 --``, ``2 --``.
 
 Light walks A4 A3 A2 A1 (path squares 1-4), the middle column B1..B8 (5-12), then A8 A7
-(13-14); dark the same squares of column C. Comments (``{...}``, and ``;`` to the end of the
-line) are skipped, and so is a result at the end (``1-0`` light won, ``0-1`` dark won, ``*``
-unfinished). Letters may be written in either case.
+(13-14); dark the same squares of column C. Those are Bell's paths; on the other boards a tile is
+named the same way (RoyalUr's ``Tile.encode``: column letter, row) along that board's paths:
+Masters' path (``ur-blitz``, ``ur-masters``) walks A4..A1, B1..B7, C7 C8 B8 A8 A7 for light (16
+squares; dark C4..C1, B1..B7, A7 A8 B8 C8 C7), so ``B7C7`` is light's step from square 11 to 12;
+Aseb's board (``ur-aseb``) walks A4..A1 then B1..B12. A piece enters with ``A@`` / ``C@`` and
+leaves with ``A+`` / ``C+`` on every board (the column of the side's start and end tiles); ``*``
+marks a landing on a rosette of the board (on Masters' path also the unsafe ones). Comments
+(``{...}``, and ``;`` to the end of the line) are skipped, and so is a result at the end
+(``1-0`` light won, ``0-1`` dark won, ``*`` unfinished). Letters may be written in either case.
 
-Tags read: ``Rules`` (RoyalUr's ``Finkel``, ``Finkel with Two Pieces``, or the name of one of
-this package's Ur rule sets such as ``ur``), ``Pieces`` (pieces per side), ``Result``; the
-others (players, dates) are kept and shown.
+Tags read: ``Rules`` (the name of RoyalUr's rule set, its ``GameSettings``: ``Finkel``,
+``Finkel with Two Pieces``, ``Blitz``, ``Masters``, ``Aseb``; or the name of one of this
+package's Ur rule sets such as ``ur-masters``), ``Pieces`` (pieces per side), ``Result``; the
+others (players, dates) are kept and shown. The moves are read along the paths of the rule set
+the tags (or ``--rules``) choose: :func:`game_tags` reads the tags alone, first.
 
 Plain list
 ----------
@@ -38,7 +46,7 @@ The same tag lines may come first; then one action per line, ``#`` starting a co
 
 A move is ``FROM`` or ``FROM-TO`` in path squares: 0 or ``hand`` (the hand), 1-14 the board
 (1-4 and 13-14 the side's own squares, 5-12 the shared lane), 15 or ``off``; ``pass`` (or
-``-``) for no move.
+``-``) for no move. On the 16-square paths of Masters and Aseb the board is 1-16 and off is 17.
 
 JSON
 ----
@@ -58,22 +66,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.errors import RulesError
+from .board import UrBoard
 
-__all__ = ["Action", "GameRecord", "format_move", "parse_game", "rules_choice"]
+__all__ = ["Action", "GameRecord", "board_tiles", "format_move", "game_tags", "parse_game", "rules_choice"]
 
 SIDES = ("light", "dark")
 OFF = 15
 
-#: Tiles of path squares 1..14 on the classic board, per side (RoyalUr's Bell path pair); the hand and
-#: off the board are written with the side's column letter and ``@`` / ``+``.
-_BELL_TILES = {
-    "light": ("A4", "A3", "A2", "A1", *(f"B{i}" for i in range(1, 9)), "A8", "A7"),
-    "dark": ("C4", "C3", "C2", "C1", *(f"B{i}" for i in range(1, 9)), "C8", "C7"),
-}
 _COLUMN = {"light": "A", "dark": "C"}
 
 #: RoyalUr's names of rule sets (their ``GameSettings``) -> (this package's rule set, pieces).
-ROYALUR_RULES = {"finkel": ("ur", 7), "finkel with two pieces": ("ur", 2)}
+ROYALUR_RULES = {"finkel": ("ur", 7), "finkel with two pieces": ("ur", 2), "blitz": ("ur-blitz", 5),
+                 "masters": ("ur-masters", 7), "aseb": ("ur-aseb", 5)}
 
 _TAG = re.compile(r'^\[\s*([A-Za-z][\w.\-]*)\s+(?:"((?:[^"\\]|\\.)*)"|([^\]\s"]+))\s*\]$')
 _UNESCAPE = {'"': '"', "\\": "\\", "n": "\n", "r": "\r"}
@@ -133,15 +137,18 @@ class GameRecord:
     actions: list[Action] = field(default_factory=list)
     result: str | None = None  # "1-0", "0-1", "*" or None
     tag_lines: dict[str, int] = field(default_factory=dict)
+    off: int = OFF  # the path square of a piece off the board (the path's length + 1)
 
 
-def format_move(source: int | None, target: int | None) -> str:
+def format_move(source: int | None, target: int | None, off: int = OFF) -> str:
     """``hand-4``, ``4-5``, ``14-off``, ``pass``: a move in path squares.
 
     Parameters
     ----------
     source, target : int or None
-        Path squares (0 the hand, 15 off); None for a throw without a move.
+        Path squares (0 the hand, ``off`` off); None for a throw without a move.
+    off : int
+        The path square of a piece off the board (15 on Bell's path, 17 on the 16-square paths).
 
     Examples
     --------
@@ -150,10 +157,52 @@ def format_move(source: int | None, target: int | None) -> str:
     """
     if source is None:
         return "pass"
-    return f"{'hand' if source == 0 else source}-{'off' if target == OFF else target}"
+    return f"{'hand' if source == 0 else source}-{'off' if target == off else target}"
 
 
-def parse_game(text: str, source: str = "game") -> GameRecord:
+def board_tiles(board: UrBoard | None = None) -> dict[str, tuple[str, ...]]:
+    """Each side's path squares 1..L as RoyalUr names their tiles (``A4``, ``B12``), Bell's by default.
+
+    Parameters
+    ----------
+    board : UrBoard, optional
+        The rule set's board (:attr:`.rules.UrRules.board`).
+
+    Examples
+    --------
+    >>> from markov_oca.ur.rules import load_ur
+    >>> board_tiles(load_ur("ur-masters").board)["light"][10:]
+    ('B7', 'C7', 'C8', 'B8', 'A8', 'A7')
+    """
+    board = board if board is not None else _bell_board()
+    return {side: tuple(f"{'ABC'[c - 1]}{r}" for c, r in path) for side, path in
+            (("light", board.light), ("dark", board.dark))}
+
+
+def _bell_board() -> UrBoard:
+    from .rules import _BELL
+
+    return _BELL
+
+
+def game_tags(text: str, source: str = "game") -> GameRecord:
+    """The tags of a game (RGN and plain tag lines, or the JSON form's ``rules``, ``pieces`` and ``tags``)
+    without its moves: enough for :func:`rules_choice` before the moves are read along the rule set's paths.
+
+    Parameters
+    ----------
+    text, source : str
+        The game's text, and where it was read from (named in errors), as for :func:`parse_game`.
+    """
+    if text.lstrip().startswith("{"):
+        rec = _parse_json(text, source, moves=False)
+    else:
+        rec = GameRecord(source, "rgn")
+        _read_tags(text, rec)
+    return rec
+
+
+def parse_game(text: str, source: str = "game", board: UrBoard | None = None) -> GameRecord:
     """Read a played game in RGN, the plain list, or JSON (see the module docstring).
 
     Parameters
@@ -162,6 +211,9 @@ def parse_game(text: str, source: str = "game") -> GameRecord:
         The game's text.
     source : str
         Where it was read from, named in errors.
+    board : UrBoard, optional
+        The board of the rule set it was played under (its paths name the tiles and squares); Bell's
+        by default.
 
     Examples
     --------
@@ -170,9 +222,10 @@ def parse_game(text: str, source: str = "game") -> GameRecord:
     [('light', 3, 0, 3), ('dark', 2, 0, 2), ('light', 2, 3, 5)]
     """
     stripped = text.lstrip()
+    off = board.path_length + 1 if board is not None else OFF
     if stripped.startswith("{"):
-        return _parse_json(text, source)
-    rec = GameRecord(source, "rgn")
+        return _parse_json(text, source, off=off)
+    rec = GameRecord(source, "rgn", off=off)
     body_start = _read_tags(text, rec)
     lines = text.splitlines()[body_start:]
     first = next((ln.split() for ln in lines if ln.split("#")[0].strip()), [""])
@@ -180,7 +233,7 @@ def parse_game(text: str, source: str = "game") -> GameRecord:
         rec.form = "plain"
         _parse_plain(lines, body_start, rec)
     else:
-        _parse_rgn(lines, body_start, rec)
+        _parse_rgn(lines, body_start, rec, board_tiles(board))
     if "Result" in rec.tags and rec.result is None:
         rec.result = rec.tags["Result"]
     return rec
@@ -255,16 +308,16 @@ def _strip_comments(line: str, in_brace: bool) -> tuple[str, bool]:
     return "".join(out), in_brace
 
 
-def _tile_square(tile: str, side: str, where: str, rec: GameRecord) -> int:
+def _tile_square(tile: str, side: str, where: str, rec: GameRecord, tiles: dict[str, tuple[str, ...]]) -> int:
     """The path square of a tile written in an RGN move, for the side moving; error if not on its path."""
     col, row = tile[0].upper(), tile[1:]
     if row == "@":
         sq = 0 if col == _COLUMN[side] else None
     elif row == "+":
-        sq = OFF if col == _COLUMN[side] else None
+        sq = rec.off if col == _COLUMN[side] else None
     else:
         name = f"{col}{int(row)}"
-        sq = _BELL_TILES[side].index(name) + 1 if name in _BELL_TILES[side] else None
+        sq = tiles[side].index(name) + 1 if name in tiles[side] else None
     if sq is None:
         raise RulesError(f"{where}: {tile!r} is not on {side}'s path", source=rec.source)
     return sq
@@ -273,8 +326,9 @@ def _tile_square(tile: str, side: str, where: str, rec: GameRecord) -> int:
 class _RgnReader:
     """The move text's actions in order, with the side of each from the turn marks."""
 
-    def __init__(self, rec: GameRecord):
+    def __init__(self, rec: GameRecord, tiles: dict[str, tuple[str, ...]]):
         self.rec = rec
+        self.tiles = tiles
         self.side: str | None = None
         self.turn: int | None = None
         self.roll: tuple[int, int, str] | None = None  # a throw waiting for its "--"
@@ -337,17 +391,18 @@ class _RgnReader:
         assert m is not None and self.side is not None
         src_col, src_row, dst_col, dst_row, cap, star, end = m.groups()
         where = self.where(line, text)
-        source = _tile_square(src_col + src_row, self.side, where, self.rec)
-        target = _tile_square(dst_col + dst_row, self.side, where, self.rec)
+        source = _tile_square(src_col + src_row, self.side, where, self.rec, self.tiles)
+        target = _tile_square(dst_col + dst_row, self.side, where, self.rec, self.tiles)
         if target <= source:
-            raise RulesError(f"{where}: a piece moves forward along its path ({format_move(source, target)})",
+            raise RulesError(f"{where}: a piece moves forward along its path "
+                             f"({format_move(source, target, self.rec.off)})",
                              source=self.rec.source)
         self.add(line, text, throw=target - source, source=source, target=target, capture=bool(cap) or None,
                  rosette=bool(star) or None, ends=bool(end))
 
 
-def _parse_rgn(lines: list[str], offset: int, rec: GameRecord) -> None:
-    reader = _RgnReader(rec)
+def _parse_rgn(lines: list[str], offset: int, rec: GameRecord, tiles: dict[str, tuple[str, ...]]) -> None:
+    reader = _RgnReader(rec, tiles)
     in_brace = False
     for k, raw in enumerate(lines):
         line_no = offset + k + 1
@@ -371,10 +426,11 @@ def _square(word: str, where: str, rec: GameRecord, *, target: bool) -> int:
     w = word.strip().lower()
     if w == "hand" and not target:
         return 0
+    off = rec.off
     if w == "off" and target:
-        return OFF
-    if not w.isdigit() or not (1 if target else 0) <= int(w) <= (OFF if target else OFF - 1):
-        what = "a target is 1..14 or off (15)" if target else "a piece moves from hand (0) or 1..14"
+        return off
+    if not w.isdigit() or not (1 if target else 0) <= int(w) <= (off if target else off - 1):
+        what = f"a target is 1..{off - 1} or off ({off})" if target else f"a piece moves from hand (0) or 1..{off - 1}"
         raise RulesError(f"{where}: {what}, not {word!r}", source=rec.source)
     return int(w)
 
@@ -398,7 +454,7 @@ def _plain_action(rec: GameRecord, number: int, line: int, side: str, throw: Any
     if to is not None:
         given = _square(str(to), where, rec, target=True)
         if given != target:
-            raise RulesError(f"wrong throw at {where}: {format_move(source, given)} walks {given - source} "
+            raise RulesError(f"wrong throw at {where}: {format_move(source, given, rec.off)} walks {given - source} "
                              f"squares, the throw is {throw}", source=rec.source)
     return Action(number, side, throw, source, target, line, text)
 
@@ -425,8 +481,8 @@ def _parse_plain(lines: list[str], offset: int, rec: GameRecord) -> None:
         rec.actions.append(_plain_action(rec, number, line_no, side, throw, frm, to, body))
 
 
-def _parse_json(text: str, source: str) -> GameRecord:
-    rec = GameRecord(source, "json")
+def _parse_json(text: str, source: str, off: int = OFF, moves: bool = True) -> GameRecord:
+    rec = GameRecord(source, "json", off=off)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -445,7 +501,7 @@ def _parse_json(text: str, source: str) -> GameRecord:
     if "pieces" in data:
         rec.tags["Pieces"] = str(data["pieces"])
     rec.result = data.get("result")
-    for i, m in enumerate(data["moves"], start=1):
+    for i, m in enumerate(data["moves"] if moves else [], start=1):
         if not isinstance(m, dict) or not {"side", "throw"} <= set(m) or set(m) - {"side", "throw", "from", "to"}:
             raise RulesError(f"move {i}: an object with 'side', 'throw' and 'from' (a square, or null for a "
                              f"pass), 'to' optional; got {json.dumps(m)}", source=source)

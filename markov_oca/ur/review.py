@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core.errors import RulesError
 from .bestmove import MoveValue, best_moves
-from .notation import OFF, Action, GameRecord, format_move
+from .notation import Action, GameRecord, format_move
 from .rules import UrRules
 
 __all__ = ["MoveReview", "PlayerSummary", "Review", "RguValues", "game_values", "legal_moves", "review_file",
@@ -93,32 +93,38 @@ class RguValues:
 
     @classmethod
     def read(cls, rules: UrRules, path: Path) -> RguValues:
-        from .state import UrSpace
-        from .table import read_rgu
+        from .state import space_of
+        from .table import game_settings, read_rgu
 
         try:
             rgu = read_rgu(path)
         except (ValueError, IndexError) as exc:
             raise RulesError(f"not a readable .rgu table ({exc})", source=str(path)) from None
-        pieces = rgu.header.get("game_settings", {}).get("start_pieces")
+        settings = rgu.header.get("game_settings", {})
+        pieces = settings.get("start_pieces")
         if pieces is not None and pieces != rules.pieces:
             raise RulesError(f"a table of {pieces} pieces, the game has {rules.pieces}", source=str(path))
-        return cls(path, rgu.keys, rgu.values, np.zeros(UrSpace(rules.pieces).size), set())
+        ours = game_settings(rules)
+        for key in ("board_shape", "paths"):
+            if settings.get(key, ours[key]) != ours[key]:
+                raise RulesError(f"a table of the {key.replace('_', ' ')} {settings[key]!r}, the game "
+                                 f"({rules.name}) is played on {ours[key]!r}", source=str(path))
+        return cls(path, rgu.keys, rgu.values, np.zeros(space_of(rules.pieces, rules.code).size), set())
 
     def around(self, rules: UrRules, mine: list[int], theirs: list[int]) -> np.ndarray:
         """The table, with the values of the position (``mine`` to move) and of its successors filled in."""
         from .kernel import GAME_OVER, moves
-        from .state import UrSpace, encode
+        from .state import encode, space_of
         from .table import rgu_keys
 
-        space = UrSpace(rules.pieces)
-        idx = space.rank(*encode(mine, theirs))
+        space = space_of(rules.pieces, rules.code)
+        idx = space.rank(*encode(mine, theirs, rules.code))
         mv = moves(space, [idx], rules)
         live = (np.arange(mv.succ.shape[2]) < mv.n_moves[0][:, None]) & (mv.events[0] & GAME_OVER == 0)
         new = sorted({idx, *(int(i) for i in mv.succ[0][live])} - self.known)
         if new:
             p = space.unrank_many(np.array(new, np.int64))
-            keys = rgu_keys(p.lane, p.mine_mask, p.mine_hand, p.their_mask, p.their_hand)
+            keys = rgu_keys(rules, p.lane, p.mine_mask, p.mine_hand, p.their_mask, p.their_hand).astype(np.uint64)
             at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
             if (self.keys[at] != keys).any():
                 raise RulesError("no value for a position of the game: a table of other rules?",
@@ -177,6 +183,7 @@ class MoveReview:
     agrees: bool
     light_before: float
     light_after: float
+    after: dict[str, list[int]] = field(default_factory=dict)  # each side's path squares after the action
 
 
 @dataclass
@@ -230,14 +237,25 @@ def _why_illegal(rules: UrRules, a: Action, mine: list[int], theirs: list[int]) 
         return "a throw of 0 moves no piece (write a pass)"
     if a.source not in mine:
         return f"no {a.side} piece {'in hand' if a.source == 0 else f'on square {a.source}'}"
-    if a.target > OFF:
+    off = rules.off_square
+    if a.target > off:
         return f"overshoots: {a.source} + {a.throw} is past the end, and a piece leaves with the exact throw"
-    if a.target < OFF and a.target in mine:
+    if a.target < off and a.target in mine:
         return f"blocked by {a.side}'s own piece on square {a.target}"
-    lo, hi = rules.shared
-    if lo <= a.target <= hi and a.target in rules.rosettes and a.target in theirs:
-        return f"the rosette on square {a.target} is held by {_other(a.side)} (a piece on it is safe)"
+    held = _their_square(rules, a.target)
+    if rules.safe_rosettes and a.target in rules.rosettes and held is not None and held in theirs:
+        return (f"the rosette on square {a.target} is held by {_other(a.side)} (a piece on it is safe)"
+                if held == a.target else f"the rosette on square {a.target} is held by {_other(a.side)} (its "
+                f"square {held}; a piece on it is safe)")
     return "not a legal move"
+
+
+def _their_square(rules: UrRules, square: int) -> int | None:
+    """The other side's path square of the mover's shared ``square`` (the same tile), None off the shared
+    squares: equal on Bell's path and Aseb's board, not at the end of Masters' path (the mover's 12 is the
+    other's 16)."""
+    code = rules.code
+    return code.theirs[code.shared.index(square)] if square in code.shared else None
 
 
 def _check_claims(a: Action, row: MoveValue) -> None:
@@ -259,24 +277,25 @@ def _choose(rules: UrRules, a: Action, rows: list[MoveValue], mine: list[int], t
         if moving:
             if last:
                 return None
-            listed = ", ".join(format_move(r.source, r.target) for r in moving)
+            listed = ", ".join(format_move(r.source, r.target, rules.off_square) for r in moving)
             raise RulesError(f"{a.where}: passes on a throw of {a.throw}, but {a.side} has a legal move ({listed})")
         return options[0]
     row = next((r for r in moving if r.source == a.source), None)
     if row is None:
-        raise RulesError(f"{a.where}: illegal move {format_move(a.source, a.target)} on a throw of {a.throw}: "
+        raise RulesError(f"{a.where}: illegal move {format_move(a.source, a.target, rules.off_square)} on a throw "
+                         f"of {a.throw}: "
                          f"{_why_illegal(rules, a, mine, theirs)}")
     _check_claims(a, row)
     return row
 
 
-def _apply(row: MoveValue, mine: list[int], theirs: list[int]) -> None:
+def _apply(rules: UrRules, row: MoveValue, mine: list[int], theirs: list[int]) -> None:
     """Move the piece of ``row`` in ``mine``; a captured piece of ``theirs`` goes back to the hand."""
     if row.source < 0:
         return
     mine[mine.index(row.source)] = row.target
     if "capture" in row.events:
-        theirs[theirs.index(row.target)] = 0
+        theirs[theirs.index(_their_square(rules, row.target))] = 0
 
 
 def _summaries(moves: list[MoveReview]) -> dict[str, PlayerSummary]:
@@ -332,6 +351,7 @@ def _replay(rec: GameRecord, rules: UrRules, values: np.ndarray | RguValues, lig
     side = "light"
     over = False
     winner = None
+    off = rules.off_square
     for k, a in enumerate(rec.actions):
         if over:
             raise RulesError(f"{a.where}: the game is already over ({winner} won)")
@@ -350,12 +370,14 @@ def _replay(rec: GameRecord, rules: UrRules, values: np.ndarray | RguValues, lig
         light_before = value if side == "light" else 1.0 - value
         light_after = row.value if side == "light" else 1.0 - row.value
         moves.append(MoveReview(
-            a.number, side, a.turn, a.line, a.text, a.throw, format_move(a.source, a.target), a.source, a.target,
-            list(row.events), format_move(*((best.source, best.target) if best.source >= 0 else (None, None))),
+            a.number, side, a.turn, a.line, a.text, a.throw, format_move(a.source, a.target, off), a.source,
+            a.target, list(row.events),
+            format_move(*((best.source, best.target) if best.source >= 0 else (None, None)), off),
             best.source if best.source >= 0 else None, best.target if best.source >= 0 else None,
             list(best.events),
             row.value, best.value, lost, n_legal, n_legal >= 2, lost <= TIE, light_before, light_after))
-        _apply(row, mine, theirs)
+        _apply(rules, row, mine, theirs)
+        moves[-1].after = {"light": sorted(light), "dark": sorted(dark)}
         if "game over" in row.events:
             over = True
             winner = side if row.value > 0.5 else _other(side)
@@ -392,7 +414,7 @@ def review_file(game: str | Path, rules: str | None = None, pieces: int | None =
     table : str or Path, optional
         A saved table of the optimal values (:func:`game_values`).
     """
-    from .notation import parse_game, rules_choice
+    from .notation import game_tags, parse_game, rules_choice
     from .rules import load_ur
 
     source = "<stdin>" if str(game) == "-" else str(game)
@@ -402,14 +424,19 @@ def review_file(game: str | Path, rules: str | None = None, pieces: int | None =
         raise RulesError("no such game file", source=source) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RulesError(f"cannot be read ({exc})", source=source) from None
-    rec = parse_game(text, source)
-    name, count = rules_choice(rec, rules, pieces)
+    tags = game_tags(text, source)
+    name, count = rules_choice(tags, rules, pieces)
     try:
         r = load_ur(name, {"pieces": count} if count is not None else {})
     except RulesError as exc:
-        if rules is not None or "Rules" not in rec.tags:
+        if rules is not None or "Rules" not in tags.tags:
             raise
-        raise RulesError(f"line {rec.tag_lines.get('Rules', 1)}: unknown rule set {rec.tags['Rules']!r} in the "
-                         "[Rules] tag (RoyalUr's Finkel or Finkel with Two Pieces, or an Ur rule set of "
-                         f"`markov-oca variants`; {exc})", source=source) from None
-    return review_game(rec, r, game_values(r, table))
+        raise RulesError(f"line {tags.tag_lines.get('Rules', 1)}: unknown rule set {tags.tags['Rules']!r} in the "
+                         "[Rules] tag (RoyalUr's Finkel, Finkel with Two Pieces, Blitz, Masters or Aseb, or an Ur "
+                         f"rule set of `markov-oca variants`; {exc})", source=source) from None
+    rec = parse_game(text, source, r.board)
+    rev = review_game(rec, r, game_values(r, table))
+    own = load_ur(name).pieces
+    if r.pieces != own:
+        rev.notes.insert(0, f"{r.name} is played with {own} pieces a side; this game has {r.pieces}")
+    return rev

@@ -12,27 +12,38 @@ hash of what fixes the values (:func:`.store.rules_identity`), so that
 
 The ``.rgu`` format
 -------------------
-RoyalUr.net ships its lookup tables in this format (read by
+RoyalUr.net ships its lookup tables in this format (written by RoyalUr-Java's ``Lut``, read by
 ``royalur/lut/reader.py`` of RoyalUr-Python): the bytes ``RGU``, a version byte 0,
 a big-endian int32 length and that many bytes of a UTF-8 JSON header, an int32
-number of maps (here 1), an int32 size per map, then the keys (big-endian uint32,
-ascending) and the values. The header names ``value_type`` (``percent16``: uint16,
-the percentage times 65535 / 100, rounded; ``float32`` / ``float64``: big-endian
-floats holding the percentage) and the ``game_settings``. RoyalUr-Python's reader
-takes 2-byte values only, so it reads ``percent16`` files.
+number of maps, an int32 size per map, then the keys of every map (big-endian uint32,
+ascending within a map), then the values of every map. The header names ``value_type``
+(``percent16``: uint16, the percentage times 65535 / 100, rounded; ``float32`` / ``float64``:
+big-endian floats holding the percentage) and the ``game_settings`` as RoyalUr's JSON
+notation writes them (``board_shape``, ``paths``, ``dice``, ``start_pieces``,
+``safe_rosettes``, ``rosettes_grant_rolls``, ``captures_grant_rolls``). RoyalUr-Python's
+reader takes 2-byte values only, so it reads ``percent16`` files.
 
-A key is a position with light to move, RoyalUr's ``SimpleGameStateEncoding``: bits
-0-5 dark's own squares, 6-18 the shared lane (13 bits, compressed), 19-24 light's
-own squares, 25-27 dark's pieces in hand, 28-30 light's. On a side's own lane bits
-0-3 are its squares 4, 3, 2, 1 and bits 4-5 its squares 14 and 13. The shared
-lane's occupants (0 empty, 1 dark, 2 light, two bits per square from square 5 up)
-are numbered in the order RoyalUr enumerates them (square 5 first, most
-significant; at most seven of a colour). A value is light's chance to win, in
-percent. Positions where the game is over are left out.
+A key is a position with light to move, RoyalUr-Java's ``SimpleGameStateEncoding`` of the
+board (:class:`RguEncoding`), low bits first: one bit for each of dark's own squares, the
+shared squares, one bit for each of light's own squares, dark's pieces in hand (3 bits),
+light's (3 bits). Own and shared squares are taken in RoyalUr's board order (row 1 first;
+columns 1, 2, 3 within a row). The shared squares are cut into segments (up to 8 in one;
+the 12 of Masters' path and Aseb's board in two of 6, the first in the high bits); a
+segment's occupants (0 empty, 1 dark, 2 light; two bits a square, the first square the most
+significant) are numbered in increasing order among those with at most N pieces of each
+colour, N the game's pieces, in the bits the largest number needs. Bell's path at seven
+pieces: 6 + 13 + 6 + 3 + 3 = 31 bits (RoyalUr's Finkel encoding); at one piece 25 bits.
+Masters' path and Aseb's board at seven pieces: 4 + 20 + 4 + 3 + 3 = 34 bits. A key past 32
+bits goes to the map numbered by its bits from 32 up (RoyalUr's upper key), under its low
+32 bits; maps run from 0 to the largest such number, empty ones included.
+
+A value is light's chance to win, in percent. As in RoyalUr's tables, the positions where
+light has already taken all its pieces off are there (at 100%), those where dark has are not.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -42,12 +53,14 @@ from pathlib import Path
 import numpy as np
 
 from ..core.atomic import atomic_files
+from .board import PATHS, expand_waypoints
+from .rules import _BELL as BELL_BOARD
 from .rules import UrRules, _throws
-from .state import BELL, LANE_CONFIGS, space_of
+from .state import PathCode, space_of
 from .store import load_table, rules_identity, save_table
 
-__all__ = ["RguTable", "find_table", "read_rgu", "rgu_keys", "save_bound", "saved_bound", "table_dir", "table_path",
-           "write_rgu", "write_table"]
+__all__ = ["RguEncoding", "RguTable", "find_table", "game_settings", "read_rgu", "rgu_encoding", "rgu_keys",
+           "royalur_game", "save_bound", "saved_bound", "table_dir", "table_path", "write_rgu", "write_table"]
 
 VALUE_TYPES = {"percent16": ">u2", "float32": ">f4", "float64": ">f8"}
 _PERCENT16_MAX = (1 << 16) - 1
@@ -161,48 +174,152 @@ def save_bound(rules: UrRules, light: str, dark: str, tol: float, bound) -> bool
 # ----------------------------------------------------------------------------- .rgu keys
 
 
-def _lane_compression() -> np.ndarray:
-    """Our lane code -> RoyalUr's compressed shared-lane number (-1 where they have none)."""
-    order = []
+@dataclass(frozen=True)
+class RguEncoding:
+    """RoyalUr's ``SimpleGameStateEncoding`` of one board at one piece count, in the terms of our positions.
 
-    def walk(state: int, light: int, dark: int, index: int) -> None:
-        for occupant in range(3):
-            nl, nd = light - (occupant == 2), dark - (occupant == 1)
-            if nl < 0 or nd < 0:
-                continue
-            new = state | occupant << (2 * index)
-            if index == 7:
-                order.append(new)
-            else:
-                walk(new, nl, nd, index + 1)
+    ``war_digits``: our lane digit of each shared square, in RoyalUr's board order (row by row from row 1,
+    columns 1 to 3 within a row); ``light_bits`` / ``dark_bits``: our private-mask bit of each square of
+    light's / dark's own, in the same order; ``segment_tiles`` shared squares make a segment, numbered
+    by ``compression`` (2 bits a square, the first square the most significant; 0 empty, 1 dark, 2 light)
+    into ``segment_bits`` bits, the first segment the most significant.
+    """
 
-    walk(0, 7, 7, 0)
-    number = {s: i for i, s in enumerate(order)}
-    out = np.full(LANE_CONFIGS, -1, np.int64)
-    for lane in range(LANE_CONFIGS):
-        x, state = lane, 0
-        for d in range(8):
-            digit = x % 3  # ours: 1 light (to move), 2 dark; theirs: 1 dark, 2 light
-            x //= 3
-            state |= (0, 2, 1)[digit] << (2 * d)
-        out[lane] = number.get(state, -1)
+    pieces: int
+    war_digits: tuple[int, ...]
+    light_bits: tuple[int, ...]
+    dark_bits: tuple[int, ...]
+    segment_tiles: int
+    segment_bits: int
+    compression: np.ndarray
+
+    @property
+    def safe_bits(self) -> int:
+        return len(self.light_bits)
+
+    @property
+    def war_bits(self) -> int:
+        return len(self.war_digits) // self.segment_tiles * self.segment_bits
+
+    @property
+    def board_bits(self) -> int:
+        """Bits of the board; dark's pieces in hand follow (3 bits), then light's (3 bits)."""
+        return 2 * self.safe_bits + self.war_bits
+
+    @property
+    def key_bits(self) -> int:
+        return self.board_bits + 6
+
+    def keys(self, lane, mine_mask, mine_hand, their_mask, their_hand) -> np.ndarray:
+        """RoyalUr keys (int64, up to ``key_bits`` bits) of positions, the side to move (mine) playing light."""
+        lane = np.asarray(lane, np.int64)
+        mine_mask, their_mask = np.asarray(mine_mask, np.int64), np.asarray(their_mask, np.int64)
+        t = self.segment_tiles
+        war = np.zeros(lane.shape, np.int64)
+        for seg in range(0, len(self.war_digits), t):
+            state = np.zeros(lane.shape, np.int64)
+            for d in self.war_digits[seg:seg + t]:
+                digit = lane // 3**d % 3  # ours: 1 light (to move), 2 dark; theirs: 1 dark, 2 light
+                state = state << 2 | (3 - digit) % 3
+            number = self.compression[state]
+            if (number < 0).any():
+                raise ValueError("a shared row RoyalUr's encoding does not number (more pieces of a colour "
+                                 "than the table's)")
+            war = war << self.segment_bits | number
+        light = _gather_bits(mine_mask, self.light_bits)
+        dark = _gather_bits(their_mask, self.dark_bits)
+        s, b = self.safe_bits, self.board_bits
+        return (dark | war << s | light << (s + self.war_bits) | np.asarray(their_hand, np.int64) << b
+                | np.asarray(mine_hand, np.int64) << (b + 3))
+
+
+def _gather_bits(mask: np.ndarray, bits: tuple[int, ...]) -> np.ndarray:
+    """Bit i of the result is bit ``bits[i]`` of ``mask``."""
+    out = np.zeros(mask.shape, np.int64)
+    for i, b in enumerate(bits):
+        out |= (mask >> b & 1) << i
     return out
 
 
-_LANE_NUMBER = _lane_compression()
-#: our private-mask bit (squares 1, 2, 3, 4, 13, 14) -> their lane bit (board rows 3, 2, 1, 0, 7, 6)
-_THEIR_BIT = (3, 2, 1, 0, 5, 4)
-_MASK_MAP = np.array([sum(1 << _THEIR_BIT[b] for b in range(6) if m >> b & 1) for m in range(64)], np.int64)
+def _bits_required(largest: int) -> int:
+    """RoyalUr's ``calculateBitsRequired``: the least b >= 1 with largest <= 2**b (as written there)."""
+    bits = 1
+    while largest > 1 << bits:
+        bits += 1
+    return bits
 
 
-def rgu_keys(lane, mine_mask, mine_hand, their_mask, their_hand) -> np.ndarray:
-    """RoyalUr keys (int64) of positions, the side to move (mine) playing light."""
-    lane_no = _LANE_NUMBER[np.asarray(lane, np.int64)]
-    if (lane_no < 0).any():
-        raise ValueError("a shared lane RoyalUr's encoding does not number (eight pieces of a colour)")
-    mine, theirs = _MASK_MAP[np.asarray(mine_mask, np.int64)], _MASK_MAP[np.asarray(their_mask, np.int64)]
-    return (theirs | lane_no << 6 | mine << 19 | np.asarray(their_hand, np.int64) << 25
-            | np.asarray(mine_hand, np.int64) << 28)
+def _segment_tiles(war_tiles: int) -> int:
+    """RoyalUr's ``estimateGoodWarTileCompressionTileCount``: 8 or fewer in one segment, else the fewest
+    equal segments of at most 8 squares (12 -> two of 6)."""
+    if war_tiles <= 8:
+        return war_tiles
+    segments = 2
+    while True:
+        tiles = -(-war_tiles // segments)
+        segments += 1
+        if tiles <= 8:
+            return tiles
+
+
+def _compression(pieces: int, tiles: int) -> np.ndarray:
+    """RoyalUr's ``generateWarTileCompression``: the states of ``tiles`` squares (2 bits each, the first
+    square the most significant) with at most ``pieces`` of each colour, numbered in increasing order; -1
+    for the others."""
+    states = np.arange(1 << (2 * tiles), dtype=np.int64)
+    digits = states[:, None] >> (2 * np.arange(tiles, dtype=np.int64))[None, :] & 3
+    ok = ~(digits == 3).any(axis=1) & ((digits == 1).sum(axis=1) <= pieces) & ((digits == 2).sum(axis=1) <= pieces)
+    out = np.full(states.size, -1, np.int64)
+    out[ok] = np.arange(int(ok.sum()))
+    out.setflags(write=False)
+    return out
+
+
+def _board_index(tile: tuple[int, int]) -> int:
+    """RoyalUr's board index of a tile (column, row), 1-based: the board is three columns wide."""
+    return (tile[0] - 1) + 3 * (tile[1] - 1)
+
+
+@functools.cache
+def _encoding(light: tuple[tuple[int, int], ...], code: PathCode, pieces: int) -> RguEncoding:
+    dark = tuple((4 - c, r) for c, r in light)
+    light_sq = {t: i + 1 for i, t in enumerate(light)}
+    dark_sq = {t: i + 1 for i, t in enumerate(dark)}
+    war = sorted(set(light_sq) & set(dark_sq), key=_board_index)
+    own_light = sorted(set(light_sq) - set(dark_sq), key=_board_index)
+    own_dark = sorted(set(dark_sq) - set(light_sq), key=_board_index)
+    tiles = _segment_tiles(len(war))
+    if len(war) % tiles:
+        raise ValueError(f"{len(war)} shared squares do not split into equal segments of {tiles}")
+    comp = _compression(pieces, tiles)
+    return RguEncoding(pieces, tuple(code.shared.index(light_sq[t]) for t in war),
+                       tuple(code.private.index(light_sq[t]) for t in own_light),
+                       tuple(code.private.index(dark_sq[t]) for t in own_dark), tiles,
+                       _bits_required(int(comp.max())), comp)
+
+
+def rgu_encoding(rules: UrRules) -> RguEncoding:
+    """RoyalUr's encoding of positions for ``rules``' board and pieces (see the module docstring).
+
+    Parameters
+    ----------
+    rules : UrRules
+        The rule set, with its pieces.
+
+    Examples
+    --------
+    >>> from markov_oca.ur.rules import load_ur
+    >>> e = rgu_encoding(load_ur("ur-masters"))
+    >>> e.segment_tiles, e.segment_bits, e.board_bits, e.key_bits
+    (6, 10, 28, 34)
+    """
+    board = rules.board if rules.board is not None else BELL_BOARD
+    return _encoding(board.light, rules.code, rules.pieces)
+
+
+def rgu_keys(rules: UrRules, lane, mine_mask, mine_hand, their_mask, their_hand) -> np.ndarray:
+    """RoyalUr keys (int64) of positions of ``rules``, the side to move (mine) playing light."""
+    return rgu_encoding(rules).keys(lane, mine_mask, mine_hand, their_mask, their_hand)
 
 
 def _dice_id(rules: UrRules) -> str:
@@ -214,16 +331,31 @@ def _dice_id(rules: UrRules) -> str:
     return f"{rules.throw_kind}_{rules.throw_count}"
 
 
+#: RoyalUr's board shapes (rosette tiles) and paths (light's tiles), by their ids
+_SHAPES = {"standard": frozenset({(1, 1), (3, 1), (2, 4), (1, 7), (3, 7)}),
+           "aseb": frozenset({(1, 1), (3, 1), (2, 4), (2, 8), (2, 12)})}
+_PATHS = {name: expand_waypoints(name, "path", [list(t) for t in way]) for name, way in PATHS.items()}
+
+
 def game_settings(rules: UrRules) -> dict:
-    """RoyalUr's names for the game the table solves (ours beside them)."""
-    dice = _dice_id(rules)
-    finkel = (dice == "four_binary" and rules.rosettes == (4, 8, 14) and rules.end == "all-off"
-              and rules.code == BELL and rules.safe_rosettes and rules.rosette_again and not rules.capture_again)
-    return {"board_shape": "standard", "paths": "bell", "dice": dice,
-            "start_pieces": rules.pieces, "safe_rosettes": rules.safe_rosettes,
-            "rosettes_grant_extra_rolls": rules.rosette_again,
-            "capture_grant_extra_rolls": rules.capture_again, "finkel": finkel,
-            "markov_oca": rules_identity(rules)}
+    """RoyalUr's ``GameSettings`` of the game the table solves, as its JSON notation writes them
+    (``board_shape``, ``paths``, ``dice``, ``start_pieces``, ``safe_rosettes``, ``rosettes_grant_rolls``,
+    ``captures_grant_rolls``)."""
+    board = rules.board if rules.board is not None else BELL_BOARD
+    paths = next((name for name, light in _PATHS.items() if light == board.light), "own")
+    shape = "aseb" if max(r for _, r in board.tiles) > 8 else "standard"
+    return {"board_shape": shape, "paths": paths, "dice": _dice_id(rules), "start_pieces": rules.pieces,
+            "safe_rosettes": rules.safe_rosettes, "rosettes_grant_rolls": rules.rosette_again,
+            "captures_grant_rolls": rules.capture_again}
+
+
+def royalur_game(rules: UrRules) -> bool:
+    """Whether RoyalUr's settings (:func:`game_settings`) describe ``rules`` exactly: its dice, board shape
+    (the rosettes) and path, the first to take all pieces off winning."""
+    board = rules.board if rules.board is not None else BELL_BOARD
+    gs = game_settings(rules)
+    return (gs["dice"] in ("four_binary", "three_binary_0eq4") and gs["paths"] in _PATHS
+            and board.rosettes == _SHAPES[gs["board_shape"]] and rules.end == "all-off")
 
 
 # ----------------------------------------------------------------------------- writing and reading
@@ -231,35 +363,66 @@ def game_settings(rules: UrRules) -> dict:
 
 def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: str = "percent16",
               chunk: int = 1 << 22) -> int:
-    """Write the table as a ``.rgu`` file; the number of entries (positions not over)."""
+    """Write the table as a ``.rgu`` file with RoyalUr's keys for the board; the number of entries.
+
+    Parameters
+    ----------
+    rules : UrRules
+        The rule set the values solve, with its pieces.
+    values : ndarray
+        The mover's chance to win in each ranked position (the table of ``markov-oca ur solve``).
+    path : str or Path
+        The file to write.
+    value_type : str
+        ``percent16``, ``float32`` or ``float64``.
+    chunk : int
+        Positions unranked at a time.
+    """
     if value_type not in VALUE_TYPES:
         raise ValueError(f"value type {value_type!r}: one of {', '.join(VALUE_TYPES)}")
-    if rules.code != BELL:
-        raise ValueError(f"{rules.name}: RoyalUr's .rgu keys for the {rules.board_name} (12 shared squares, keys "
-                         "past 32 bits spread over several maps) are not written yet; only Bell's path is exported")
+    enc = rgu_encoding(rules)
     space = space_of(rules.pieces, rules.code)
     n = rules.pieces
     total = rules.end_total
-    keys_parts, vals_parts = [], []
+    # percent16: each key and its value packed in one uint64 (key << 16 | value; keys have at most 34 bits)
+    # and sorted in place: 8 bytes a position at the peak; floats: keys, values and the sorting order
+    packed = value_type == "percent16"
+    keys = np.empty(space.size, np.uint64)
+    vals = None if packed else np.empty(space.size, np.dtype(VALUE_TYPES[value_type]).newbyteorder("="))
+    at = 0
     for lo in range(0, space.size, chunk):
         idx = np.arange(lo, min(lo + chunk, space.size), dtype=np.int64)
         p = space.unrank_many(idx)
         mo, to = p.mine_off.astype(np.int64), p.their_off.astype(np.int64)
-        live = (mo < n) & (to < n) & ~((total > 0) & (mo + to >= total))
-        keys_parts.append(rgu_keys(p.lane[live], p.mine_mask[live], p.mine_hand[live], p.their_mask[live],
-                                   p.their_hand[live]).astype(np.uint32))
-        vals_parts.append(_rgu_values(np.asarray(values[idx[live]], np.float64), value_type))
-    keys = np.concatenate(keys_parts)
-    del keys_parts
-    out = np.concatenate(vals_parts)
-    del vals_parts
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    out = out[order]
-    del order
+        won = (mo == n) & (to < n)  # light (to move) has won: RoyalUr's tables hold these, at 100%
+        keep = won | ((mo < n) & (to < n) & ~((total > 0) & (mo + to >= total)))
+        k = enc.keys(p.lane[keep], p.mine_mask[keep], p.mine_hand[keep], p.their_mask[keep],
+                     p.their_hand[keep]).astype(np.uint64)
+        v = _rgu_values(np.where(won[keep], 1.0, np.asarray(values[idx[keep]], np.float64)), value_type)
+        if packed:
+            keys[at:at + k.size] = k << np.uint64(16) | v.astype(np.uint64)
+        else:
+            keys[at:at + k.size] = k
+            vals[at:at + k.size] = v
+        at += k.size
+    keys = keys[:at]
+    if packed:
+        keys.sort()
+        out = (keys & np.uint64(_PERCENT16_MAX)).astype(np.uint16)
+        keys >>= np.uint64(16)
+    else:
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        out = vals[:at][order]
+        del order, vals
     if keys.size > 1 and not (keys[1:] > keys[:-1]).all():
         raise RuntimeError("two positions with one RoyalUr key")
+    # one map per value of the bits above 32 (RoyalUr's upper key), from 0 to the largest, empty ones kept
+    top = int(keys[-1]) >> 32 if keys.size else 0
+    bounds = np.searchsorted(keys, np.arange(top + 2, dtype=np.uint64) << np.uint64(32))
+    sizes = np.diff(bounds)
     header = json.dumps({"value_type": value_type, "game_settings": game_settings(rules),
+                         "royalur_rules": royalur_game(rules), "markov_oca": rules_identity(rules),
                          "producer": "markov_oca", "values": "light's chance to win, percent; light to move"})
     hb = header.encode("utf-8")
     with atomic_files([Path(path)]) as (tmp,):
@@ -267,10 +430,14 @@ def write_rgu(rules: UrRules, values: np.ndarray, path: str | Path, value_type: 
             fh.write(b"RGU" + bytes([0]))
             fh.write(len(hb).to_bytes(4, "big", signed=True))
             fh.write(hb)
-            fh.write((1).to_bytes(4, "big", signed=True))
-            fh.write(int(keys.size).to_bytes(4, "big", signed=True))
-            fh.write(memoryview(keys.astype(">u4")).cast("B"))
-            fh.write(memoryview(out.astype(VALUE_TYPES[value_type])).cast("B"))  # big-endian, as the keys
+            fh.write(int(sizes.size).to_bytes(4, "big", signed=True))
+            for size in sizes:
+                fh.write(int(size).to_bytes(4, "big", signed=True))
+            step = 1 << 24
+            for lo in range(0, keys.size, step):  # the keys of the maps in turn, then their values, big-endian
+                fh.write(memoryview((keys[lo:lo + step] & np.uint64(0xFFFFFFFF)).astype(">u4")).cast("B"))
+            for lo in range(0, out.size, step):
+                fh.write(memoryview(out[lo:lo + step].astype(VALUE_TYPES[value_type])).cast("B"))
     return int(keys.size)
 
 
@@ -285,19 +452,29 @@ def _rgu_values(vals: np.ndarray, value_type: str) -> np.ndarray:
 
 @dataclass
 class RguTable:
+    """A ``.rgu`` file read back: its header, the keys (upper key << 32 | the key in its map; uint64,
+    ascending), the values in percent and the size of each map."""
+
     header: dict
-    keys: np.ndarray  # uint32, ascending
-    values: np.ndarray  # float64 percent
+    keys: np.ndarray
+    values: np.ndarray
+    sizes: tuple[int, ...] = ()
 
     def lookup(self, key: int) -> float:
-        i = int(np.searchsorted(self.keys, key))
+        i = int(np.searchsorted(self.keys, np.uint64(key)))
         if i >= self.keys.size or int(self.keys[i]) != key:
             raise KeyError(key)
         return float(self.values[i])
 
 
 def read_rgu(path: str | Path) -> RguTable:
-    """Read a ``.rgu`` file (one map) back: header, keys, values in percent."""
+    """Read a ``.rgu`` file back (every map): header, keys, values in percent.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    """
     data = Path(path).read_bytes()
     if data[:3] != b"RGU" or data[3] != 0:
         raise ValueError(f"{path}: not an RGU version 0 file")
@@ -308,8 +485,13 @@ def read_rgu(path: str | Path) -> RguTable:
     sizes = [int.from_bytes(data[at + 4 + 4 * i:at + 8 + 4 * i], "big", signed=True) for i in range(maps)]
     at += 4 + 4 * maps
     n = sum(sizes)
-    keys = np.frombuffer(data, ">u4", count=n, offset=at).astype(np.uint32)
     vt = header.get("value_type", "percent16")
+    if vt not in VALUE_TYPES:
+        raise ValueError(f"{path}: value type {vt!r} is not one of {', '.join(VALUE_TYPES)}")
+    if len(data) < at + n * (4 + np.dtype(VALUE_TYPES[vt]).itemsize):
+        raise ValueError(f"{path}: shorter than its {n:,} entries")
+    upper = np.repeat(np.arange(maps, dtype=np.uint64), sizes)
+    keys = upper << np.uint64(32) | np.frombuffer(data, ">u4", count=n, offset=at).astype(np.uint64)
     raw = np.frombuffer(data, VALUE_TYPES[vt], count=n, offset=at + 4 * n)
     vals = raw.astype(np.float64) * (100.0 / _PERCENT16_MAX) if vt == "percent16" else raw.astype(np.float64)
-    return RguTable(header, keys, vals)
+    return RguTable(header, keys, vals, tuple(sizes))

@@ -252,7 +252,8 @@ def test_cli_reads_a_saved_table(tmp_path, two):
 
 @pytest.mark.parametrize(("text", "args", "message"), [
     (None, (), "no such game file"),
-    ('[Rules "Masters"]\n1. A@A2', (), "line 1: unknown rule set 'Masters' in the [Rules] tag"),
+    ('[Rules "Masters with Four Dice"]\n1. A@A2', (),
+     "line 1: unknown rule set 'Masters with Four Dice' in the [Rules] tag"),
     ("1. A@A2 / C@C9", ("--pieces", "2"), "'C9' is not on dark's path"),
     ("light 2 5", ("--pieces", "2"), "move 1 (line 1, 'light 2 5'): illegal move 5-7"),
     ("light 2 hand", ("--pieces", "2", "--table", "missing.npy"), "missing.npy: no such table file"),

@@ -298,11 +298,3 @@ def test_simulated_games_over_ranked_positions_agree_with_the_values(name):
     won = s.outcomes[0] / games
     assert s.unfinished == 0
     assert abs(won - exact) < 4.5 * (exact * (1 - exact) / games) ** 0.5
-
-
-def test_rgu_export_refuses_other_boards(tmp_path):
-    from markov_oca.ur.table import write_rgu
-
-    r = load_ur("ur-blitz", {"pieces": 1})
-    with pytest.raises(ValueError, match=r"Masters' path .* not written yet"):
-        write_rgu(r, np.zeros(space_of(1, r.code).size), tmp_path / "x.rgu")
