@@ -44,6 +44,7 @@ _PUBLIC = {
     "variants": "api",
     "write_report": "api",
     "solve_ur": "ur.solve",
+    "ur_stats": "ur.stats",
     "to_networkx": "io.graph",
     "from_matrix": "analysis.build",
     "from_networkx": "analysis.build",

@@ -5,9 +5,10 @@
 ``optimal``: values under optimal play; ``chain``: a pair of policies as a Chain;
 ``bestmove``: the value of every move of one position; ``layered``: the whole-game optimal
 solve, one layer of pieces off at a time; ``sweeps``: policy pairs without a chain; ``table``:
-saved tables and RoyalUr ``.rgu`` files; ``solve``: :func:`solve_ur`; ``certify``: exact
-certificates of optimal play for small games; ``family``: the family declared for
-the shared modules (``markov_oca.load("ur", pieces=2)`` and ``markov_oca.solve`` reach it).
+saved tables and RoyalUr ``.rgu`` files; ``solve``: :func:`solve_ur`; ``stats``: :func:`ur_stats`,
+what optimal play means; ``certify``: exact certificates of optimal play for small games;
+``family``: the family declared for the shared modules (``markov_oca.load("ur", pieces=2)`` and
+``markov_oca.solve`` reach it).
 """
 
 from .rules import UrRules, load_ur

@@ -190,6 +190,42 @@ def _keep_bound(r, out: Path) -> dict | None:
     return {**asdict(b), "kept": kept}
 
 
+@app.command("stats")
+def stats(
+    rules: str = typer.Option("ur", "--rules", help=_UR_RULES),
+    policies: str = typer.Option("random,greedy", "--policies", help="the weaker policies measured against "
+                                 "optimal play, comma-separated: random, greedy"),
+    pieces: int | None = typer.Option(None, "--pieces", help=_PIECES),
+    table: str | None = typer.Option(None, "--table", metavar="PATH",
+                                     help="the solved table (.npy) (default: the one 'markov-oca ur solve' saved "
+                                     "for these rules, else a solve now, up to five pieces)"),
+    tail: float = typer.Option(1e-10, "--tail", help="carry the length distributions until this much "
+                               "probability is left"),
+    fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
+) -> None:
+    """What optimal play means: length, the shortest game, what weaker play loses, the regret of every decision.
+
+    JSON (schema markov_oca.ur-stats/1): optimal (light_wins, dark_wins, turns, throws, length: median, p90, p99,
+    tail, pmf by turn from 0); shortest (turns, throws: the fewest possible); chances ("light random": each side's
+    chance when light plays random against an optimal dark, ...); losses (random, greedy: light, dark: the chance
+    lost against optimal play); regrets (decisions, moves, tied; regret and gap: count, mean, largest, quantiles,
+    edges, histogram; clear: the share of decisions whose best move beats the second by at least 0.001, 0.01,
+    0.1). docs/ur.md says what each figure means.
+    """
+    from .rules import load_ur
+    from .stats import ur_stats
+
+    try:
+        if not 0 < tail < 1e-3:
+            raise RulesError(f"--tail must be between 0 and 1e-3, got {tail}")
+        pols = tuple(p.strip() for p in policies.split(",") if p.strip())
+        r = load_ur(rules, {"pieces": pieces} if pieces is not None else {})
+        st = ur_stats(r, table=table, policies=pols, tail=tail, progress=fmt is Format.text)
+    except (RulesError, TooLargeError, OSError) as exc:
+        fail(str(exc), 2)
+    typer.echo(json.dumps(st.to_dict(), indent=1) if fmt is Format.json else st.text())
+
+
 @app.command("export-table")
 def export_table(
     out: str = typer.Argument(..., help="the .rgu file to write"),
