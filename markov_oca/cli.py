@@ -292,6 +292,12 @@ _command("report", "Write a report on a rule set: a self-contained HTML page and
     _format_flag("how to list the files written: text, or json for programs"),
 ], _report)
 
+_INIT_HELP = ("start from this state (a number) or the states with this label, or 'uniform' over the initial "
+              "states (default: each initial state in turn)")
+_INIT_DIST_HELP = ("start from this distribution: a line 'STATE WEIGHT' per state, weights as decimals or fractions "
+                   "summing to 1")
+
+
 @app.command()
 def analyse(
     file: str = typer.Argument(..., help="a Storm DRN file, or Storm/PRISM explicit files (the .tra file, or the "
@@ -309,12 +315,14 @@ def analyse(
                              "chance of each) in JSON output"),
     precision: float = typer.Option(1e-9, "--precision",
                                     help="relative error every floating-point figure is proved to be within"),
+    init: str | None = typer.Option(None, "--init", metavar="STATE", help=_INIT_HELP),
+    init_dist: str | None = typer.Option(None, "--init-dist", metavar="FILE", help=_INIT_DIST_HELP),
 ) -> None:
     """Analyse any absorbing Markov chain from a file: where it ends, how many steps it takes, visits per state."""
     from .io.chains import analyse_file
 
-    _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail, precision=precision), fmt,
-                            with_pmf=pmf))
+    _guarded(lambda: _print(analyse_file(file, exact=exact, hit=hit or None, tail=tail, precision=precision,
+                                         init=init, init_dist=init_dist), fmt, with_pmf=pmf))
 
 
 # A family's own commands: ``markov-oca ur best-move ...``.

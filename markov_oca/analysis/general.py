@@ -39,8 +39,10 @@ line refuses.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -56,11 +58,12 @@ from .build import AnyChain, ChainError
 from .chain import Chain
 from .exact import EXACT_LIMIT
 from .exactfigures import as_floats, exact_figures
+from .initial import InitialResults, mix, starts
 from .moments import Forward, branch_values, forward_block, moment
 from .tails import AbsorptionTime, absorption_time
 
-__all__ = ["AbsorptionTime", "AnyResults", "Closed", "analyse", "closed_classes", "expected_visits",
-           "hitting_probability"]
+__all__ = ["AbsorptionTime", "AnyResults", "Closed", "InitialResults", "analyse", "closed_classes", "expected_visits",
+           "from_state", "hitting_probability"]
 
 #: States of the largest strongly connected component of the transient states up to which the exact
 #: figures are computed (exact mode, and float mode's fallback when it cannot certify): that component
@@ -71,17 +74,23 @@ BLOCK_LIMIT = 2_500
 TIGHTEN_COLUMNS = 64
 
 
-def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, Any] | None = None,
+def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, rewards: Mapping[str, Any] | None = None,
             hit: Mapping[str, Any] | Collection[str] | None = None, conditional: int = 16,
             tail: float = 1e-10, max_steps: int = 100_000, length: bool = True,
-            precision: float = PRECISION) -> AnyResults:
-    """Analyse an absorbing chain from its initial state (see the module docstring).
+            precision: float = PRECISION) -> AnyResults | InitialResults:
+    """Analyse an absorbing chain from its initial state, each of several, or a distribution (see the module
+    docstring).
 
     Parameters
     ----------
     chain : Chain
         Any chain: :func:`~markov_oca.anychain.from_matrix`, :func:`~markov_oca.anychain.read_chain`,
         or one of our games (:func:`markov_oca.build`).
+    init : None, int, str or mapping
+        Where to start (:func:`~markov_oca.analysis.initial.starts`): None, each of the chain's initial
+        states (every state labelled ``init``, else ``chain.init``); a state; a label (each of its
+        states); ``"uniform"`` over the initial states, or a mapping state -> weight: the figures from
+        that distribution (the weighted sums of those from its states).
     exact : bool or None
         Exact fractions (rational chains only); ``None``: exact when the chain is rational
         and has at most 500 transient states.
@@ -103,12 +112,15 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
 
     Returns
     -------
-    AnyResults
+    AnyResults or InitialResults
+        From one initial state, or a distribution: :class:`AnyResults`; from several initial states:
+        :class:`~markov_oca.analysis.initial.InitialResults`, one :class:`AnyResults` per state.
 
     Raises
     ------
     ChainError
-        A reward with a number of values other than the number of states.
+        A reward with a number of values other than the number of states; an ``init`` that is not a
+        state or label, or a distribution with a negative weight or weights that do not sum to 1.
     TooLargeError, SolverError
         An exact solve above the size it reaches, or a bound not met at ``precision``.
 
@@ -129,21 +141,68 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     >>> round(f.outcomes["state 3"], 12), f.classes[1].bound < 1e-13
     (0.333333333333, True)
     """
-    timer: dict[str, float] = {}
     t0 = time.perf_counter()
     classes, class_of = closed_classes(chain)
     transient = class_of < 0
     n_t = int(transient.sum())
     exact = _exact_mode(chain, exact, n_t, transient)
-    timer["structure"] = time.perf_counter() - t0
-    values = _reward_values(chain, rewards)
-    hits = _hit_sets(hit)
+    start = starts(chain, init, exact)
+    shared = _Shared(classes, class_of, exact, _reward_values(chain, rewards), _hit_sets(hit), rewards,
+                     time.perf_counter() - t0)
+    results = [_from_state(from_state(chain, s), shared, conditional, tail, max_steps, length, precision)
+               for s in start.states]
+    if start.weights is not None:
+        return mix(results, start, chain)
+    return results[0] if len(results) == 1 else InitialResults(results)
+
+
+def from_state(chain: Chain, state: int) -> Chain:
+    """The chain started in ``state``: the same object when that is its initial state, else a shallow copy that
+    shares the structure, the transition matrix and the factorised system (none of which depends on the start).
+
+    Examples
+    --------
+    >>> from markov_oca import from_matrix
+    >>> c = from_matrix([[1, 0], [0.5, 0.5]], init=1)
+    >>> from_state(c, 1) is c, from_state(c, 0).init, c.init
+    (True, 0, 1)
+    """
+    if state == chain.init:
+        return chain
+    out = copy.copy(chain)
+    out.__dict__.pop("_visits", None)
+    out._lengths, out._absorption_report, out.reports = {}, None, []
+    out.init = int(state)
+    return out
+
+
+@dataclass
+class _Shared:
+    """What the analyses from several initial states share: the closed classes, the mode, the rewards, the hit
+    sets, and the forward solves already made (by their right-hand sides)."""
+
+    classes: list[Closed]
+    class_of: np.ndarray
+    exact: bool
+    values: dict[str, np.ndarray]
+    hits: dict[str, Any]
+    rewards: Mapping[str, Any] | None
+    structure: float
+    forward: dict[bytes, Forward] = field(default_factory=dict)
+
+
+def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, max_steps: int, length: bool,
+                precision: float) -> AnyResults:
+    """The analysis from ``chain.init``."""
+    timer = {"structure": shared.structure}
+    exact, transient = shared.exact, shared.class_of < 0
+    classes = [replace(k) for k in shared.classes]
     res = AnyResults(source=getattr(chain, "source", "chain"), states=chain.n, transitions=chain.n_transitions,
-                     transient=n_t, init=int(chain.init), exact=False, classes=classes, steps=0.0,
+                     transient=int(transient.sum()), init=int(chain.init), exact=False, classes=classes, steps=0.0,
                      visits=np.zeros(chain.n), length=None, notes=list(getattr(chain, "notes", [])), timings=timer,
                      precision=None if exact else precision)
-    job = _Float(chain, res, class_of, values, hits, conditional, precision)
-    job.extra = set(rewards or ())
+    job = _Float(chain, res, shared.class_of, shared.values, shared.hits, conditional, precision)
+    job.extra, job.forward = set(shared.rewards or ()), shared.forward
     failed = job.run(None)
     if failed and not exact:
         failed = job.run(precision * 1e-3)
@@ -152,7 +211,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
         res.length = absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps)
         timer["length"] = time.perf_counter() - t2
     if exact or failed:
-        _exact_route(job, exact, failed, rewards)
+        _exact_route(job, exact, failed, shared.rewards)
     _length_moments(res)
     return res
 
@@ -232,6 +291,8 @@ class _Float:
         self.transient = class_of < 0
         self.wanted: list[int] = []
         self.fwd: Forward | None = None
+        self.col: dict[int, int] = {}  # class -> its column in the forward block
+        self.forward: dict[bytes, Forward] = {}  # forward blocks already solved, by their right-hand side
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
@@ -253,11 +314,11 @@ class _Float:
         self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
         loose = [k for k, c in enumerate(res.classes) if p[k] > 0 and not c.bound <= self.precision * p[k]
                  and k not in self.wanted][:TIGHTEN_COLUMNS]
-        columns = self._columns(self.wanted + loose)
-        self.fwd = fwd = forward_block(chain, columns)
-        res.solver.append(fwd.report)
+        ks = sorted({*self.wanted, *loose})
+        self.col = {k: 1 + len(self.values) + c for c, k in enumerate(ks)}
+        self.fwd = fwd = self._forward(self._columns(ks))
         self._moments(fwd, v, vb)
-        self._tighten(fwd, v, vb, p, err, self.wanted + loose)
+        self._tighten(fwd, v, vb, p, err, ks)
         self._given(fwd, v, vb, p)
         timer["conditional"] = time.perf_counter() - t1
         t3 = time.perf_counter()
@@ -268,6 +329,17 @@ class _Float:
             res.solver.append({**hrep, "analysis": f"hitting {name}"})
         timer["hitting"] = time.perf_counter() - t3
         return self._failures()
+
+    def _forward(self, columns: np.ndarray) -> Forward:
+        """The forward block of these columns: solved once for every initial state that asks for the same."""
+        key = columns.tobytes()
+        fwd = self.forward.get(key)
+        if fwd is None:
+            fwd = self.forward[key] = forward_block(self.chain, columns)
+            self.res.solver.append(fwd.report)
+        else:
+            self.res.solver.append({**fwd.report, "reused": True})
+        return fwd
 
     def _absorption(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         chain, classes = self.chain, self.res.classes
@@ -324,12 +396,11 @@ class _Float:
         """Bounds of the classes with a forward column: ``sum |r| min(1, h' + delta)`` (small where ``h`` is)."""
         if fwd.x is None:
             return
-        base = 1 + len(self.values)
-        for c, k in enumerate(ks):
-            delta = fwd.delta(base + c)
+        for k in ks:
+            delta = fwd.delta(self.col[k])
             if not np.isfinite(delta) or self.res.classes[k].bound == 0.0:
                 continue
-            up = np.clip(fwd.x[:, base + c] + delta, 0.0, 1.0)
+            up = np.clip(fwd.x[:, self.col[k]] + delta, 0.0, 1.0)
             self.res.classes[k].bound = min(self.res.classes[k].bound, float((vb @ up) * SLACK + 2 * err[k]))
 
     def _given(self, fwd: Forward, v, vb, p) -> None:
@@ -346,9 +417,8 @@ class _Float:
             return
         t_up = upper_steps(fwd.x[:, 0], fwd.res[:, 0], fwd.norm)
         slack = float(vb @ t_up) * SLACK
-        base = 1 + len(self.values)
-        for c, k in enumerate(self.wanted):
-            cls, h, delta = res.classes[k], fwd.x[:, base + c], fwd.delta(base + c)
+        for k in self.wanted:
+            cls, h, delta = res.classes[k], fwd.x[:, self.col[k]], fwd.delta(self.col[k])
             a, ea = compensated_dot(v, h)
             cls.steps_given = float(a) / p[k]
             cls.steps_given_bound = ratio_bound(a, slack + float(np.abs(v).sum()) * delta + 2 * ea, p[k], cls.bound)
