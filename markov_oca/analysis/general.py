@@ -189,6 +189,7 @@ class _Shared:
     rewards: Mapping[str, Any] | None
     structure: float
     forward: dict[bytes, Forward] = field(default_factory=dict)
+    exact_solves: dict = field(default_factory=dict)  # the exact route's system and forward solves
 
 
 def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, max_steps: int, length: bool,
@@ -202,7 +203,7 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
                      visits=np.zeros(chain.n), length=None, notes=list(getattr(chain, "notes", [])), timings=timer,
                      precision=None if exact else precision)
     job = _Float(chain, res, shared.class_of, shared.values, shared.hits, conditional, precision)
-    job.extra, job.forward = set(shared.rewards or ()), shared.forward
+    job.extra, job.forward, job.exact_shared = set(shared.rewards or ()), shared.forward, shared.exact_solves
     failed = job.run(None)
     if failed and not exact:
         failed = job.run(precision * 1e-3)
@@ -259,7 +260,7 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
                           f"{EXACT_LIMIT:,} transient states whose largest strongly connected component has at most "
                           f"{BLOCK_LIMIT:,}: {why}; ask a looser --precision")
     t4 = time.perf_counter()
-    exact_figures(chain, res, transient, job.class_of, rewards, job.wanted, job.hits)
+    exact_figures(chain, res, transient, job.class_of, rewards, job.wanted, job.hits, job.exact_shared)
     res.timings["exact"] = time.perf_counter() - t4
     if not exact:
         as_floats(res)
@@ -293,6 +294,7 @@ class _Float:
         self.fwd: Forward | None = None
         self.col: dict[int, int] = {}  # class -> its column in the forward block
         self.forward: dict[bytes, Forward] = {}  # forward blocks already solved, by their right-hand side
+        self.exact_shared: dict = {}  # the exact system and solves already made (see exact_figures)
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
