@@ -158,3 +158,10 @@ def test_storm_writes_a_prism_model_we_read_back(tmp_path):
         x = 2 if s == middle else 1
         assert res[s].outcomes["rich"] == _rich(x) and res[s].rewards[UNNAMED_REWARD]["total"] == _steps(x)
         assert abs(rich[s] - float(_rich(x))) < 1e-5 and abs(steps[s] - float(_steps(x))) < 1e-5
+    sio.export_to_umb(model, str(tmp_path / "ruin.umb"))  # the same model as UMB: doubles, the same starts
+    umb = analyse_file(tmp_path / "ruin.umb")
+    assert umb.states == res.states and not umb.exact
+    for s in umb.states:
+        x = 2 if s == middle else 1
+        assert abs(umb[s].outcomes["rich"] - float(_rich(x))) <= umb[s].outcome_bounds["rich"] + 1e-14
+        assert abs(umb[s].rewards[UNNAMED_REWARD]["total"] - float(_steps(x))) < 1e-12
