@@ -29,6 +29,11 @@ rationals of its probabilities, its figures then rounded to floats with the boun
 In exact mode (rational entries) the same quantities are solved again over the rationals and
 checked exactly; the float figures are kept beside them to report their agreement.
 
+A chain with several initial states (every state labelled ``init``) is analysed from each, or from
+the one state or the distribution ``init`` names (:mod:`~markov_oca.analysis.initial`): what does not
+depend on the start (the closed classes, the forward block, the exact system and forward solve) is
+worked out once and shared; each start has its own adjoint solve, push and hitting solves.
+
 The exact solves go by strongly connected components in topological order
 (:class:`~markov_oca.rational.blocks.BlockSolver`): a component of one state is a substitution,
 a larger one a dense FLINT solve of its own size, so an almost acyclic chain of thousands of states
@@ -140,6 +145,14 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
     >>> f = analyse(from_matrix(P, init=1), exact=False)
     >>> round(f.outcomes["state 3"], 12), f.classes[1].bound < 1e-13
     (0.333333333333, True)
+
+    From each of two initial states, or from both with weights:
+
+    >>> two = from_matrix(P, init=1, labels={"init": [1, 2]})
+    >>> [(r.init, r.outcomes["state 3"], r.steps) for r in analyse(two)]
+    [(1, Fraction(1, 3), Fraction(2, 1)), (2, Fraction(2, 3), Fraction(2, 1))]
+    >>> analyse(two, init={1: h, 2: h}).outcomes["state 3"]
+    Fraction(1, 2)
     """
     t0 = time.perf_counter()
     classes, class_of = closed_classes(chain)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..linalg.certify import SLACK, gamma
 from .absorbing import Closed
-from .anyresults import AnyResults
+from .anyresults import SCHEMA, AnyResults
 from .bounds import ratio_bound
 from .build import ChainError
 from .chain import Chain
@@ -200,7 +200,7 @@ class InitialResults:
     def to_dict(self, with_pmf: bool = True) -> dict:
         """The JSON: the chain once, then ``initial``, the single-state JSON from each initial state."""
         first = self.results[0]
-        return {"schema": first.to_dict(with_pmf=False)["schema"], "source": self.source,
+        return {"schema": SCHEMA, "source": self.source,
                 "chain": {"states": first.states, "transitions": first.transitions, "transient": first.transient,
                           "init": self.states},
                 "exact": self.exact, "initial": [r.to_dict(with_pmf) for r in self.results],
