@@ -56,13 +56,18 @@ def test_unnamed_reward_model_and_each_initial_state(tmp_path, reward_line):
     assert analyse(chain, init=0, hit=["middle"]).hitting["middle"] == F(2, 5)  # x=1 steps up first
 
 
-def test_two_unnamed_reward_models_get_distinct_names(tmp_path):
+@pytest.mark.parametrize(("header", "names"), [
+    ("", [UNNAMED_REWARD, UNNAMED_REWARD + "'"]),  # no names: one unnamed model per value
+    ("coins  ", ["coins", UNNAMED_REWARD]),  # Storm: each name followed by a space, the unnamed one empty
+    (" coins ", [UNNAMED_REWARD, "coins"]),
+])
+def test_unnamed_among_reward_models(tmp_path, header, names):
     p = tmp_path / "two.drn"
-    p.write_text("@type: DTMC\n@reward_models\n\n@nr_states\n2\n@model\nstate 0 [1, 2] init\n\taction 0 [0, 1]\n"
-                 "\t\t1 : 1\nstate 1 [0, 0] end\n\taction 0 [0, 0]\n\t\t1 : 1\n")
+    p.write_text(f"@type: DTMC\n@reward_models\n{header}\n@nr_states\n2\n@model\nstate 0 [1, 2] init\n"
+                 "\taction 0 [0, 1]\n\t\t1 : 1\nstate 1 [0, 0] end\n\taction 0 [0, 0]\n\t\t1 : 1\n")
     chain = read_chain(p)
-    assert {k: v.tolist() for k, v in chain.state_rewards.items()} == {UNNAMED_REWARD: [1, 0],
-                                                                       UNNAMED_REWARD + "'": [3, 0]}
+    assert {k: v.tolist() for k, v in chain.state_rewards.items()} == {names[0]: [1, 0], names[1]: [3, 0]}
+    assert analyse(chain).rewards[names[1]]["total"] == 3
 
 
 def test_comments_anywhere_and_decimals_read_exactly(tmp_path):
@@ -130,6 +135,18 @@ label "broke" = x=0;
 label "rich" = x=4;
 label "middle" = x=2;
 """
+
+
+def test_storm_writes_named_and_unnamed_rewards(tmp_path):
+    stormpy = pytest.importorskip("stormpy")
+    sio = pytest.importorskip("stormpy.io")
+    (tmp_path / "m.pm").write_text('dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> 0.5 : (x\'=1) + 0.5 : (x\'=0);\n'
+                                   '  [] x=1 -> 1 : (x\'=1);\nendmodule\nrewards\n  x=0 : 1;\nendrewards\n'
+                                   'rewards "coins"\n  x=0 : 3;\nendrewards\nlabel "done" = x=1;\n')
+    model = stormpy.build_model(stormpy.parse_prism_program(str(tmp_path / "m.pm")))
+    sio.export_to_drn(model, str(tmp_path / "m.drn"))
+    r = analyse_file(tmp_path / "m.drn", exact=True)
+    assert r.rewards["coins"]["total"] == 6 and r.rewards[UNNAMED_REWARD]["total"] == 2 == r.steps
 
 
 def test_storm_writes_a_prism_model_we_read_back(tmp_path):
