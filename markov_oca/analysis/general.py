@@ -55,6 +55,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..core.errors import SolverError, TooLargeError
+from ..core.memory import check_fits
 from ..linalg.certify import SLACK, compensated_dot, into_classes
 from .absorbing import Closed, _exact_ok, closed_classes, expected_visits, hitting_probability, reachable
 from .anyresults import AnyResults
@@ -63,7 +64,7 @@ from .build import AnyChain, ChainError
 from .chain import Chain
 from .exact import EXACT_LIMIT
 from .exactfigures import as_floats, exact_figures
-from .initial import InitialResults, mix, starts
+from .initial import InitialResults, Visits, mix, starts
 from .moments import Forward, branch_values, forward_block, moment
 from .tails import AbsorptionTime, absorption_time
 
@@ -162,10 +163,17 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
     start = starts(chain, init, exact)
     shared = _Shared(classes, class_of, exact, _reward_values(chain, rewards), _hit_sets(hit), rewards,
                      time.perf_counter() - t0)
-    results = [_from_state(from_state(chain, s), shared, conditional, tail, max_steps, length, precision)
-               for s in start.states]
-    if start.weights is not None:
-        return mix(results, start, chain)
+    if len(start.states) > 1 and start.weights is None:  # every start's visits are kept
+        check_fits(f"{getattr(chain, 'source', 'chain')}: the expected visits from {len(start.states):,} initial "
+                   f"states to {chain.n:,} states each", len(start.states) * chain.n * (8 + 100 * exact))
+    visits = Visits(chain.n) if start.weights is not None else None
+    results = []
+    for i, s in enumerate(start.states):
+        results.append(_from_state(from_state(chain, s), shared, conditional, tail, max_steps, length, precision))
+        if visits is not None:
+            visits.add(start.weights[i], results[-1])
+    if visits is not None:
+        return mix(results, start, chain, visits)
     return results[0] if len(results) == 1 else InitialResults(results)
 
 

@@ -256,8 +256,27 @@ def _ratio(ps, pbs, gs, gbs, ws, exact: bool) -> tuple[Any, float | None] | None
     return float(a / p), ratio_bound(float(a), ea, float(p), ep)
 
 
-def mix(results: list[AnyResults], start: Start, chain: Chain) -> AnyResults:
-    """The figures from the distribution ``start`` out of those from each of its states (in the same order).
+class Visits:
+    """The weighted sum of the visits from each start, added up as the starts are analysed (so that the
+    visits from one start at a time are held): float, and exact while every start has them exactly."""
+
+    def __init__(self, n: int):
+        self.float = np.zeros(n)
+        self.exact: list[Fraction] | None = [Fraction(0)] * n
+
+    def add(self, w: Number, r: AnyResults) -> None:
+        """Add ``w`` times the visits of ``r``, then drop them from ``r``."""
+        self.float += float(w) * r.visits
+        if self.exact is not None and r.visits_exact is not None and isinstance(w, Fraction):
+            self.exact = [a + w * b for a, b in zip(self.exact, r.visits_exact, strict=True)]
+        else:
+            self.exact = None
+        r.visits, r.visits_exact = np.zeros(0), None
+
+
+def mix(results: list[AnyResults], start: Start, chain: Chain, visits: Visits | None = None) -> AnyResults:
+    """The figures from the distribution ``start`` out of those from each of its states (in the same order);
+    ``visits``, when given, holds their weighted visits already (see :class:`Visits`).
 
     Examples
     --------
@@ -273,18 +292,19 @@ def mix(results: list[AnyResults], start: Start, chain: Chain) -> AnyResults:
     exact = all(r.exact for r in results)
     if not exact:
         ws = [float(w) for w in ws]
+    if visits is None:
+        visits = Visits(first.states)
+        for w, r in zip(start.weights, results, strict=True):
+            visits.add(w, r)
     out = AnyResults(source=first.source, states=first.states, transitions=first.transitions,
-                     transient=first.transient, init=None, exact=exact, classes=[], steps=0.0,
-                     visits=sum(float(w) * r.visits for w, r in zip(ws, results, strict=True)), length=None,
-                     notes=list(first.notes), precision=first.precision,
+                     transient=first.transient, init=None, exact=exact, classes=[], steps=0.0, visits=visits.float,
+                     length=None, notes=list(first.notes), precision=first.precision,
                      distribution=dict(zip(start.states, start.weights, strict=True)))
     out.classes = [_mix_class(k, [r.classes[k] for r in results], ws, exact) for k in range(len(first.classes))]
     out.steps = _wsum([r.steps for r in results], ws, exact)
     if not exact:
         out.bounds["steps"] = _wbound([r.bounds.get("steps") for r in results], ws)
-    if all(r.visits_exact is not None for r in results):
-        out.visits_exact = [sum((w * r.visits_exact[s] for w, r in zip(ws, results, strict=True)), Fraction(0))
-                            for s in range(first.states)]
+    out.visits_exact = visits.exact if exact else None
     out.moments = {name: Moment(_wsum([r.moments[name].mean for r in results], ws, exact),
                                 _wsum([r.moments[name].second for r in results], ws, exact),
                                 None if exact else _wbound([r.moments[name].mean_bound for r in results], ws),
