@@ -210,12 +210,13 @@ class InitialResults:
         """A section per initial state, the notes once at the end."""
         first = self.results[0]
         lines = [f"{self.source}: {'exact' if self.exact else 'floating point'}, {len(self)} initial states "
-                 f"({', '.join(map(str, self.states[:10]))}{', ...' if len(self) > 10 else ''})"]
+                 f"({', '.join(map(str, self.states[:10]))}{', ...' if len(self) > 10 else ''}); "
+                 f"{first.states:,} states ({first.transient:,} transient), {first.transitions:,} transitions"]
         for r in self.results:
-            rows = r._rows()
+            rows = [(a, b) for a, b in r._rows() if a not in ("states", "initial state")]
             w = max(len(a) for a, _ in rows)
             lines.append(f"from state {r.init}:")
-            lines += [f"  {a:<{w}}  {b}" for a, b in rows if a != "initial state"]
+            lines += [f"  {a:<{w}}  {b}" for a, b in rows]
         lines += [f"  note: {x}" for x in first.notes]
         return "\n".join(lines)
 
