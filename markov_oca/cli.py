@@ -292,6 +292,12 @@ _command("report", "Write a report on a rule set: a self-contained HTML page and
     _format_flag("how to list the files written: text, or json for programs"),
 ], _report)
 
+_INIT_HELP = ("start from this state (a number) or the states with this label, or 'uniform' over the initial "
+              "states (default: each initial state in turn)")
+_INIT_DIST_HELP = ("start from this distribution: a line 'STATE WEIGHT' per state, weights as decimals or fractions "
+                   "summing to 1")
+
+
 @app.command()
 def analyse(
     file: str = typer.Argument(..., help="a Storm DRN file, or Storm/PRISM explicit files (the .tra file, or the "
@@ -312,6 +318,8 @@ def analyse(
     only: list[str] | None = typer.Option(None, "--only", metavar="hit:LABEL",
                                           help="give only the chance of ever reaching a state with this label, "
                                           "none of the other figures; repeatable"),
+    init: str | None = typer.Option(None, "--init", metavar="STATE", help=_INIT_HELP),
+    init_dist: str | None = typer.Option(None, "--init-dist", metavar="FILE", help=_INIT_DIST_HELP),
 ) -> None:
     """Analyse any absorbing Markov chain from a file: where it ends, how many steps it takes, visits per state."""
     from .io.chains import analyse_file
@@ -323,7 +331,8 @@ def analyse(
             if bad:
                 raise RulesError(f"--only {bad[0]!r}: the form is hit:LABEL (the one figure given alone)")
             asked = {"only": "hit", "hit": [x[4:] for x in only] + list(hit or [])}
-        _print(analyse_file(file, exact=exact, **{"hit": hit or None, **asked}, tail=tail, precision=precision),
+        _print(analyse_file(file, exact=exact, **{"hit": hit or None, **asked}, tail=tail, precision=precision,
+                             init=init, init_dist=init_dist),
                fmt, with_pmf=pmf)
 
     _guarded(body)

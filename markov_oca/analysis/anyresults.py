@@ -31,7 +31,7 @@ class AnyResults:
     states: int
     transitions: int
     transient: int
-    init: int
+    init: int | None  # the initial state (None: a distribution, :attr:`distribution`)
     exact: bool
     classes: list[Closed]
     steps: Number  # expected steps to absorption
@@ -49,6 +49,7 @@ class AnyResults:
     precision: float | None = None  # the relative precision every float figure was certified to
     route: str | None = None  # how float figures were had when the float solve could not certify them
     only: str | None = None  # "hit": only the hitting probabilities were asked (no classes, steps or length)
+    distribution: dict[int, Number] | None = None  # state -> weight, when analysed from a distribution
 
     @property
     def outcomes(self) -> dict[str, Number]:
@@ -105,7 +106,10 @@ class AnyResults:
             "schema": SCHEMA,
             "source": self.source,
             "chain": {"states": self.states, "transitions": self.transitions, "transient": self.transient,
-                      "init": self.init},
+                      "init": self.init,
+                      **({} if self.distribution is None else
+                         {"initial_distribution": [{"state": s, "weight": number(w)}
+                                                   for s, w in self.distribution.items()]})},
             "exact": self.exact,
             "outcomes": {k: number(v) for k, v in self.outcomes.items()},
             "deadlock": None if self.only else number(self.deadlock),
@@ -124,7 +128,8 @@ class AnyResults:
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [("states", f"{self.states:,} ({self.transient:,} transient), {self.transitions:,} transitions"),
-                ("initial state", str(self.init))]
+                ("initial state", str(self.init)) if self.distribution is None else
+                ("initial distribution", _weights(self.distribution))]
         for k in self.classes[:50]:
             size = "" if k.kind == "absorbing" else f" ({k.states.size} states)"
             given = "" if k.steps_given is None else f", {_fmt(k.steps_given, k.steps_given_bound)} steps given it"
@@ -174,8 +179,10 @@ class AnyResults:
         raise ValueError(f"to_frame: what is 'classes' or 'states', not {what!r}")
 
 
-def _fmt(x: Any) -> str:
-    return _cell(x)
+def _weights(dist: dict[int, Number]) -> str:
+    """A distribution as the report shows it: ``state (weight)``, the first ten."""
+    shown = ", ".join(f"{s} ({_cell(w)})" for s, w in list(dist.items())[:10])
+    return shown + (f", ... ({len(dist)} states)" if len(dist) > 10 else "")
 
 
 def _fmt(x: Any, bound: float | None = None) -> str:

@@ -78,13 +78,15 @@ class _Agreement:
 
 
 def exact_figures(chain: Chain, res: Any, transient: np.ndarray, class_of: np.ndarray,
-                  extra: Mapping[str, Any] | None, wanted: list[int], hits: Mapping[str, Any]) -> None:
+                  extra: Mapping[str, Any] | None, wanted: list[int], hits: Mapping[str, Any],
+                  shared: dict | None = None) -> None:
     """Replace the float figures of ``res`` by exact ones, checked exactly; record how far the floats were.
 
     The systems are solved by strongly connected components in topological order
     (:class:`~markov_oca.rational.blocks.BlockSolver`): one adjoint solve for the visits, one
     forward solve for the conditional columns and every reward's mean from each state.
-    ``hits`` maps each hitting figure's name to its states.
+    ``hits`` maps each hitting figure's name to its states. ``shared`` (a dict kept across calls on the same
+    chain from other initial states) keeps the system, its solvers and the forward solves to reuse.
     """
     ids = np.flatnonzero(transient)
     pos = np.full(chain.n, -1, np.int64)
@@ -95,12 +97,16 @@ def exact_figures(chain: Chain, res: Any, transient: np.ndarray, class_of: np.nd
     if not transient[chain.init]:
         _at_rest(chain, res, class_of, wanted)
     else:
-        a, into = integer_system(chain, ids, pos, class_of, len(res.classes))
-        solver = BlockSolver(a)
+        shared = {} if shared is None else shared
+        if "system" not in shared:
+            a, into = integer_system(chain, ids, pos, class_of, len(res.classes))
+            shared["system"] = (into, BlockSolver(a))
+            shared["adjoint"] = shared["system"][1].transpose()
+        into, solver = shared["system"]
         d = int(chain.denom)
         e = [0] * ids.size
         e[int(pos[chain.init])] = d
-        vis = solver.transpose().solve([e])[0]
+        vis = shared["adjoint"].solve([e])[0]
         full = [Fraction(0)] * chain.n
         for i, s in enumerate(ids.tolist()):
             full[s] = _fr(vis[i])
@@ -119,7 +125,8 @@ def exact_figures(chain: Chain, res: Any, transient: np.ndarray, class_of: np.nd
         intos = into.tocsc()
         cols = [[int(x) for x in intos[:, [k]].toarray().ravel().tolist()] for k in wanted]
         cols += [[x * d for x in r] for r in steps_r.values()]
-        sol = solver.solve(cols)
+        key = ("forward", tuple(wanted), tuple(steps_r))
+        sol = shared[key] = shared[key] if key in shared else solver.solve(cols)
         h, g = sol[:len(wanted)], dict(zip(steps_r, sol[len(wanted):], strict=True))
         res.steps = agree(dot(vis, steps_r["steps"]), res.steps)
         for name, r in res.rewards.items():

@@ -32,6 +32,11 @@ rationals of its probabilities, its figures then rounded to floats with the boun
 In exact mode (rational entries) the same quantities are solved again over the rationals and
 checked exactly; the float figures are kept beside them to report their agreement.
 
+A chain with several initial states (every state labelled ``init``) is analysed from each, or from
+the one state or the distribution ``init`` names (:mod:`~markov_oca.analysis.initial`): what does not
+depend on the start (the closed classes, the forward block, the exact system and forward solve) is
+worked out once and shared; each start has its own adjoint solve, push and hitting solves.
+
 The exact solves go by strongly connected components in topological order
 (:class:`~markov_oca.rational.blocks.BlockSolver`): a component of one state is a substitution,
 a larger one a dense FLINT solve of its own size, so an almost acyclic chain of thousands of states
@@ -42,9 +47,11 @@ line refuses.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,6 +59,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..core.errors import SolverError, TooLargeError
+from ..core.memory import check_fits
 from ..linalg.certify import SLACK, U, into_classes
 from .absorbing import (
     Closed,
@@ -69,11 +77,12 @@ from .build import AnyChain, ChainError
 from .chain import Chain
 from .exact import EXACT_LIMIT
 from .exactfigures import as_floats, exact_figures
+from .initial import InitialResults, Visits, mix, starts
 from .moments import Forward, branch_values, forward_block, moment
 from .tails import AbsorptionTime, absorption_time
 
-__all__ = ["AbsorptionTime", "AnyResults", "Closed", "analyse", "closed_classes", "expected_visits",
-           "hitting_probability"]
+__all__ = ["AbsorptionTime", "AnyResults", "Closed", "InitialResults", "analyse", "closed_classes", "expected_visits",
+           "from_state", "hitting_probability"]
 
 #: States of the largest strongly connected component of the transient states up to which the exact
 #: figures are computed (exact mode, and float mode's fallback when it cannot certify): that component
@@ -84,17 +93,23 @@ BLOCK_LIMIT = 2_500
 TIGHTEN_COLUMNS = 64
 
 
-def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, Any] | None = None,
+def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, rewards: Mapping[str, Any] | None = None,
             hit: Mapping[str, Any] | Collection[str] | None = None, conditional: int = 16,
             tail: float = 1e-10, max_steps: int = 100_000, length: bool = True,
-            precision: float = PRECISION, only: str | None = None) -> AnyResults:
-    """Analyse an absorbing chain from its initial state (see the module docstring).
+            precision: float = PRECISION, only: str | None = None) -> AnyResults | InitialResults:
+    """Analyse an absorbing chain from its initial state, each of several, or a distribution (see the module
+    docstring).
 
     Parameters
     ----------
     chain : Chain
         Any chain: :func:`~markov_oca.anychain.from_matrix`, :func:`~markov_oca.anychain.read_chain`,
         or one of our games (:func:`markov_oca.build`).
+    init : None, int, str or mapping
+        Where to start (:func:`~markov_oca.analysis.initial.starts`): None, each of the chain's initial
+        states (every state labelled ``init``, else ``chain.init``); a state; a label (each of its
+        states); ``"uniform"`` over the initial states, or a mapping state -> weight: the figures from
+        that distribution (the weighted sums of those from its states).
     exact : bool or None
         Exact fractions (rational chains only); ``None``: exact when the chain is rational
         and has at most 500 transient states.
@@ -119,12 +134,15 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
 
     Returns
     -------
-    AnyResults
+    AnyResults or InitialResults
+        From one initial state, or a distribution: :class:`AnyResults`; from several initial states:
+        :class:`~markov_oca.analysis.initial.InitialResults`, one :class:`AnyResults` per state.
 
     Raises
     ------
     ChainError
-        A reward with a number of values other than the number of states.
+        A reward with a number of values other than the number of states; an ``init`` that is not a
+        state or label, or a distribution with a negative weight or weights that do not sum to 1.
     TooLargeError, SolverError
         An exact solve above the size it reaches, or a bound not met at ``precision``.
 
@@ -147,25 +165,89 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
     >>> g = analyse(from_matrix(P, init=1, labels={"goal": [3]}), hit=["goal"], only="hit", exact=False)
     >>> round(g.hitting["goal"], 12), g.bounds["hitting goal"] < 1e-13, g.classes
     (0.333333333333, True, [])
+
+    From each of two initial states, or from both with weights:
+
+    >>> two = from_matrix(P, init=1, labels={"init": [1, 2]})
+    >>> [(r.init, r.outcomes["state 3"], r.steps) for r in analyse(two)]
+    [(1, Fraction(1, 3), Fraction(2, 1)), (2, Fraction(2, 3), Fraction(2, 1))]
+    >>> analyse(two, init={1: h, 2: h}).outcomes["state 3"]
+    Fraction(1, 2)
     """
-    timer: dict[str, float] = {}
     t0 = time.perf_counter()
     _ = chain.P  # the graph searches share it (the visits' reachable states need it anyway)
     classes, class_of = closed_classes(chain)
     transient = class_of < 0
     n_t = int(transient.sum())
     exact = _exact_mode(chain, exact, n_t, transient)
-    timer["structure"] = time.perf_counter() - t0
-    values = _reward_values(chain, rewards)
-    hits = _hit_sets(hit)
+    start = starts(chain, init, exact)
+    shared = _Shared(classes, class_of, exact, _reward_values(chain, rewards), _hit_sets(hit), rewards,
+                     time.perf_counter() - t0)
+    if len(start.states) > 1 and start.weights is None:  # every start's visits are kept
+        check_fits(f"{getattr(chain, 'source', 'chain')}: the expected visits from {len(start.states):,} initial "
+                   f"states to {chain.n:,} states each", len(start.states) * chain.n * (8 + 100 * exact))
+    visits = Visits(chain.n) if start.weights is not None else None
+    results = []
+    for i, s in enumerate(start.states):
+        results.append(_from_state(from_state(chain, s), shared, conditional, tail, max_steps, length, precision,
+                                   only))
+        if visits is not None:
+            visits.add(start.weights[i], results[-1])
+    if visits is not None:
+        return mix(results, start, chain, visits)
+    return results[0] if len(results) == 1 else InitialResults(results)
+
+
+def from_state(chain: Chain, state: int) -> Chain:
+    """The chain started in ``state``: the same object when that is its initial state, else a shallow copy that
+    shares the structure, the transition matrix and the factorised system (none of which depends on the start).
+
+    Examples
+    --------
+    >>> from markov_oca import from_matrix
+    >>> c = from_matrix([[1, 0], [0.5, 0.5]], init=1)
+    >>> from_state(c, 1) is c, from_state(c, 0).init, c.init
+    (True, 0, 1)
+    """
+    if state == chain.init:
+        return chain
+    out = copy.copy(chain)
+    out.__dict__.pop("_visits", None)
+    out._lengths, out._absorption_report, out.reports = {}, None, []
+    out.init = int(state)
+    return out
+
+
+@dataclass
+class _Shared:
+    """What the analyses from several initial states share: the closed classes, the mode, the rewards, the hit
+    sets, and the forward solves already made (by their right-hand sides)."""
+
+    classes: list[Closed]
+    class_of: np.ndarray
+    exact: bool
+    values: dict[str, np.ndarray]
+    hits: dict[str, Any]
+    rewards: Mapping[str, Any] | None
+    structure: float
+    forward: dict[bytes, Forward] = field(default_factory=dict)
+    exact_solves: dict = field(default_factory=dict)  # the exact route's system and forward solves
+
+
+def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, max_steps: int, length: bool,
+                precision: float, only: str | None = None) -> AnyResults:
+    """The analysis from ``chain.init``."""
+    timer = {"structure": shared.structure}
+    exact, transient = shared.exact, shared.class_of < 0
+    classes = [replace(k) for k in shared.classes]
     res = AnyResults(source=getattr(chain, "source", "chain"), states=chain.n, transitions=chain.n_transitions,
-                     transient=n_t, init=int(chain.init), exact=False, classes=classes, steps=0.0,
+                     transient=int(transient.sum()), init=int(chain.init), exact=False, classes=classes, steps=0.0,
                      visits=np.zeros(chain.n), length=None, notes=list(getattr(chain, "notes", [])), timings=timer,
                      precision=None if exact else precision)
     if only is not None:
-        return _only(chain, res, hits, only, exact, precision)
-    job = _Float(chain, res, class_of, values, hits, conditional, precision)
-    job.extra = set(rewards or ())
+        return _only(chain, res, shared.hits, only, exact, precision)
+    job = _Float(chain, res, shared.class_of, shared.values, shared.hits, conditional, precision)
+    job.extra, job.forward, job.exact_shared = set(shared.rewards or ()), shared.forward, shared.exact_solves
     with ThreadPoolExecutor(1) as pool:  # the distribution's push runs beside the solves (its kernel frees the GIL)
         pushed = pool.submit(_pushed, chain, transient, tail, max_steps) if length else None
         failed = job.run(None)
@@ -174,7 +256,7 @@ def analyse(chain: Chain, *, exact: bool | None = None, rewards: Mapping[str, An
         if pushed is not None:
             res.length, timer["length"] = pushed.result()
     if exact or failed:
-        _exact_route(job, exact, failed, rewards)
+        _exact_route(job, exact, failed, shared.rewards)
     _length_moments(res)
     return res
 
@@ -254,7 +336,7 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
                           f"{EXACT_LIMIT:,} transient states whose largest strongly connected component has at most "
                           f"{BLOCK_LIMIT:,}: {why}; ask a looser --precision")
     t4 = time.perf_counter()
-    exact_figures(chain, res, transient, job.class_of, rewards, job.wanted, job.hits)
+    exact_figures(chain, res, transient, job.class_of, rewards, job.wanted, job.hits, job.exact_shared)
     res.timings["exact"] = time.perf_counter() - t4
     if not exact:
         as_floats(res)
@@ -286,6 +368,9 @@ class _Float:
         self.transient = class_of < 0
         self.wanted: list[int] = []
         self.fwd: Forward | None = None
+        self.col: dict[int, int] = {}  # class -> its column in the forward block
+        self.forward: dict[bytes, Forward] = {}  # forward blocks already solved, by their right-hand side
+        self.exact_shared: dict = {}  # the exact system and solves already made (see exact_figures)
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
@@ -308,9 +393,8 @@ class _Float:
         self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
         loose = [k for k, c in enumerate(res.classes) if p[k] > 0
                  and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
-        columns = self._columns(loose)
-        self.fwd = fwd = forward_block(chain, columns)
-        res.solver.append(fwd.report)
+        self.col = {k: 1 + len(self.values) + c for c, k in enumerate(loose)}
+        self.fwd = fwd = self._forward(self._columns(loose))
         self._moments(fwd, v, vb)
         self._tighten(fwd, v, vb, p, err, loose)
         self._given(fwd, v, vb, p, solver)
@@ -323,6 +407,17 @@ class _Float:
             res.solver.append({**hrep, "analysis": f"hitting {name}"})
         timer["hitting"] = time.perf_counter() - t3
         return self._failures()
+
+    def _forward(self, columns: np.ndarray) -> Forward:
+        """The forward block of these columns: solved once for every initial state that asks for the same."""
+        key = columns.tobytes()
+        fwd = self.forward.get(key)
+        if fwd is None:
+            fwd = self.forward[key] = forward_block(self.chain, columns)
+            self.res.solver.append(fwd.report)
+        else:
+            self.res.solver.append({**fwd.report, "reused": True})
+        return fwd
 
     def _absorption(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         chain, classes = self.chain, self.res.classes
@@ -379,12 +474,11 @@ class _Float:
         """Bounds of the classes with a forward column: ``sum |r| min(1, h' + delta)`` (small where ``h`` is)."""
         if fwd.x is None:
             return
-        base = 1 + len(self.values)
-        for c, k in enumerate(ks):
-            delta = fwd.delta(base + c)
+        for k in ks:
+            delta = fwd.delta(self.col[k])
             if not np.isfinite(delta) or self.res.classes[k].bound == 0.0:
                 continue
-            up = np.clip(fwd.x[:, base + c] + delta, 0.0, 1.0)
+            up = np.clip(fwd.x[:, self.col[k]] + delta, 0.0, 1.0)
             self.res.classes[k].bound = min(self.res.classes[k].bound, float((vb @ up) * SLACK + 2 * err[k]))
 
     def _given(self, fwd: Forward, v, vb, p, solver) -> None:

@@ -16,12 +16,13 @@ def _stem(path: Path) -> Path:
 def initial_state(labels: dict[str, np.ndarray]) -> tuple[int, list[str]]:
     """The initial state (the first labelled ``init``, else state 0), and a note when several states are.
 
-    Every initial state stays in ``labels["init"]``.
+    Every initial state stays in ``labels["init"]``: :func:`~markov_oca.analysis.general.analyse` reports
+    from each of them.
 
     Examples
     --------
     >>> initial_state({"init": np.array([2, 5])})
-    (2, ['2 initial states (2, 5): analysed from state 2; all of them are labelled init'])
+    (2, ['2 initial states (2, 5), all labelled init: by default each is analysed'])
     """
     init = labels.get("init")
     if init is None or init.size == 0:
@@ -29,8 +30,7 @@ def initial_state(labels: dict[str, np.ndarray]) -> tuple[int, list[str]]:
     if init.size == 1:
         return int(init[0]), []
     shown = ", ".join(map(str, init[:5].tolist())) + (", ..." if init.size > 5 else "")
-    return int(init[0]), [f"{init.size} initial states ({shown}): analysed from state {int(init[0])}; "
-                          "all of them are labelled init"]
+    return int(init[0]), [f"{init.size} initial states ({shown}), all labelled init: by default each is analysed"]
 
 
 def _branch_values(chain: AnyChain, s: np.ndarray, t: np.ndarray, v: np.ndarray, name: str) -> np.ndarray:

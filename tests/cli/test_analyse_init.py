@@ -1,0 +1,75 @@
+"""``markov-oca analyse`` on a chain with several initial states: each reported, ``--init``, ``--init-dist``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction as F
+
+import pytest
+
+DRN = ("@type: DTMC\n@value_type: double\n@parameters\n\n@reward_models\n \n@nr_states\n4\n@model\n"
+       "state 0 [0] broke\n\taction 0 [0]\n\t\t0 : 1\n"
+       "state 1 [1] init\n\taction 0 [0]\n\t\t0 : 0.5\n\t\t2 : 0.5\n"
+       "state 2 [1] init top\n\taction 0 [0]\n\t\t1 : 0.5\n\t\t3 : 0.5\n"
+       "state 3 [0] rich\n\taction 0 [0]\n\t\t3 : 1\n")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "markov_oca.cli", "analyse", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture
+def drn(tmp_path):
+    p = tmp_path / "fair.drn"
+    p.write_text(DRN)
+    return p
+
+
+def _fraction(x) -> F:
+    return F(x["fraction"])
+
+
+def test_each_initial_state_in_json_and_text(drn):
+    """Fair gambler's ruin on 0..3: from 1, rich 1/3 after 2 steps on average; from 2, rich 2/3, also 2 steps."""
+    r = run(str(drn), "--exact", "--format", "json", "--no-pmf")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["chain"]["init"] == [1, 2] and len(d["initial"]) == 2
+    for x, start in zip(d["initial"], (1, 2), strict=True):
+        assert x["chain"]["init"] == start and _fraction(x["outcomes"]["rich"]) == F(start, 3)
+        assert _fraction(x["expected"]["steps"]["total"]) == F(start * (3 - start))
+        assert "pmf" not in x["length"]
+    text = run(str(drn)).stdout
+    assert "2 initial states (1, 2)" in text and "from state 1:" in text and "from state 2:" in text
+
+
+def test_one_initial_state_keeps_the_single_schema(drn):
+    d = json.loads(run(str(drn), "--exact", "--init", "top", "--format", "json").stdout)
+    assert d["chain"]["init"] == 2 and "initial" not in d and _fraction(d["outcomes"]["rich"]) == F(2, 3)
+    assert json.loads(run(str(drn), "--init", "1", "--format", "json").stdout)["chain"]["init"] == 1
+
+
+def test_distribution_from_a_file_and_uniform(drn, tmp_path):
+    dist = tmp_path / "w.txt"
+    dist.write_text("1 1/4\n2 0.75\n")
+    d = json.loads(run(str(drn), "--exact", "--init-dist", str(dist), "--format", "json").stdout)
+    assert d["chain"]["init"] is None and _fraction(d["outcomes"]["rich"]) == F(1, 4) * F(1, 3) + F(3, 4) * F(2, 3)
+    u = json.loads(run(str(drn), "--exact", "--init", "uniform", "--format", "json").stdout)
+    assert _fraction(u["outcomes"]["rich"]) == F(1, 2) and _fraction(u["expected"]["steps"]["total"]) == 2
+    assert "initial distribution  " in run(str(drn), "--init", "uniform").stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--init", "7"), "initial state 7 is not a state (0..3)"),
+    (("--init", "nowhere"), "initial state 'nowhere' is neither a state number"),
+    (("--init-dist", "{dist}"), "the weights sum to 0.9, not 1"),
+    (("--init", "1", "--init-dist", "{dist}"), "give --init or --init-dist, not both"),
+])
+def test_bad_initial_states_exit_2_in_one_line(drn, tmp_path, args, message):
+    dist = tmp_path / "w.txt"
+    dist.write_text("1 0.4\n2 0.5\n")
+    r = run(str(drn), *(a.format(dist=dist) for a in args))
+    assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1 and not r.stdout
