@@ -368,7 +368,6 @@ class _Float:
         self.transient = class_of < 0
         self.wanted: list[int] = []
         self.fwd: Forward | None = None
-        self.col: dict[int, int] = {}  # class -> its column in the forward block
         self.forward: dict[bytes, Forward] = {}  # forward blocks already solved, by their right-hand side
         self.exact_shared: dict = {}  # the exact system and solves already made (see exact_figures)
 
@@ -393,7 +392,6 @@ class _Float:
         self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
         loose = [k for k, c in enumerate(res.classes) if p[k] > 0
                  and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
-        self.col = {k: 1 + len(self.values) + c for c, k in enumerate(loose)}
         self.fwd = fwd = self._forward(self._columns(loose))
         self._moments(fwd, v, vb)
         self._tighten(fwd, v, vb, p, err, loose)
@@ -474,11 +472,12 @@ class _Float:
         """Bounds of the classes with a forward column: ``sum |r| min(1, h' + delta)`` (small where ``h`` is)."""
         if fwd.x is None:
             return
-        for k in ks:
-            delta = fwd.delta(self.col[k])
+        base = 1 + len(self.values)
+        for c, k in enumerate(ks):
+            delta = fwd.delta(base + c)
             if not np.isfinite(delta) or self.res.classes[k].bound == 0.0:
                 continue
-            up = np.clip(fwd.x[:, self.col[k]] + delta, 0.0, 1.0)
+            up = np.clip(fwd.x[:, base + c] + delta, 0.0, 1.0)
             self.res.classes[k].bound = min(self.res.classes[k].bound, float((vb @ up) * SLACK + 2 * err[k]))
 
     def _given(self, fwd: Forward, v, vb, p, solver) -> None:
