@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..analysis.absorbing import expected_visits, residual_bound
-from ..analysis.bounds import VisitBounds, clip_probability, ratio_bound, step_rounding, upper_steps
+from ..analysis.bounds import VisitBounds, clip_probability, meets, ratio_bound, step_rounding, upper_steps
 from ..analysis.chain import Chain
 from ..analysis.moments import Forward, forward_block, weighted_step
 from ..linalg.certify import SLACK, gamma, into_classes
@@ -38,6 +38,14 @@ class RaceFigures:
     forward: Forward | None = None
     forward_init: int | None = None  # the initial state, where ``visits.t_up`` bounds the expected steps
     reports: list[dict] = field(default_factory=list)
+
+    def misses(self, precision: float) -> list[str]:
+        """The figures whose bound misses the relative ``precision`` (infinite and undefined ones have none to meet)."""
+        out = [f"P({k})" for k, (x, b) in self.outcomes.items() if not meets(x, b, precision)]
+        out += ["P(deadlock)"] if not meets(*self.deadlock, precision) else []
+        for kind, figures in (("E", self.totals), ("given the end E", self.given)):
+            out += [f"{kind}[{k}]" for k, (x, b) in figures.items() if np.isfinite(x) and not meets(x, b, precision)]
+        return out
 
 
 def race_figures(chain: Chain, rewards: Mapping[str, tuple[np.ndarray, np.ndarray | None]],

@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ..analysis.bounds import PRECISION, clip_probability, meets
+from ..analysis.bounds import PRECISION, clip_probability, meets, rounded
 from ..analysis.chain import Chain
 from ..analysis.exact import DENSE_LIMIT, ExactChain
 from ..analysis.results import (
@@ -342,7 +341,7 @@ def _analyse_exact(chain: Chain, rules: Any, players: int, landing_events, landi
     seats = _seat_results(chain, players, exp, outcome_p)
     t1 = time.perf_counter()
     length = length_summary(chain, exp["turns"][1], tail)
-    certify_length(length, chain.length_distribution(tail=tail), 0.0, (float(deadlock), _rounded(deadlock)))
+    certify_length(length, chain.length_distribution(tail=tail), 0.0, rounded(deadlock))
     timer["length"] = time.perf_counter() - t1
     wanted, note = _landings_wanted(chain, engine, True, landings)
     landing_list = None
@@ -381,22 +380,6 @@ def _results(chain: Chain, rules: Any, players: int, exact: bool, outcome_p: dic
     )
 
 
-def _rounded(x: Number) -> float:
-    """The bound of ``float(x)``: the rounding of a fraction to the nearest double (0 when it is one)."""
-    if not isinstance(x, Fraction) or Fraction(float(x)) == x:
-        return 0.0
-    return float(abs(float(x)) * U * SLACK) + 2.0 ** -1074
-
-
-def _failures(fig: RaceFigures, precision: float) -> list[str]:
-    """The figures whose bound misses the precision (infinite and undefined ones have none to meet)."""
-    out = [f"P({k})" for k, (x, b) in fig.outcomes.items() if not meets(x, b, precision)]
-    out += ["P(deadlock)"] if not meets(*fig.deadlock, precision) else []
-    for kind, figures in (("E", fig.totals), ("given the end E", fig.given)):
-        out += [f"{kind}[{k}]" for k, (x, b) in figures.items() if np.isfinite(x) and not meets(x, b, precision)]
-    return out
-
-
 def _attempt(chain: Chain, specs: dict, given: list[str], precision: float,
              target: float | None) -> tuple[RaceFigures | None, list[str], str]:
     """The certified figures, those that miss the precision, and why (a solve that fails misses them all)."""
@@ -404,7 +387,7 @@ def _attempt(chain: Chain, specs: dict, given: list[str], precision: float,
         fig = race_figures(chain, specs, given, target=target)
     except SolverError as exc:
         return None, ["every figure"], str(exc)
-    return fig, _failures(fig, precision), _why(fig)
+    return fig, fig.misses(precision), _why(fig)
 
 
 def _why(fig: RaceFigures) -> str:
@@ -431,9 +414,7 @@ def _exact_fallback(chain: Chain, failed: list[str], why: str, rules: Any, playe
 
 def _as_floats(res: SolveResults) -> None:
     """Exact results as floats, each bound the rounding of its fraction."""
-    def fl(x):
-        return float(x), (_rounded(x) if isinstance(x, Fraction) else 0.0)
-
+    fl = rounded
     res.exact = False
     res.bounds["outcomes"] = {k: fl(x)[1] for k, x in res.outcomes.items()}
     res.outcomes = {k: fl(x)[0] for k, x in res.outcomes.items()}

@@ -170,22 +170,17 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values, prec
 def _certified(chain: Chain, precision: float):
     """The pair's chances, turns and throws with certified bounds (:mod:`~markov_oca.engine.certified`):
     solved again with iterative refinement when the first solve misses ``precision``, else refused."""
-    from ..analysis.bounds import meets
     from ..core.errors import SolverError
     from ..engine.certified import race_figures
 
     rewards = {"turns": (chain.state_rewards["turns"], None), "throws": (chain.state_rewards["throws"], None)}
 
-    def failures(fig) -> list[str]:
-        return [name for name, (x, b) in [*fig.outcomes.items(), ("deadlock", fig.deadlock),
-                                          *fig.totals.items(), *fig.given.items()] if not meets(x, b, precision)]
-
     fig = race_figures(chain, rewards, list(rewards))
-    failed = failures(fig)
+    failed = fig.misses(precision)
     if not failed:
         return fig, ""
     fig = race_figures(chain, rewards, list(rewards), target=precision * 1e-3)
-    failed = failures(fig)
+    failed = fig.misses(precision)
     if failed:
         raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} (true residual up "
                           f"to {fig.visits.mass:.2g}, ||N||_inf <= {fig.forward.norm:.3g}): ask --exact (up to 2 "
