@@ -37,7 +37,10 @@ and its quantiles are kept only where that cannot move them
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -102,6 +105,25 @@ def meets(value: float, bound: float | None, precision: float) -> bool:
 def upper_steps(t: np.ndarray, t_res: np.ndarray, norm: float) -> np.ndarray:
     """A certified upper bound on the expected steps from each state: ``t' + ||N|| ||r_t||``."""
     return (np.maximum(t, 0.0) + norm * float(t_res.max(initial=0.0))) * SLACK
+
+
+def rounded(x: Any) -> tuple[float, float]:
+    """``float(x)`` and a bound on its rounding: 0 when the float is ``x`` (a float, an infinity, an exactly
+    representable fraction), else the exact distance, made an upper bound (its own rounding, and underflow).
+
+    Examples
+    --------
+    >>> rounded(Fraction(1, 2)), rounded(0.1)
+    ((0.5, 0.0), (0.1, 0.0))
+    >>> y, b = rounded(Fraction(1, 3))
+    >>> abs(Fraction(y) - Fraction(1, 3)) <= b < 2e-17
+    True
+    """
+    y = float(x)
+    if isinstance(x, float) or not math.isfinite(y):
+        return y, 0.0
+    d = abs(Fraction(y) - Fraction(x))
+    return y, (float(d) * (1 + 2 ** -52) + 2.0 ** -1074) if d else 0.0
 
 
 def clip_probability(p: float, bound: float) -> float:

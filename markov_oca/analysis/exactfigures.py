@@ -19,6 +19,7 @@ import numpy as np
 
 from ..rational.blocks import BlockSolver, dot
 from .absorbing import _states, _target_key, closed_classes, exact_hitting, integer_system
+from .bounds import rounded
 from .chain import Chain
 from .moments import exact_moments
 
@@ -177,10 +178,7 @@ def _exact_conditional(h, vis, steps_r, res, wanted: list[int], agree: _Agreemen
 
 def as_floats(res: Any) -> None:
     """Turn exact figures back into floats, each with the bound of its rounding (the fallback of float mode)."""
-    def f(x: Any) -> tuple[float, float]:
-        y = float(x)
-        return y, float(abs(Fraction(y) - Fraction(x))) * (1 + 2 ** -52)
-
+    f = rounded
     for k in res.classes:
         k.absorption, k.bound = f(k.absorption)
         if k.steps_given is not None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..analysis.chain import Chain
 from ..core.text import fraction_text, int_text
+from ..linalg.certify import SLACK, U, gamma
 
 Number = float | Fraction
 SCHEMA = "markov_oca.solve/1"
@@ -161,8 +162,7 @@ def certify_length(summary: LengthSummary, dist, mean_bound: float, deadlock: tu
     widens the bracket. ``never_ends`` becomes the certified deadlock (the pass's deadlocked mass
     misses what was still in play).
     """
-    from ..linalg.certify import SLACK, U, gamma
-    from .tails import quantile_bracket
+    from .tails import quantile_bracket  # tails imports this module
 
     pmf = np.asarray(dist.pmf, np.float64)
     cdf = np.cumsum(pmf)

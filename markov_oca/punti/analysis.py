@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.bounds import PRECISION, VisitBounds, clip_probability, meets
+from ..analysis.bounds import PRECISION, VisitBounds, clip_probability, meets, rounded
 from ..analysis.results import certify_length, length_summary
 from ..core.errors import SolverError
 from ..engine.certified import into, relative_bound, visit_bounds
@@ -164,9 +164,8 @@ def _exact_events(pc: PuntiChain, res: PuntiResults, failed: list[str]) -> None:
     exact = ExactChain(chain).expected(values, given_end=False)
     for path, (x, _) in exact.items():
         i, k = int(path.split("/")[1]), path.split("/")[2]
-        x = Fraction(x)
-        setattr(res.seats[i], k, float(x))
-        res.bounds["seats"][i][k] = 0.0 if Fraction(float(x)) == x else abs(float(x)) * 2.0 ** -53 * SLACK
+        value, res.bounds["seats"][i][k] = rounded(Fraction(x))
+        setattr(res.seats[i], k, value)
     res.notes.append(f"solved exactly (float bounds above the precision): {', '.join(failed[:3])}")
 
 
