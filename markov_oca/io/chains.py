@@ -161,6 +161,6 @@ def analyse_file(path: str | Path, *, tol: float = ROW_TOL, init_dist: str | Pat
             raise ChainError("give --init or --init-dist, not both", source=str(path), key="init")
         options["init"] = read_distribution(init_dist, chain, exact=options.get("exact") is True)
     res = analyse(chain, **options)
-    if hasattr(res, "timings"):
-        res.timings = {"read": read, **res.timings}
+    for r in res if isinstance(res, InitialResults) else [res]:
+        r.timings = {"read": read, **r.timings}
     return res
