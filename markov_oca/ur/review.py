@@ -57,23 +57,18 @@ def game_values(rules: UrRules, table: str | Path | None = None, *, notice: bool
         Whether to say on stderr that the values are being solved.
     """
     from .optimal import solve_optimal
-    from .store import load_table
-    from .table import find_table
+    from .table import saved_values
 
-    try:
-        if table is not None:
-            path = Path(table)
-            if not path.exists():
-                raise RulesError("no such table file", source=str(path))
-            if path.suffix.lower() == ".rgu":
-                return RguValues.read(rules, path)
-            found = find_table(rules, path) if path.with_suffix(".json").exists() else (load_table(path, rules), None)
-            return found[0]
-        found = find_table(rules)
-    except ValueError as exc:
-        raise RulesError(str(exc)) from None
+    if table is not None and Path(table).suffix.lower() == ".rgu":
+        if not Path(table).exists():
+            raise RulesError("no such table file", source=str(table))
+        try:
+            return RguValues.read(rules, Path(table))
+        except ValueError as exc:
+            raise RulesError(str(exc)) from None
+    found = saved_values(rules, table)
     if found is not None:
-        return found[0]
+        return found
     if notice and rules.pieces >= 4:
         print(f"no saved table for {rules.name} with {rules.pieces} pieces: solving it now (`markov-oca ur solve "
               f"--pieces {rules.pieces} --rules {rules.name}` keeps one)", file=sys.stderr)

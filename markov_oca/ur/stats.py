@@ -377,21 +377,11 @@ def _values(r: UrRules, table: str | Path | None, timer: dict, progress: bool) -
     """The optimal table: the file named, else the one saved for these rules, else solved now (up to
     :data:`.solve.TABLE_FIRST_PIECES` - 1 pieces)."""
     from .solve import TABLE_FIRST_PIECES
-    from .store import load_table
-    from .table import find_table
+    from .table import saved_values
 
-    try:
-        if table is not None:
-            path = Path(table)
-            if not path.exists():
-                raise RulesError("no such table file", source=str(path))
-            found = find_table(r, path) if path.with_suffix(".json").exists() else (load_table(path, r), None)
-        else:
-            found = find_table(r)
-    except ValueError as exc:
-        raise RulesError(str(exc)) from None
+    found = saved_values(r, table)
     if found is not None:
-        return found[0]
+        return found
     if r.pieces >= TABLE_FIRST_PIECES:
         raise RulesError(f"{r.name} with {r.pieces} pieces: the statistics need the solved table; run "
                          f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first (or give --table)")

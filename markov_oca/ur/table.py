@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.atomic import atomic_files
+from ..core.errors import RulesError
 from .board import PATHS, expand_waypoints
 from .rules import _BELL as BELL_BOARD
 from .rules import UrRules, _throws
@@ -101,6 +102,25 @@ def find_table(rules: UrRules, path: str | Path | None = None) -> tuple[np.ndarr
     if meta.get("game") != rules_identity(rules):
         raise ValueError(f"{path}: the table of other rules ({meta.get('game')})")
     return load_table(path, rules), meta.get("residual")
+
+
+def saved_values(rules: UrRules, table: str | Path | None = None) -> np.ndarray | None:
+    """The optimal values of ``rules`` from the table file named (``.npy``, checked against its ``.json``
+    when there is one), else from the table saved for them; None when there is none.
+
+    Raises RulesError (one line) for a missing file or a table of other rules.
+    """
+    try:
+        if table is not None:
+            path = Path(table)
+            if not path.exists():
+                raise RulesError("no such table file", source=str(path))
+            found = find_table(rules, path) if path.with_suffix(".json").exists() else (load_table(path, rules), None)
+        else:
+            found = find_table(rules)
+    except ValueError as exc:
+        raise RulesError(str(exc)) from None
+    return None if found is None else found[0]
 
 
 def _bound_key(rules: UrRules, light: str, dark: str, tol: float) -> str | None:
