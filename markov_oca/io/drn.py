@@ -122,7 +122,7 @@ def _keyword(buf, i, kw):
 
 
 @numba.njit(cache=True)
-def _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len):
+def _bracket(buf, i, state, nr, rw_state, rw_model, rw_start, rw_len):
     """The reward list at ``buf[i] == '['``: (next index, values read, rewards so far, ok)."""
     n = buf.size
     k = 0
@@ -137,11 +137,10 @@ def _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len):
             i += 1
         if i == s:
             return i, k, nr, False
-        if fill:
-            rw_state[nr] = state
-            rw_model[nr] = k
-            rw_start[nr] = s
-            rw_len[nr] = i - s
+        rw_state[nr] = state
+        rw_model[nr] = k
+        rw_start[nr] = s
+        rw_len[nr] = i - s
         nr += 1
         k += 1
         while i < n and _is_space(buf[i]):
@@ -155,11 +154,11 @@ def _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len):
 
 
 @numba.njit(cache=True, inline="always")
-def _rewards_at(buf, i, state, nr, nrew, fill, rw_state, rw_model, rw_start, rw_len):
+def _rewards_at(buf, i, state, nr, nrew, rw_state, rw_model, rw_start, rw_len):
     """An optional reward list at ``i``: (next index, rewards so far, reward models, error, values read)."""
     if i >= buf.size or buf[i] != 91:
         return i, nr, nrew, 0, 0
-    i, k, nr, ok = _bracket(buf, i, state, nr, fill, rw_state, rw_model, rw_start, rw_len)
+    i, k, nr, ok = _bracket(buf, i, state, nr, rw_state, rw_model, rw_start, rw_len)
     if not ok:
         return i, nr, nrew, 8, k
     if nrew < 0:
@@ -170,7 +169,7 @@ def _rewards_at(buf, i, state, nr, nrew, fill, rw_state, rw_model, rw_start, rw_
 
 
 @numba.njit(cache=True, inline="always")
-def _transition(buf, i, cur, nt, fill, tr_src, tr_dst, tr_start, tr_len):
+def _transition(buf, i, cur, nt, tr_src, tr_dst, tr_start, tr_len):
     """A ``target : value`` line at ``i``: (index after the line, or -1 when malformed)."""
     n = buf.size
     d, k, big, i = _digits(buf, i, n)
@@ -181,11 +180,10 @@ def _transition(buf, i, cur, nt, fill, tr_src, tr_dst, tr_start, tr_len):
     i = _token_end(buf, s)
     if i == s:
         return -1
-    if fill:
-        tr_src[nt] = cur
-        tr_dst[nt] = d
-        tr_start[nt] = s
-        tr_len[nt] = i - s
+    tr_src[nt] = cur
+    tr_dst[nt] = d
+    tr_start[nt] = s
+    tr_len[nt] = i - s
     return _skip_to_line_end(buf, i)
 
 
@@ -228,9 +226,9 @@ def _until_bracket(buf, i):
 
 
 @numba.njit(cache=True)
-def _scan_model(buf, pos, nrew, fill, st_id, tr_src, tr_dst, tr_start, tr_len, rw_state, rw_model, rw_start,
+def _scan_model(buf, pos, nrew, st_id, tr_src, tr_dst, tr_start, tr_len, rw_state, rw_model, rw_start,
                 rw_len, lb_state, lb_start, lb_end):
-    """The ``@model`` section, line by line in one pass (counting only when not ``fill``).
+    """The ``@model`` section, line by line in one pass, into arrays large enough (:func:`_capacity`).
 
     Returns (error, offset, extra, reward models, states, transitions, rewards, label spans, actions).
     """
@@ -257,7 +255,7 @@ def _scan_model(buf, pos, nrew, fill, st_id, tr_src, tr_dst, tr_start, tr_len, r
         elif 48 <= c <= 57:
             if cur < 0:
                 return 1, line, 0, nrew, ns, nt, nr, nl, na
-            i = _transition(buf, i, cur, nt, fill, tr_src, tr_dst, tr_start, tr_len)
+            i = _transition(buf, i, cur, nt, tr_src, tr_dst, tr_start, tr_len)
             err = 5 if i < 0 else 0
             nt += 1
             trans += 1
@@ -267,17 +265,15 @@ def _scan_model(buf, pos, nrew, fill, st_id, tr_src, tr_dst, tr_start, tr_len, r
             if k == 0 or big:
                 return 6, line, 0, nrew, ns, nt, nr, nl, na
             cur, cur_line, acts, trans = d, line, 0, 0
-            if fill:
-                st_id[ns] = d
+            st_id[ns] = d
             ns += 1
             i = _skip_spaces(buf, i)
             if i < n and buf[i] == 33:  # a CTMC's exit rate: skipped (the header is a DTMC's)
                 i = _skip_spaces(buf, _token_end(buf, i))
-            i, nr, nrew, err, extra = _rewards_at(buf, i, cur, nr, nrew, fill, rw_state, rw_model, rw_start, rw_len)
+            i, nr, nrew, err, extra = _rewards_at(buf, i, cur, nr, nrew, rw_state, rw_model, rw_start, rw_len)
             s, e, i = _label_span(buf, i)
             if e > s and not err:
-                if fill:
-                    lb_state[nl], lb_start[nl], lb_end[nl] = cur, s, e
+                lb_state[nl], lb_start[nl], lb_end[nl] = cur, s, e
                 nl += 1
         elif _keyword(buf, i, _ACTION_KW):
             if cur < 0:
@@ -286,7 +282,7 @@ def _scan_model(buf, pos, nrew, fill, st_id, tr_src, tr_dst, tr_start, tr_len, r
             na += 1
             if acts > 1:
                 return 3, line, 0, nrew, ns, nt, nr, nl, na
-            i, nr, nrew, err, extra = _rewards_at(buf, _until_bracket(buf, i), cur, nr, nrew, fill, rw_state,
+            i, nr, nrew, err, extra = _rewards_at(buf, _until_bracket(buf, i), cur, nr, nrew, rw_state,
                                                   rw_model, rw_start, rw_len)
             if not err:
                 i = _skip_to_line_end(buf, i)
@@ -354,7 +350,7 @@ def _scan(data: bytes, buf: np.ndarray, pos: int, nrew: int, n_declared: int, sr
     then the count checked against ``@nr_states``."""
     states, trans, values = _capacity(buf, pos)
     model = _Model((nrew, states, trans, values, states, 0))
-    got = _scan_model(buf, pos, nrew, True, *model.arrays())
+    got = _scan_model(buf, pos, nrew, *model.arrays())
     _kernel_error(data, got, src)
     if got[4] != n_declared:
         raise ChainError(f"@nr_states declares {n_declared:,} states but the model lists {got[4]:,}"
