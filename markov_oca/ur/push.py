@@ -16,7 +16,8 @@ them by a captured piece's (at most the path's length L, 14 on Bell's path), so 
 opponent's pips in [Q_i, Q_i+1 + L + 1): about 1/parts of the places each, no value written by two threads,
 and each target gets its terms in the order one thread gives them (the same bits).
 
-With deterministic policies two or more threads make one pass (:func:`_turn_split`): thread i takes the
+With deterministic policies, where no capture gives another throw, the threads make one pass
+(:func:`_turn_split`): thread i takes the
 sources whose opponent's pips lie in [Q_i, Q_i+1), level by level of the mover's pips. A rosette keeps the
 opponent's pips and adds to the mover's: it lands later in the same thread's sources, so each thread carries
 its own rosettes in place. Every other move lands where the mover's pips are the source's opponent's pips, or
@@ -24,6 +25,10 @@ fewer by a captured piece's (at most L): in thread i's own targets [Q_i, Q_i+1),
 cross below Q_i. Those go into a buffer of thread i's own (the places of mover's pips [Q_i - L, Q_i)), added
 in after the pass. Each target gets its terms in one thread's order, plus that buffer's sum: not the bits of
 one thread, but the same bits for the same number of threads.
+
+Where a capture can give another throw (RoyalUr's Blitz; a rosette that throws again and does not protect),
+that throw lowers the opponent's pips within the turn, so the split by the opponent's pips does not carry
+it: deterministic policies then take the one pass in place order, and the spread, as ``random`` does.
 
 A turn gives (mass the mover won, mass the mover lost, throws made: the mass visited, mass moved into
 ``nxt``, mass dropped, the span of ``nxt`` written, the end of the span of ``cur`` visited).
@@ -292,7 +297,7 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     # threads in one pass: each past the first buffers the places L mover's pips below its own (at most twice
     # the average share of L levels of (L + 1) * pieces + 1)
     plen = rules.path_length
-    crossing = (0 if "random" in codes or parts <= 1
+    crossing = (0 if "random" in codes or parts <= 1 or rules.again_after_capture
                 else (parts - 1) * 2 * S * 8 * plen // ((plen + 1) * rules.pieces + 1))
     return int(tables + max(16 * S + crossing, build) + 150 * 2**20)
 
@@ -301,9 +306,11 @@ class _Turns:
     """How each turn is pushed: one pass by threads (deterministic policies), else one pass, and with ``parts``
     > 1 a spread by threads after the rosettes' pass."""
 
-    def __init__(self, tables, probs: np.ndarray, levels: np.ndarray, width: int, parts: int, back: int = 14):
+    def __init__(self, tables, probs: np.ndarray, levels: np.ndarray, width: int, parts: int, back: int = 14,
+                 split: bool = True):
         self.tables, self.probs, self.levels, self.width, self.parts = tables, probs, levels, width, parts
-        self.split = all(is_fixed(tab) for tab in tables)  # deterministic: one pass, any number of threads
+        # deterministic, and no capture throws again: one pass, any number of threads
+        self.split = split and all(is_fixed(tab) for tab in tables)
         if self.split:
             self.qs, self.side_lo, self.side_off, side_size = split_bounds(levels, width, parts, back)
             self.crossing = np.zeros(side_size)
@@ -406,10 +413,11 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
     parts = int(parts or os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts(codes))
-    if rules.capture_again:
-        # a capture that throws again keeps the mover but lowers the opponent's pips: it can land in another
-        # thread's sources, so the threads' split (which carries only the rosettes in place) does not apply
-        parts = 1
+    # a capture followed by another throw keeps the mover but lowers the opponent's pips: its successor can lie
+    # in a level of the one-pass split already visited (or in another thread's sources), so the split (which
+    # carries only moves that keep the opponent's pips in place) does not apply; the push then goes in place
+    # order (mover's pips first), where every move that throws again lands later
+    split = not rules.again_after_capture
     eps = float(tail) * 1e-12 if drop is None else float(drop)
     t0 = time.perf_counter()
     space = space_of(rules.pieces, rules.code)
@@ -428,7 +436,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
             bound = bound_on_tables(tables, probs, levels, width, float(bound_tol), numba.get_num_threads())
         t1 = time.perf_counter()
-        turn = _Turns(tables, probs, levels, width, parts, rules.path_length)
+        turn = _Turns(tables, probs, levels, width, parts, rules.path_length, split)
         pmf, alive, thrown, t, dropped = _push(turn, space.size, first_place, tail, eps, max_turns, bar, on_turn)
         t2 = time.perf_counter()
     del turn, tables

@@ -118,6 +118,12 @@ class UrRules:
     default_players = 2
 
     @property
+    def again_after_capture(self) -> bool:
+        """Whether a move that captures can give the mover another throw (a capture does, or a rosette does and
+        a piece on a rosette can be taken): such a throw lowers the opponent's pips within a turn."""
+        return self.capture_again or (self.rosette_again and not self.safe_rosettes)
+
+    @property
     def throw_values(self) -> np.ndarray:
         """The moves a throw can give, ascending (int64)."""
         return np.array([v for v, _ in self.throws], np.int64)

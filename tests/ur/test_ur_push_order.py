@@ -33,6 +33,26 @@ def test_push_pmf_is_the_chains(two, light, dark):
     assert p.dist.tail == pytest.approx(p.left + p.dropped, abs=1e-18) and p.left < 1e-13
 
 
+@pytest.mark.parametrize("name", ["ur-masters", "ur-blitz", "ur-aseb"])
+@pytest.mark.parametrize("parts", [1, 2])
+def test_push_is_the_chain_where_a_capture_throws_again(name, parts):
+    # Masters (a rosette throws again and does not protect) and Blitz (a capture throws again): a throw after a
+    # capture lowers the opponent's pips within the turn; deterministic pairs must still carry it in the turn
+    rules = load_ur(name, {"pieces": 2})
+    v = solve_layered(rules).values
+    for light, dark in [("optimal", "optimal"), ("greedy", "random")]:
+        chain = ur_chain(rules, light, dark, v)
+        ref = chain.length_distribution(tail=1e-13)
+        p = push_lengths(rules, light, dark, v, tail=1e-13, drop=0.0, parts=parts)
+        n = min(ref.by_outcome.shape[0], p.dist.by_outcome.shape[0])
+        assert n > 100
+        assert np.abs(ref.by_outcome[:n] - p.dist.by_outcome[:n]).max() < 1e-14
+        # the expected turns the push sums (the mass in play turn by turn) are the pmf's mean
+        mean = float((np.arange(p.dist.pmf.size) * p.dist.pmf).sum())
+        assert p.turns == pytest.approx(mean, rel=1e-9)
+        assert p.dist.pmf.sum() + p.dist.tail == pytest.approx(1.0, abs=1e-14)
+
+
 def test_placement_is_by_mover_then_opponent_pips():
     space = UrSpace(2)
     newpos, level_start = push_placement(space, 2)
