@@ -40,6 +40,7 @@ Error bounds (:func:`independent_bounds`). Two things part a figure from its tru
   roundings on any path of the computation (Higham, *Accuracy and Stability of Numerical
   Algorithms*, lemma 3.1): ``K (1 + fan-in)`` for the push over ``K`` turns, plus the sums over
   squares, levels, turns and endings that follow (:func:`_depth` counts them generously);
+- an outcome whose leaders no reachable balances allow (:func:`_impossible`) is 0 exactly;
 - *truncation*: the push stops after ``K`` turns with a chance ``m`` (computed, then bounded
   above with its own rounding) that one player has not arrived. A game left out ends with some
   player's arrival on an own turn ``k > K`` while another is still racing, so two players have
@@ -339,10 +340,34 @@ def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-
         "outcome": acc.outcome, "points_pmf": acc.pmf[:, : levels + 1], "turns": acc.turns,
         "length": LengthDistribution(pmf=length[:keep], never_ends=0.0, tail=max(lost, 0.0) + dropped,
                                      by_outcome=by_outcome, rounding=rel),
-        "rounding": rel, "unfinished": N * (N - 1) / 2 * one * one * SLACK,
+        "rounding": rel, "unfinished": N * (N - 1) / 2 * one * one * SLACK, "impossible": _impossible(m),
         "player_turns": L.K, "player_support": (L.U, L.V), "lost": lost, "why": why,
         "timings": {"independent paths": time.perf_counter() - t0},
     }
+
+
+def _impossible(m: PuntiModel) -> list[int]:
+    """The sets of leaders no game can end with. A game ends with every seat but one (the racer) arrived: the
+    set is possible only if, for some racer, a value of ``w = s + u - v`` is reachable by every seat in it
+    (arrived or racing, on the exact support of one player) and lies above the least reachable by every
+    other seat. The chance of the others is 0 exactly (the sums give 0 too)."""
+    du, dv = _effects(m)
+    sup = _support(m, du, dv)
+    G, N = m.rules.goal, m.players
+    starts = [b // m.unit for b in m.rules.initial_balances(N)]
+    ws = {arrived: [{s_j + u - v for t, u, v in sup if (t == G) == arrived} for s_j in starts]
+          for arrived in (True, False)}
+    out = []
+    for mask in m.outcome_masks():
+        possible = False
+        for r in range(N):
+            w = [ws[j != r][j] for j in range(N)]
+            low = max((min(w[j]) for j in range(N) if not mask >> j & 1), default=None)
+            common = set.intersection(*(w[j] for j in range(N) if mask >> j & 1))
+            possible = possible or any(low is None or x > low for x in common)
+        if not possible:
+            out.append(mask)
+    return out
 
 
 def _depth(m: PuntiModel, L: _Laws) -> int:
@@ -371,7 +396,10 @@ def independent_bounds(m: PuntiModel, out: dict, res: PuntiResults) -> dict:
     def chance(x: float) -> float:
         return (rounding(x) + lost) * SLACK
 
-    out_b = {"outcomes": {k: chance(x) for k, x in res.outcomes.items()},
+    zero = {m.outcome_name(k) for k in out["impossible"]}
+    if any(res.outcomes[k] != 0.0 for k in zero):
+        raise SolverError("independent paths: an outcome no reachable balances allow has a chance")
+    out_b = {"outcomes": {k: 0.0 if k in zero else chance(x) for k, x in res.outcomes.items()},
              "expected": {"turns": (rounding(res.expected["turns"]) + N * turns_lost) * SLACK,
                           "throws": (rounding(res.expected["throws"]) + N * turns_lost) * SLACK, "bets": 0.0},
              "seats": [], "length": None}

@@ -88,9 +88,7 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
     if method == "independent":
         res = _independent(m, mode, bet, timer, precision)
     elif method == "layered":
-        from .layered import layered
-
-        res = layered(m, mode, bet=bet, tail=tail, timer=timer, precision=precision, progress=progress)
+        res = _layered(m, mode, bet, tail, timer, precision, progress)
     elif bet == "optimal":
         from .optimal import optimal_chain
 
@@ -132,3 +130,31 @@ def _independent(m, mode: int, bet: str, timer: dict[str, float], precision: flo
                               f"{', '.join(failed[:3])} (their sums' rounding up to {out['rounding']:.2g} relative): "
                               "--method chain certifies its own, or ask a looser --precision")
         eps *= 1e-20
+
+
+def _layered(m, mode: int, bet: str, tail: float, timer: dict[str, float], precision: float,
+             progress: bool) -> PuntiResults:
+    """Layer by layer with every figure's bound within ``precision``: the cycles swept to a tighter tolerance
+    while their residuals are most of the bound, else one line refuses."""
+    from .layered import layered_results, solve_layered
+
+    tol = 1e-15
+    while True:
+        try:
+            ls = solve_layered(m, mode, progress=progress, tol=tol)
+        except SolverError as exc:
+            if tol == 1e-15:
+                raise
+            ls, why = None, str(exc)
+        if ls is not None:
+            res = layered_results(m, ls, bet=bet, tail=tail, timer=timer, precision=precision)
+            failed = missed(res, res.bounds, precision)
+            if not failed:
+                return res
+            why = (f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} (the visits' true "
+                   f"residual up to {ls.residual_l1:.2g} in 1-norm)")
+            if ls.residual_sweeps > ls.residual_l1 / 2 and tol > 1e-17:
+                tol /= 100
+                continue
+        raise SolverError(f"layered solve: {why}: --method chain certifies small chances on its own (the chain "
+                          "where it fits), or ask a looser --precision")
