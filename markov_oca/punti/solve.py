@@ -134,27 +134,23 @@ def _independent(m, mode: int, bet: str, timer: dict[str, float], precision: flo
 
 def _layered(m, mode: int, bet: str, tail: float, timer: dict[str, float], precision: float,
              progress: bool) -> PuntiResults:
-    """Layer by layer with every figure's bound within ``precision``: the cycles swept to a tighter tolerance
-    while their residuals are most of the bound, else one line refuses."""
+    """Layer by layer with every figure's bound within ``precision``: the cycles swept once more to a tighter
+    tolerance when their residuals are most of the bound, else one line refuses."""
     from .layered import layered_results, solve_layered
 
-    tol = 1e-15
-    while True:
+    ls = solve_layered(m, mode, progress=progress)
+    res = layered_results(m, ls, bet=bet, tail=tail, timer=timer, precision=precision)
+    failed = missed(res, res.bounds, precision)
+    if failed and ls.residual_sweeps > ls.residual_l1 / 2:
         try:
-            ls = solve_layered(m, mode, progress=progress, tol=tol)
-        except SolverError as exc:
-            if tol == 1e-15:
-                raise
-            ls, why = None, str(exc)
-        if ls is not None:
+            ls = solve_layered(m, mode, progress=progress, tol=1e-17, max_sweeps=4 * ls.sweeps + 100)
+        except SolverError:  # the sweeps cannot get closer in double precision
+            pass
+        else:
             res = layered_results(m, ls, bet=bet, tail=tail, timer=timer, precision=precision)
             failed = missed(res, res.bounds, precision)
-            if not failed:
-                return res
-            why = (f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} (the visits' true "
-                   f"residual up to {ls.residual_l1:.2g} in 1-norm)")
-            if ls.residual_sweeps > ls.residual_l1 / 2 and tol > 1e-17:
-                tol /= 100
-                continue
-        raise SolverError(f"layered solve: {why}: --method chain certifies small chances on its own (the chain "
-                          "where it fits), or ask a looser --precision")
+    if failed:
+        raise SolverError(f"layered solve: no bound under {precision:g} (relative) for {', '.join(failed[:3])} (the "
+                          f"visits' true residual up to {ls.residual_l1:.2g} in 1-norm): --method chain certifies "
+                          "small chances on its own (where the chain fits), or ask a looser --precision")
+    return res
