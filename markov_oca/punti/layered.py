@@ -94,7 +94,7 @@ def _order_keys(ids, n, prm, B, out):
 
 
 @numba.njit(cache=True)
-def _gather(keys, vals, in_ids, in_mass, in_cnt, ids, inflow, cnt, n, k0):
+def _gather(keys, vals, in_ids, in_mass, in_cnt, in_z, ids, inflow, cnt, zin, n, k0):
     """Number the incoming states from entry k0 on (summing the mass of repeats, and in ``cnt`` the number
     of branch terms each sum holds); stops when the table or the arrays are about to fill. Returns
     (count, entries done)."""
@@ -107,9 +107,11 @@ def _gather(keys, vals, in_ids, in_mass, in_cnt, ids, inflow, cnt, n, k0):
             ids[n] = in_ids[k]
             inflow[n] = 0.0
             cnt[n] = 0.0
+            zin[n] = 0.0
             n += 1
         inflow[idx] += in_mass[k]
         cnt[idx] += in_cnt[k]
+        zin[idx] += in_z[k]
     return n, in_ids.size
 
 
@@ -219,8 +221,8 @@ def _tarjan(n, indptr, dst):
 @numba.njit(cache=True)
 def _gs_components(order, comp, indptr, src, p, diag, inflow, x, tol, max_sweeps):
     """Solve ``x = inflow + Q_in^T x`` component by component in topological ``order``: a state
-    alone is computed once from its final predecessors; a cycle is swept (Gauss-Seidel) until its
-    largest change is below ``tol``. Returns the most sweeps a component needed (-1: not converged)."""
+    alone is computed once from its final predecessors; a cycle is swept (Gauss-Seidel) until every
+    change is below ``tol`` of the new value. Returns the most sweeps a component needed (-1: not converged)."""
     most = 0
     k = 0
     n = order.size
@@ -239,14 +241,14 @@ def _gs_components(order, comp, indptr, src, p, diag, inflow, x, tol, max_sweeps
                     if s != t:
                         acc += p[e] * x[s]
                 new = acc / (1.0 - diag[t])
-                d = abs(new - x[t])
+                d = abs(new - x[t]) / max(abs(new), 1e-300)
                 if d > worst:
                     worst = d
                 x[t] = new
             sweeps += 1
             if end - k == 1 and diag[order[k]] == 0.0:
                 break
-            if worst <= tol * max(1.0, x[order[k]]):
+            if worst <= tol:
                 break
             if sweeps >= max_sweeps:
                 return -1
@@ -257,14 +259,17 @@ def _gs_components(order, comp, indptr, src, p, diag, inflow, x, tol, max_sweeps
 
 
 @numba.njit(cache=True)
-def _residual(n, indptr, src, pnum, inv_d, inflow, x):
+def _residual(n, indptr, src, pnum, inv_d, inflow, x, rel, scale):
     """The residual ``inflow + Q_in^T x - x`` of a layer's system with the exact probabilities ``pnum / denom``:
     (the largest computed one, the sum of the computed ones' sizes, the sum of their rounding allowances:
     three roundings a term, ``gamma_(2 (k + 4))`` of the magnitudes for ``k`` terms, as
-    :func:`~markov_oca.linalg.certify.forward_residual`)."""
+    :func:`~markov_oca.linalg.certify.forward_residual`; the underflow allowances apart). ``rel[t]`` gets the
+    bound at state ``t`` (underflow allowance included) over ``scale[t]`` (inf where that is 0 and the bound
+    is not)."""
     worst = 0.0
     size = 0.0
     err = 0.0
+    tiny = 0.0
     for t in range(n):
         acc = inflow[t] - x[t]
         mag = abs(inflow[t]) + abs(x[t])
@@ -278,13 +283,19 @@ def _residual(n, indptr, src, pnum, inv_d, inflow, x):
         d = abs(acc)
         worst = max(worst, d)
         size += d
-        err += mag * (g / (1.0 - g)) + (k + 4.0) * 9.332636185032189e-302
-    return worst, size, err
+        e = mag * (g / (1.0 - g))
+        err += e
+        tiny += (k + 4.0) * 9.332636185032189e-302
+        b = (d + e + (k + 4.0) * 9.332636185032189e-302) * 1.000001
+        rel[t] = b / scale[t] if scale[t] > 0 else (0.0 if b == 0.0 else np.inf)
+    return worst, size, err, tiny
 
 
 @numba.njit(inline="always")
-def _add(a, c, h, i, x):
-    """Neumaier's compensated ``a[i] += x`` (the compensation in ``c[i]``), one more term counted in ``h[i]``."""
+def _add(a, c, h, z, i, x, xz):
+    """Neumaier's compensated ``a[i] += x`` (the compensation in ``c[i]``), one more term counted in ``h[i]``;
+    ``z[i] += xz`` plainly."""
+    z[i] += xz
     t = a[i] + x
     if abs(a[i]) >= abs(x):
         c[i] += (a[i] - t) + x
@@ -295,13 +306,14 @@ def _add(a, c, h, i, x):
 
 
 @numba.njit(cache=True)
-def _push(mode, prm, total, board, B, S, ids, x, lo, hi, J, inv_d, o_ids, o_mass, o_layer, sums, comp, hits,
-          flags):
+def _push(mode, prm, total, board, B, S, ids, x, z, lo, hi, J, inv_d, o_ids, o_mass, o_z, o_layer, sums, comp,
+          hits, zsums, flags):
     """Send the visits of rows lo..hi on: to later layers (o_*), to the end, into the totals.
 
     The totals are compensated sums (:func:`_add`) in one flat array ``sums`` (:class:`_Totals` lays it
     out: the game's, the seats', the outcomes', the final points'), with ``comp`` and the count of
-    branches that added to each (``hits``: a total no branch adds to is exactly 0). Stops early when the
+    branches that added to each (``hits``: a total no branch adds to is exactly 0); the same totals of the
+    time-weighted visits ``z`` in ``zsums`` (and their flow on in ``o_z``). Stops early when the
     out buffer is about to fill; returns (row reached, entries written). ``flags[0]`` counts branches
     where someone goes bankrupt, ``flags[1]`` the branches followed."""
     N = prm[_P_N]
@@ -318,10 +330,11 @@ def _push(mode, prm, total, board, B, S, ids, x, lo, hi, J, inv_d, o_ids, o_mass
         s = ids[r]
         c = _expand(s, mode, prm, total, board, work, out)
         xr = x[r]
+        zr = z[r]
         m = (s // 3) % N
         if s % 3 == 0:
-            _add(sums, comp, hits, _G_TURNS, xr)
-            _add(sums, comp, hits, seat0 + 6 * m + _TURNS, xr)
+            _add(sums, comp, hits, zsums, _G_TURNS, xr, zr)
+            _add(sums, comp, hits, zsums, seat0 + 6 * m + _TURNS, xr, zr)
         for j in range(c):  # transitions as the chain counts them: distinct targets (an outcome is one)
             first = True
             for k in range(j):
@@ -333,31 +346,33 @@ def _push(mode, prm, total, board, B, S, ids, x, lo, hi, J, inv_d, o_ids, o_mass
         flags[1] += c
         for j in range(c):
             w = xr * out_p[j] * inv_d
+            wz = zr * out_p[j] * inv_d
             if out_act[j] == 1:
-                _add(sums, comp, hits, _G_BETS, w)
-                _add(sums, comp, hits, seat0 + 6 * m + _BETS, w)
+                _add(sums, comp, hits, zsums, _G_BETS, w, wz)
+                _add(sums, comp, hits, zsums, seat0 + 6 * m + _BETS, w, wz)
             else:
-                _add(sums, comp, hits, _G_THROWS, w)
+                _add(sums, comp, hits, zsums, _G_THROWS, w, wz)
             if out_broke[j] != 0:
                 flags[0] += 1
             for i in range(N):
                 if (out_broke[j] >> i) & 1:
-                    _add(sums, comp, hits, seat0 + 6 * i + _BROKE, w)
+                    _add(sums, comp, hits, zsums, seat0 + 6 * i + _BROKE, w, wz)
                 if (out_aid[j] >> i) & 1:
-                    _add(sums, comp, hits, seat0 + 6 * i + _AID, w)
+                    _add(sums, comp, hits, zsums, seat0 + 6 * i + _AID, w, wz)
                 if (out_aid[j] >> (N + i)) & 1:
-                    _add(sums, comp, hits, seat0 + 6 * i + _AIDOK, w)
+                    _add(sums, comp, hits, zsums, seat0 + 6 * i + _AIDOK, w, wz)
             t = out_next[j]
             if t < 0:
-                _add(sums, comp, hits, out0 - t, w)
+                _add(sums, comp, hits, zsums, out0 - t, w, wz)
                 for i in range(N):
-                    _add(sums, comp, hits, pmf0 + levels * i + out_final[j, i], w)
-                    _add(sums, comp, hits, seat0 + 6 * i + _POINTS, w * out_final[j, i])
+                    _add(sums, comp, hits, zsums, pmf0 + levels * i + out_final[j, i], w, wz)
+                    _add(sums, comp, hits, zsums, seat0 + 6 * i + _POINTS, w * out_final[j, i], wz * out_final[j, i])
             else:
                 layer = _layer_key(t, prm, B)[0]
                 if layer != S:
                     o_ids[no] = t
                     o_mass[no] = w
+                    o_z[no] = wz
                     o_layer[no] = layer
                     no += 1
     return hi, no
@@ -397,44 +412,51 @@ class LayeredSolve:
     #: Per figure (``points_pmf`` and ``seat`` shaped, ``outcome``), the branches that added to it (0: exactly 0).
     hits: dict[str, np.ndarray] = field(default_factory=dict)
     terms: int = 0  # the branch terms summed into the figures
+    #: The residual state by state is at most ``relative`` times the visits there, plus underflow allowances
+    #: (``residual_tiny`` in all); ``z`` the figures' totals over the time-weighted visits ``z = x + Q^T z``
+    #: (as ``hits``, and ``game``), whose residual is at most ``relative_z`` times the visits ``x``.
+    relative: float = float("inf")
+    residual_tiny: float = 0.0
+    relative_z: float = float("inf")
+    z: dict[str, np.ndarray] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
 
 class _Pending:
-    """Mass waiting for later layers: chunks of (ids, mass, branch terms in the mass) per layer."""
+    """Mass waiting for later layers: chunks of (ids, mass, branch terms in the mass, time-weighted mass) per
+    layer."""
 
     def __init__(self) -> None:
-        self.chunks: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.chunks: dict[int, list[tuple[np.ndarray, ...]]] = {}
         self.entries = 0
 
-    def add(self, ids: np.ndarray, mass: np.ndarray, layer: np.ndarray) -> None:
+    def add(self, ids: np.ndarray, mass: np.ndarray, layer: np.ndarray, zmass: np.ndarray) -> None:
         if ids.size == 0:
             return
         order = np.argsort(layer, kind="stable")
-        ids, mass, layer = ids[order], mass[order], layer[order]
+        ids, mass, layer, zmass = ids[order], mass[order], layer[order], zmass[order]
         cuts = np.flatnonzero(np.diff(layer)) + 1
         for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, ids.size], strict=True):
             self.chunks.setdefault(int(layer[lo]), []).append((ids[lo:hi].copy(), mass[lo:hi].copy(),
-                                                               np.ones(hi - lo)))
+                                                               np.ones(hi - lo), zmass[lo:hi].copy()))
         self.entries += ids.size
 
-    def pop(self, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def pop(self, layer: int) -> tuple[np.ndarray, ...] | None:
         chunks = self.chunks.pop(layer, None)
         if not chunks:
             return None
-        ids, mass, count = (np.concatenate([c[i] for c in chunks]) for i in range(3))
-        self.entries -= ids.size
-        return ids, mass, count
+        got = tuple(np.concatenate([c[i] for c in chunks]) for i in range(4))
+        self.entries -= got[0].size
+        return got
 
     def compact(self) -> None:
         """Sum the mass (and the terms) of repeated ids in every pending layer (frees the duplicates)."""
         for layer, chunks in self.chunks.items():
             if len(chunks) < 2:
                 continue
-            ids, mass, count = (np.concatenate([c[i] for c in chunks]) for i in range(3))
+            ids, *rest = (np.concatenate([c[i] for c in chunks]) for i in range(4))
             uniq, inv = np.unique(ids, return_inverse=True)
-            self.chunks[layer] = [(uniq, np.bincount(inv.ravel(), weights=mass, minlength=uniq.size),
-                                   np.bincount(inv.ravel(), weights=count, minlength=uniq.size))]
+            self.chunks[layer] = [(uniq, *(np.bincount(inv.ravel(), weights=a, minlength=uniq.size) for a in rest))]
         self.entries = sum(c[0].size for chunks in self.chunks.values() for c in chunks)
 
 
@@ -458,7 +480,7 @@ def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool =
     S0 = int(_layer_key(start, m.params, B)[0])
     last = N * G
     pending = _Pending()
-    pending.add(np.array([start], np.int64), np.array([1.0]), np.array([S0], np.int64))
+    pending.add(np.array([start], np.int64), np.array([1.0]), np.array([S0], np.int64), np.array([0.0]))
     acc = _Totals(N, m.levels)
     t0 = time.perf_counter()
     with progress_bar(progress, "solving layer by layer") as bar:
@@ -480,8 +502,10 @@ def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool =
         largest_layer=acc.largest, outcome=outcome, points_pmf=pmf, seat=seat,
         game={k: float(game[i]) for k, i in (("turns", _G_TURNS), ("throws", _G_THROWS), ("bets", _G_BETS))},
         bankruptcy_reachable=bool(acc.flags[0] > 0), residual=acc.residual, sweeps=acc.sweeps,
-        residual_l1=(acc.r_sweeps + acc.r_rounding) * SLACK, residual_sweeps=acc.r_sweeps * SLACK,
+        residual_l1=(acc.r_sweeps + acc.r_rounding + acc.r_tiny) * SLACK, residual_sweeps=acc.r_sweeps * SLACK,
         hits={"seat": seat_hits, "outcome": outcome_hits, "points_pmf": pmf_hits}, terms=int(acc.flags[1]),
+        relative=acc.eps, residual_tiny=acc.r_tiny * SLACK, relative_z=acc.kappa,
+        z=dict(zip(("game", "seat", "outcome", "points_pmf"), acc.parts(acc.zsums), strict=True)),
         timings={"layers": time.perf_counter() - t0},
     )
 
@@ -495,12 +519,14 @@ class _Totals:
         self.N, self.levels = N, levels
         size = 4 + 6 * N + 2**N + N * (levels + 1)
         self.sums, self.comp, self.hits = np.zeros(size), np.zeros(size), np.zeros(size, np.int64)
+        self.zsums = np.zeros(size)
         self.flags = np.zeros(2, np.int64)
         self.states = self.largest = self.layers = self.sweeps = 0
-        self.residual = self.r_sweeps = self.r_rounding = 0.0
+        self.residual = self.r_sweeps = self.r_rounding = self.r_tiny = self.kappa = self.eps = 0.0
         cap = 1 << 22
         self.o_ids = np.empty(cap, np.int64)
         self.o_mass = np.empty(cap)
+        self.o_z = np.empty(cap)
         self.o_layer = np.empty(cap, np.int64)
 
     def parts(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -510,21 +536,23 @@ class _Totals:
         return flat[:4], flat[4:o0].reshape(N, 6), flat[o0:p0], flat[p0:].reshape(N, self.levels + 1)
 
 
-def _gather_layer(in_ids: np.ndarray, in_mass: np.ndarray, in_cnt: np.ndarray, J: int):
+def _gather_layer(in_ids: np.ndarray, in_mass: np.ndarray, in_cnt: np.ndarray, in_z: np.ndarray, J: int):
     """Number a layer's incoming states (their inflow summed): (ids, inflow, branch terms in each inflow,
-    keys, vals, n)."""
+    time-weighted inflow, keys, vals, n)."""
     # A state gets its inflow from several states before it: size for a quarter of the entries.
     cap = _pow2(in_ids.size // 4 + J + 1024)
     keys, vals = new_table(2 * cap)
     ids = np.empty(cap, np.int64)
     inflow = np.empty(cap)
     cnt = np.empty(cap)
+    zin = np.empty(cap)
     n = k = 0
     while True:
-        n, k = _gather(keys, vals, in_ids, in_mass, in_cnt, ids, inflow, cnt, n, k)
+        n, k = _gather(keys, vals, in_ids, in_mass, in_cnt, in_z, ids, inflow, cnt, zin, n, k)
         if k >= in_ids.size:
-            return ids, inflow, cnt[:n], keys, vals, n
+            return ids, inflow, cnt[:n], zin[:n], keys, vals, n
         cnt = np.concatenate([cnt, np.empty(cnt.size)])
+        zin = np.concatenate([zin, np.empty(zin.size)])
         ids, inflow, keys, vals = _grow(ids, inflow, keys, vals)
 
 
@@ -548,36 +576,54 @@ def _close_layer(m: PuntiModel, mode: int, B: int, S: int, ids, inflow, keys, va
 
 def _solve_one_layer(m: PuntiModel, mode: int, B: int, S: int, got, pending: _Pending, acc: _Totals, tol: float,
                      max_sweeps: int) -> None:
-    """Gather, close, solve and push on layer S (steps 1 to 4 of the module docstring)."""
+    """Gather, close, solve and push on layer S (steps 1 to 4 of the module docstring), with the bounds of
+    :func:`layered_bounds`: the visits' residual, absolute and relative to the visits, and the time-weighted
+    visits ``z = x + Q^T z`` solved beside them."""
     budget = acc.budget
-    in_ids, in_mass, in_cnt = got
-    ids, inflow, cnt, keys, vals, n = _gather_layer(in_ids, in_mass, in_cnt, m.width)
-    del in_ids, in_mass, in_cnt, got
-    ids, inflow, n, e_src, e_dst, e_p = _close_layer(m, mode, B, S, ids, inflow, keys, vals, n)
+    in_ids, in_mass, in_cnt, in_z = got
+    ids, inflow, cnt, zin, keys, vals, n0 = _gather_layer(in_ids, in_mass, in_cnt, in_z, m.width)
+    del in_ids, in_mass, in_cnt, in_z, got
+    ids, inflow, n, e_src, e_dst, e_p = _close_layer(m, mode, B, S, ids, inflow, keys, vals, n0)
     del keys, vals
-    # Each gathered inflow is a sum of ``cnt`` branch terms of three roundings each (visits times pnum times
-    # 1 / denom): off by gamma_(2 (cnt + 4)) of itself from the exact inflow of the visits before, and by
-    # an underflow allowance a term. The states the layer adds within itself have no inflow.
-    acc.r_rounding += float(np.dot(gamma(cnt), inflow[:cnt.size]) * SLACK + cnt.sum() * TINY)
     used = n * _BYTES_PER_LAYER_STATE + pending.entries * _BYTES_PER_PENDING
     if used > budget:
         raise TooLargeError(
             f"{m.rules.name} with {m.players} players: layer {S} holds {n:,} states besides "
             f"{pending.entries:,} pending inflows (about {gib(used)}); "
             f"{gib(available_memory())} available")
+    # Each gathered inflow is a sum of ``cnt`` branch terms of three roundings each (visits times pnum times
+    # 1 / denom): off by gamma_(2 (cnt + 4)) of itself from the exact inflow of the visits before, and by
+    # an underflow allowance a term. The states the layer adds within itself have no inflow.
+    g_in = np.zeros(n)
+    g_in[:n0] = gamma(cnt) * inflow[:n0] * SLACK
+    z_in = np.zeros(n)
+    z_in[:n0] = zin
     inv_d = 1.0 / m.denominator
-    x, (res, size, err), sweeps = _solve_layer(ids, inflow, n, e_src, e_dst, e_p, inv_d, m.params, B, tol,
-                                               max_sweeps, S)
+    x, z, xr, zr, sweeps = _solve_layer(ids, inflow, z_in, n, e_src, e_dst, e_p, inv_d, m.params, B, tol,
+                                        max_sweeps, S)
     del e_src, e_dst, e_p, inflow
-    acc.residual = max(acc.residual, res)
+    worst, size, err, tiny, rel = xr
+    acc.residual = max(acc.residual, worst)
     acc.r_sweeps += size
-    acc.r_rounding += err
+    acc.r_rounding += err + float(g_in.sum()) * SLACK
+    acc.r_tiny += tiny + float(cnt.sum()) * TINY
+    # relative to the visits: the in-layer residual's and the inflow's rounding at every state
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(g_in > 0, g_in / x, 0.0)  # inf where the visits are 0 (underflow) and the bound is not
+    acc.eps = max(acc.eps, float((rel + ratio).max(initial=0.0)) * SLACK)
+    # z's residual over x: its in-layer system's, its inflow's rounding, and the rounding of x + its inflow
+    g_z = np.zeros(n)
+    g_z[:n0] = gamma(cnt) * zin
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zb = g_z + 2 * U * (x + z_in)
+        ratio = np.where(zb > 0, zb / x, 0.0)
+    acc.kappa = max(acc.kappa, float((zr + ratio).max(initial=0.0)) * SLACK)
     acc.sweeps = max(acc.sweeps, sweeps)
     lo = 0
     while lo < n:
-        lo, no = _push(mode, *m.kernel_args(), B, S, ids, x, lo, n, m.width, inv_d, acc.o_ids, acc.o_mass,
-                       acc.o_layer, acc.sums, acc.comp, acc.hits, acc.flags)
-        pending.add(acc.o_ids[:no], acc.o_mass[:no], acc.o_layer[:no])
+        lo, no = _push(mode, *m.kernel_args(), B, S, ids, x, z, lo, n, m.width, inv_d, acc.o_ids, acc.o_mass,
+                       acc.o_z, acc.o_layer, acc.sums, acc.comp, acc.hits, acc.zsums, acc.flags)
+        pending.add(acc.o_ids[:no], acc.o_mass[:no], acc.o_layer[:no], acc.o_z[:no])
     if pending.entries * _BYTES_PER_PENDING > budget // 2:
         pending.compact()
     acc.states += n
@@ -585,11 +631,13 @@ def _solve_one_layer(m: PuntiModel, mode: int, B: int, S: int, got, pending: _Pe
     acc.layers += 1
 
 
-def _solve_layer(ids, inflow, n, e_src, e_dst, e_p, inv_d, prm, B, tol, max_sweeps, S):
-    """The visits of one layer's states: (x, its system's residual as :func:`_residual` gives it, most sweeps of a
-    component)."""
+def _solve_layer(ids, inflow, zin, n, e_src, e_dst, e_p, inv_d, prm, B, tol, max_sweeps, S):
+    """The visits ``x`` of one layer's states and the time-weighted visits ``z = (x + zin) + Q_in^T z``: (x, z,
+    x's residual as :func:`_residual` gives it with its bound per state over ``x``, z's bound per state over
+    ``x``, most sweeps of a component)."""
     if e_src.size == 0:
-        return inflow[:n].copy(), (0.0, 0.0, 0.0), 1
+        x = inflow[:n].copy()
+        return x, x + zin, (0.0, 0.0, 0.0, 0.0, np.zeros(n)), np.zeros(n), 1
     # Only the states an in-layer transition touches need solving; the others keep their inflow.
     mark = np.zeros(n, bool)
     mark[e_src] = True
@@ -615,14 +663,29 @@ def _solve_layer(ids, inflow, n, e_src, e_dst, e_p, inv_d, prm, B, tol, max_swee
     diag = np.zeros(k)
     loop = src == dst
     np.add.at(diag, dst[loop], p[loop])
-    b = inflow[touched]
+    x = inflow[:n].copy()
+    bx = x[touched]
     xk = np.zeros(k)
-    sweeps = _gs_components(order, comp, indptr, src, p, diag, b, xk, tol, max_sweeps)
+    sweeps = _gs_components(order, comp, indptr, src, p, diag, bx, xk, tol, max_sweeps)
     if sweeps < 0:
         raise SolverError(f"layer {S}: Gauss-Seidel did not reach {tol} in {max_sweeps} sweeps of a cycle")
-    x = inflow[:n].copy()
     x[touched] = xk
-    return x, _residual(k, indptr, src, pnum, inv_d, b, xk), sweeps
+    relk = np.zeros(k)
+    x_res = _residual(k, indptr, src, pnum, inv_d, bx, xk, relk, xk)
+    rel = np.zeros(n)
+    rel[touched] = relk
+    z = x + zin  # z's source is x
+    bz = z[touched]
+    zk = np.zeros(k)
+    z_sweeps = _gs_components(order, comp, indptr, src, p, diag, bz, zk, tol, max_sweeps)
+    if z_sweeps < 0:
+        raise SolverError(f"layer {S}: Gauss-Seidel did not reach {tol} in {max_sweeps} sweeps of a cycle")
+    z[touched] = zk
+    zrel = np.zeros(k)
+    _residual(k, indptr, src, pnum, inv_d, bz, zk, zrel, xk)
+    rel_z = np.zeros(n)
+    rel_z[touched] = zrel
+    return x, z, (*x_res, rel), rel_z, max(sweeps, z_sweeps)
 
 
 def race_chain(model: PuntiModel):
@@ -703,43 +766,61 @@ def layered_bounds(m: PuntiModel, ls: LayeredSolve, res: PuntiResults) -> dict:
     off by the rounding of its compensated sum (Neumaier: ``2 u`` of it and ``(2 u + 4 n u^2)`` of its
     terms' magnitudes, nonnegative, each off by a few roundings). A figure no branch adds to is 0 exactly:
     every branch of every reachable state is followed, whatever its mass.
+
+    That bound does not shrink with a figure, and a rare bankruptcy has a chance below 1e-10. So each
+    figure also gets a bound relative to it, and keeps the smaller: the residual is at most ``eps`` times
+    the visits state by state (``ls.relative``: the layers' systems are swept until every change is below
+    1e-15 of the value, and the inflows' rounding is relative), plus underflow allowances ``a``; so
+    ``x . g`` is off by at most ``eps x^T N g + |a| (N g) = eps z . g + ...``, with ``z = N^T x`` the
+    time-weighted visits (each visit counted once for every step still to come), solved beside ``x`` in
+    the same layers. The computed ``z'`` has a residual at most ``kappa`` times ``x`` state by state
+    (``ls.relative_z``), so ``z' / (1 - kappa)`` is a supersolution, ``(I - Q^T) z' / (1 - kappa) >= x``,
+    and bounds ``z = N^T x`` from above (``N`` is nonnegative); ``z . g`` is then at most the computed
+    sum (plain, ``gamma_n`` of it) over ``1 - kappa``. ``z . g / x . g`` is the expected number of steps
+    before what ``g`` counts, so this bound is a few hundred roundings of the figure.
     """
     N, G = m.players, m.rules.goal
     R = ls.residual_l1
     n = ls.terms + ls.states
     rel = (4 * U + 4 * n * U * U + float(gamma(1))) * SLACK
 
-    def bound(x: float, hits: int, to_come: float) -> float:
+    eps, kappa, zrel = ls.relative, ls.relative_z, 1.0 + float(gamma(n))
+
+    def bound(x: float, hits: int, to_come: float, z: float) -> float:
         if not hits:
             if x != 0.0:
                 raise SolverError(f"layered solve: a figure no branch adds to is {x!r}, not 0")
             return 0.0
-        return float((R * to_come + rel * abs(x) + n * TINY) * SLACK)
+        solve = R * to_come
+        if np.isfinite(eps) and kappa < 0.5:
+            solve = min(solve, (eps * z * zrel / (1.0 - kappa) + ls.residual_tiny * to_come) * SLACK)
+        return float((solve + rel * abs(x) + n * TINY) * SLACK)
 
     masks = m.outcome_masks()
-    oh = ls.hits["outcome"]
+    oh, zs = ls.hits["outcome"], ls.z
     ob = np.zeros(2**N)
     for k in masks:
-        ob[k] = bound(float(ls.outcome[k]), int(oh[k]), 1.0)
-    sh = ls.hits["seat"]
+        ob[k] = bound(float(ls.outcome[k]), int(oh[k]), 1.0, float(zs["outcome"][k]))
+    sh, zseat = ls.hits["seat"], ls.z["seat"]
     bets_hit = int(sh[:, _BETS].sum())
     out: dict = {"outcomes": {m.outcome_name(k): float(ob[k]) for k in masks},
-                 "expected": {"turns": bound(res.expected["turns"], 1, N * G),
-                              "throws": bound(res.expected["throws"], 1, N * G),
-                              "bets": bound(res.expected["bets"], bets_hit, 2 * N * G)},
+                 "expected": {"turns": bound(res.expected["turns"], 1, N * G, zs["game"][_G_TURNS]),
+                              "throws": bound(res.expected["throws"], 1, N * G, zs["game"][_G_THROWS]),
+                              "bets": bound(res.expected["bets"], bets_hit, 2 * N * G, zs["game"][_G_BETS])},
                  "seats": [], "length": None}
     sums = float(gamma(2**N))
     for i, s in enumerate(res.seats):
         win_b, tie_b, share_b = win_tie_share(masks, ob[masks], i)
         sb = {"win": (win_b + sums * s.win) * SLACK, "tie": (tie_b + sums * s.tie) * SLACK,
               "win_share": (share_b + sums * s.win_share) * SLACK,
-              "bankrupt": bound(s.bankrupt, int(sh[i, _BROKE]), 1.0),
-              "points": bound(s.points, int(sh[i, _POINTS]), res.total_points),
-              "points_pmf": {str(v): bound(q, int(ls.hits["points_pmf"][i, v // m.unit]), 1.0)
-                             for v, q in sorted(s.points_pmf.items())},
-              "bets": bound(s.bets, int(sh[i, _BETS]), 2 * G),
-              "aid": bound(s.aid, int(sh[i, _AID]), 1.0), "aid_success": bound(s.aid_success, int(sh[i, _AIDOK]), 1.0),
-              "turns": bound(s.turns, int(sh[i, _TURNS]), G)}
+              "bankrupt": bound(s.bankrupt, int(sh[i, _BROKE]), 1.0, zseat[i, _BROKE]),
+              "points": bound(s.points, int(sh[i, _POINTS]), res.total_points, zseat[i, _POINTS] * m.unit),
+              "points_pmf": {str(v): bound(q, int(ls.hits["points_pmf"][i, v // m.unit]), 1.0,
+                                           zs["points_pmf"][i, v // m.unit]) for v, q in sorted(s.points_pmf.items())},
+              "bets": bound(s.bets, int(sh[i, _BETS]), 2 * G, zseat[i, _BETS]),
+              "aid": bound(s.aid, int(sh[i, _AID]), 1.0, zseat[i, _AID]),
+              "aid_success": bound(s.aid_success, int(sh[i, _AIDOK]), 1.0, zseat[i, _AIDOK]),
+              "turns": bound(s.turns, int(sh[i, _TURNS]), G, zseat[i, _TURNS])}
         out["seats"].append(sb)
         for k in ("win", "tie", "win_share", "bankrupt", "aid", "aid_success"):
             setattr(s, k, clip_probability(getattr(s, k), sb[k]))
