@@ -21,12 +21,14 @@ solved one layer at a time, in increasing order:
    their in-layer transitions;
 3. ``x = inflow + Q_in^T x`` is solved by Gauss-Seidel in the order of the race
    (exact in one sweep where the layer has no cycle; the bounce cycles converge
-   geometrically), and its true residual is measured;
+   geometrically, swept until every change is below 1e-15 of its value), and its
+   true residual is bounded (:func:`layered_bounds`), as are the time-weighted
+   visits ``z = x + Q^T z`` beside it;
 4. every state is expanded once more: its visits flow into later layers (kept
    as pending (id, mass) pairs until their turn), into the end (outcome, final
    balances), and into every expected total (turns, throws, bets, bankruptcy,
    mutual aid) -- the same figures :func:`~markov_oca.punti.analysis.analyse`
-   takes from the whole chain.
+   takes from the whole chain, each with a certified bound (:func:`layered_bounds`).
 
 Memory is one layer and the pending inflows of the few layers after it.
 
@@ -466,8 +468,9 @@ def bounce_start(model: PuntiModel) -> int:
     return r.goal + 1 - r.faces if r.overshoot == "bounce" else r.goal + 1
 
 
-_BYTES_PER_LAYER_STATE = 2 * 12 + 8 + 8 + 8 + 8 + 16  # hash slots, id, inflow, visits, order, edges
-_BYTES_PER_PENDING = 16
+# hash slots, id, inflow, visits, order, edges; the bounds' terms, time-weighted inflow and visits, and their ratios
+_BYTES_PER_LAYER_STATE = 2 * 12 + 8 + 8 + 8 + 8 + 16 + 7 * 8
+_BYTES_PER_PENDING = 32  # id, mass, terms, time-weighted mass
 
 
 def solve_layered(model: PuntiModel, mode: int = MODE_NEVER, *, progress: bool = False, tol: float = 1e-15,
