@@ -4,7 +4,7 @@ and the methods' figures within the sum of their bounds of each other."""
 from __future__ import annotations
 
 import pytest
-from support import CALM, TINY3, punti_within_bounds, write
+from support import CALM, SMALL, TINY3, punti_within_bounds, write
 
 from markov_oca.core.errors import SolverError
 from markov_oca.punti import solve_punti
@@ -56,6 +56,21 @@ def test_layered_figures_within_their_bounds_of_the_chain(tmp_path, players, bet
         assert (s.bets > 0.1) == (bet == "always") and (sb["bets"] == 0.0) == (bet == "never")
     assert lay.bounds["length"] is None  # bankruptcy is reachable: no length distribution, no bound
     assert "error bounds: certified, each figure within 1e-09" in lay.text()
+
+
+def test_layered_rare_chance_gets_a_bound_relative_to_it(tmp_path):
+    # Seat 1 goes bankrupt with chance 2.2e-4: the residual's 1-norm (about 3e-14) is 1.3e-10 of it, while the
+    # time-weighted visits bound its error by about 1e-13 of it, and meet a precision of 1e-11.
+    path = write(tmp_path, "rare", SMALL.format(goal=9, extra="9 = { pay_bank = 5 }").replace("dowry = 60",
+                                                                                             "dowry = 65"))
+    chain = solve_punti(path, 2, bet="always", method="chain")
+    lay = solve_punti(path, 2, bet="always", method="layered", precision=1e-11)
+    x, b = lay.seats[0].bankrupt, lay.bounds["seats"][0]["bankrupt"]
+    assert 1e-4 < x < 1e-3 and lay.solver[0]["residual_bound"] > 1e-10 * x > 100 * b
+    assert abs(x - chain.seats[0].bankrupt) <= b + chain.bounds["seats"][0]["bankrupt"]
+    for k, v in lay.outcomes.items():
+        assert lay.bounds["outcomes"][k] <= 1e-11 * v
+        assert abs(v - chain.outcomes[k]) <= lay.bounds["outcomes"][k] + chain.bounds["outcomes"][k]
 
 
 def test_layered_length_from_the_race_is_certified(tmp_path):
