@@ -171,6 +171,26 @@ def same_punti(a, b, tol: float = 1e-11) -> None:
             assert s.points_pmf[v] == pytest.approx(t.points_pmf[v], abs=tol), (s.seat, v)
 
 
+def punti_within_bounds(a, b) -> int:
+    """Every float figure of two PuntiResults (two methods) agrees within the sum of their certified bounds;
+    every bound but a final points entry's meets its precision. Returns the figures compared."""
+    da, db = a.to_dict(with_pmf=False), b.to_dict(with_pmf=False)
+    pairs = [(f"outcomes/{k}", x, db["outcomes"][k], a.bounds["outcomes"][k], b.bounds["outcomes"][k])
+             for k, x in da["outcomes"].items()]
+    pairs += [(f"expected/{k}", x, db["expected"][k], a.bounds["expected"][k], b.bounds["expected"][k])
+              for k, x in da["expected"].items()]
+    for s, t, sa, sb in zip(da["seats"], db["seats"], a.bounds["seats"], b.bounds["seats"], strict=True):
+        pairs += [(f"seat {s['seat']}/{k}", s[k], t[k], sa[k], sb[k]) for k in sa if k != "points_pmf"]
+        assert s["points_pmf"].keys() == t["points_pmf"].keys() == sa["points_pmf"].keys()
+        pairs += [(f"seat {s['seat']}/points {v}", p, t["points_pmf"][v], sa["points_pmf"][v], sb["points_pmf"][v])
+                  for v, p in s["points_pmf"].items()]
+    for path, x, y, bx, by in pairs:
+        assert abs(x - y) <= bx + by, (path, x, y, bx, by)
+        if "points " not in path:
+            assert bx <= a.precision * abs(x) and by <= b.precision * abs(y), (path, x, bx, y, by)
+    return len(pairs)
+
+
 #: The repository's root (examples/ and docs/ are read from it).
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -70,10 +70,10 @@ def analyse(pc: PuntiChain, *, bet: str, tail: float = 1e-10, timer: dict[str, f
                  "residual_bound": vb.mass}, fwd.report],
         timings=timer, bounds=bounds, precision=precision,
     )
-    failed = _failed(res, bounds, precision)
+    failed = missed(res, bounds, precision)
     if failed and all(p.split("/")[-1] in ("bankrupt", "aid", "aid_success") for p in failed):
         _exact_events(pc, res, failed)
-        failed = _failed(res, bounds, precision)
+        failed = missed(res, bounds, precision)
     if failed:
         raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} (true residual up to "
                           f"{vb.mass:.2g}, ||N||_inf <= {fwd.norm:.3g}): ask a looser --precision")
@@ -136,7 +136,7 @@ def _bounds(pc: PuntiChain, vb: VisitBounds, exp: dict[str, float], mass: np.nda
     return out
 
 
-def _failed(res: PuntiResults, bounds: dict[str, Any], precision: float) -> list[str]:
+def missed(res: PuntiResults, bounds: dict[str, Any], precision: float) -> list[str]:
     """The figures whose bound misses the precision (a final points distribution's entries are not held to it)."""
     return [path for path, x, b in _leaves(res.to_dict(with_pmf=False), bounds)
             if not (b == 0.0 or meets(x, b, precision) or "points_pmf" in path)]

@@ -25,8 +25,8 @@ class PuntiFamily(Family, name="punti", boards="points boards", rules_type=Punti
         Setting("postcards", "also simulate this many games with the postcards, the card trading the exact solve "
                 "leaves out, and as many without, to compare", int, 0,
                 commands=("solve",)),
-        Setting("precision", "relative precision every float figure's certified error bound must meet (the chain's "
-                "route)", float, PRECISION, commands=("solve",)),
+        Setting("precision", "relative precision every float figure's certified error bound must meet (every "
+                "method)", float, PRECISION, commands=("solve",)),
     )
 
     def load(self, source: RuleSource, options: dict[str, Any]) -> PuntiRules:

@@ -31,6 +31,26 @@ mutual aid and no bankruptcy); the bank always pays in full
 (``bank_0 - N max(u + (N-1) v) >= 0``). These are sums of per-player extremes,
 so they bound every reachable joint state. When they fail the layered or the
 whole-chain solve is used.
+
+Error bounds (:func:`independent_bounds`). Two things part a figure from its true value:
+
+- *rounding*: every figure is built from one player's pushed law by additions, products,
+  convolutions and divisions of nonnegative numbers only, so a computed figure is its exact
+  value (on the laws followed) times ``1 + theta`` with ``|theta| <= gamma_D``, ``D`` the most
+  roundings on any path of the computation (Higham, *Accuracy and Stability of Numerical
+  Algorithms*, lemma 3.1): ``K (1 + fan-in)`` for the push over ``K`` turns, plus the sums over
+  squares, levels, turns and endings that follow (:func:`_depth` counts them generously);
+- an outcome whose leaders no reachable balances allow (:func:`_impossible`) is 0 exactly;
+- *truncation*: the push stops after ``K`` turns with a chance ``m`` (computed, then bounded
+  above with its own rounding) that one player has not arrived. A game left out ends with some
+  player's arrival on an own turn ``k > K`` while another is still racing, so two players have
+  not arrived after ``K`` turns: chance at most ``C(N, 2) m^2``. A chance is off by at most
+  that; the final points by that times the points in play; a seat's turns (at most ``k``, and
+  ``k`` at most the earlier of the two arrivals) by ``C(N, 2) (K + 1 + G) m^2``, since one
+  player's expected throws to arrival from any square are at most ``G`` (fewer than ``B`` throws
+  reach the bounce zone, from which every throw arrives with chance ``1 / faces``).
+
+Bankruptcy, mutual aid and bets are exactly 0 under the conditions :func:`applies` proves.
 """
 
 from __future__ import annotations
@@ -40,9 +60,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.bounds import clip_probability
 from ..analysis.chain import LengthDistribution
-from ..analysis.results import summarise_length
+from ..analysis.results import certify_length, summarise_length
 from ..core.errors import RulesError, SolverError
+from ..linalg.certify import SLACK, U, gamma
 from .model import MODE_NEVER, PuntiModel
 from .results import PuntiResults, PuntiSeat, game_fields, win_tie_share
 from .rules import COLLECT_BANK, COLLECT_EACH, PAY_BANK, PAY_EACH
@@ -133,10 +155,11 @@ def _player_laws(m: PuntiModel, eps: float, max_turns: int):
     moves = [[(_target(m, s, d), int(du[_target(m, s, d)]), int(dv[_target(m, s, d)])) for d in range(1, F + 1)]
              for s in range(G)]
     k = 0
-    while P.sum() > eps:
+    left = float(P.sum())
+    while left > eps:
         k += 1
         if k > max_turns:
-            raise SolverError(f"one player's path still runs after {max_turns} turns (mass {P.sum():.1e})")
+            raise SolverError(f"one player's path still runs after {max_turns} turns (mass {left:.1e})")
         new = np.zeros_like(P)
         arr = np.zeros((U, V))
         for s in range(1, G):
@@ -151,7 +174,9 @@ def _player_laws(m: PuntiModel, eps: float, max_turns: int):
         P = new
         R.append(P.sum(axis=0))
         A.append(arr)
-    return np.array(R), np.array(A), umin, vmin
+        left = float(P.sum())
+    fan_in = np.bincount([t for row in moves[1:] for t, _a, _b in row], minlength=G + 1).max()
+    return np.array(R), np.array(A), umin, vmin, left, int(fan_in)
 
 
 def _below(pw: np.ndarray) -> np.ndarray:
@@ -177,11 +202,13 @@ class _Laws:
     PW: dict[str, list[np.ndarray]]
     um: dict[str, np.ndarray]
     vm: dict[str, np.ndarray]
+    left: float  # the computed chance that one player has not arrived after K turns
+    fan_in: int  # the most (square, throw) pairs that land on one square
 
 
 def _laws(m: PuntiModel, eps: float, max_turns: int) -> _Laws:
     N = m.players
-    R, A, umin, vmin = _player_laws(m, eps, max_turns)
+    R, A, umin, vmin, left, fan_in = _player_laws(m, eps, max_turns)
     U, V = R.shape[1], R.shape[2]
     CA = np.cumsum(A, axis=0)  # CA[k]: arrived within k turns
     starts = np.array([b // m.unit for b in m.rules.initial_balances(N)])
@@ -199,7 +226,7 @@ def _laws(m: PuntiModel, eps: float, max_turns: int) -> _Laws:
         K=A.shape[0] - 1, U=U, V=V, umin=umin, vmin=vmin, W=W, starts=starts, alpha=A.sum(axis=(1, 2)),
         PW={name: [on_w(law, j) for j in range(N)] for name, law in (("A", A), ("R", R), ("CA", CA))},
         um={"A": A.sum(axis=2), "R": R.sum(axis=2), "CA": CA.sum(axis=2)},
-        vm={"A": A.sum(axis=1), "R": R.sum(axis=1), "CA": CA.sum(axis=1)},
+        vm={"A": A.sum(axis=1), "R": R.sum(axis=1), "CA": CA.sum(axis=1)}, left=left, fan_in=fan_in,
     )
 
 
@@ -300,6 +327,9 @@ def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-
     if acc.pmf[:, levels + 1:].any():
         raise SolverError("independent paths: a final balance beyond the points in play")
     lost = 1.0 - float(acc.outcome.sum())
+    rel = float(gamma(_depth(m, L)))
+    # the chance that one player is still racing after K turns: the computed one, its own rounding added
+    one = L.left * (1.0 + 2.0 * float(gamma(L.K * (1 + L.fan_in) + m.rules.goal * L.U * L.V))) * SLACK
     # Drop the turns past the last with any mass worth keeping (the tail is reported).
     length = acc.length
     rest = np.cumsum(length[::-1])[::-1]
@@ -309,14 +339,91 @@ def solve_independent(m: PuntiModel, mode: int = MODE_NEVER, *, eps: float = 1e-
     return {
         "outcome": acc.outcome, "points_pmf": acc.pmf[:, : levels + 1], "turns": acc.turns,
         "length": LengthDistribution(pmf=length[:keep], never_ends=0.0, tail=max(lost, 0.0) + dropped,
-                                     by_outcome=by_outcome),
+                                     by_outcome=by_outcome, rounding=rel),
+        "rounding": rel, "unfinished": N * (N - 1) / 2 * one * one * SLACK, "impossible": _impossible(m),
         "player_turns": L.K, "player_support": (L.U, L.V), "lost": lost, "why": why,
         "timings": {"independent paths": time.perf_counter() - t0},
     }
 
 
-def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, float] | None = None):
-    """:class:`~markov_oca.punti.results.PuntiResults` from :func:`solve_independent`."""
+def _impossible(m: PuntiModel) -> list[int]:
+    """The sets of leaders no game can end with. A game ends with every seat but one (the racer) arrived: the
+    set is possible only if, for some racer, a value of ``w = s + u - v`` is reachable by every seat in it
+    (arrived or racing, on the exact support of one player) and lies above the least reachable by every
+    other seat. The chance of the others is 0 exactly (the sums give 0 too)."""
+    du, dv = _effects(m)
+    sup = _support(m, du, dv)
+    G, N = m.rules.goal, m.players
+    starts = [b // m.unit for b in m.rules.initial_balances(N)]
+    ws = {arrived: [{s_j + u - v for t, u, v in sup if (t == G) == arrived} for s_j in starts]
+          for arrived in (True, False)}
+    out = []
+    for mask in m.outcome_masks():
+        possible = False
+        for r in range(N):
+            w = [ws[j != r][j] for j in range(N)]
+            low = max((min(w[j]) for j in range(N) if not mask >> j & 1), default=None)
+            common = set.intersection(*(w[j] for j in range(N) if mask >> j & 1))
+            possible = possible or any(low is None or x > low for x in common)
+        if not possible:
+            out.append(mask)
+    return out
+
+
+def _depth(m: PuntiModel, L: _Laws) -> int:
+    """The most roundings on any path of the computation of a figure (module docstring), counted generously."""
+    N, K, G, U_, V, W = m.players, L.K, m.rules.goal, L.U, L.V, L.W
+    push = K * (1 + L.fan_in) + G + 2 * K + 3 * U_ * V + 2 * (U_ + V)  # the law, its sums, the projections onto w
+    ending = 2 * N + 3 * W + K + N * (2 + U_ + N * V) + N * (K + 4)  # products, leaders, convolutions, turns, length
+    return push + ending + N * N * K + 2**N + m.levels + 16  # the sums over the endings; the seats' figures
+
+
+#: An absolute allowance for underflow: fewer than 1e16 roundings, each off by at most 2**-1074 in the
+#: subnormal range, then multiplied by turns or points below 1e20.
+UNDERFLOW = 1e-280
+
+
+def independent_bounds(m: PuntiModel, out: dict, res: PuntiResults) -> dict:
+    """The certified bounds of the figures of :func:`independent_results` in their tree (module docstring);
+    the chances are moved into [0, 1] within their bounds, the length's quantiles kept where certain."""
+    rel, lost = out["rounding"], out["unfinished"]
+    N, G, K = m.players, m.rules.goal, out["player_turns"]
+    turns_lost = lost * (K + 1 + G)  # C(N, 2) (K + 1 + G) m^2: a seat's turns in the games left out
+
+    def rounding(x: float) -> float:
+        return rel * abs(x) / (1.0 - rel) * SLACK + UNDERFLOW
+
+    def chance(x: float) -> float:
+        return (rounding(x) + lost) * SLACK
+
+    zero = {m.outcome_name(k) for k in out["impossible"]}
+    if any(res.outcomes[k] != 0.0 for k in zero):
+        raise SolverError("independent paths: an outcome no reachable balances allow has a chance")
+    out_b = {"outcomes": {k: 0.0 if k in zero else chance(x) for k, x in res.outcomes.items()},
+             "expected": {"turns": (rounding(res.expected["turns"]) + N * turns_lost) * SLACK,
+                          "throws": (rounding(res.expected["throws"]) + N * turns_lost) * SLACK, "bets": 0.0},
+             "seats": [], "length": None}
+    for s in res.seats:
+        sb = {k: chance(getattr(s, k)) for k in ("win", "tie", "win_share")}
+        sb |= {"bankrupt": 0.0, "aid": 0.0, "aid_success": 0.0, "bets": 0.0,  # exact zeros (:func:`applies`)
+               "points": (rounding(s.points) + lost * res.total_points) * SLACK,
+               "points_pmf": {str(k): chance(v) for k, v in sorted(s.points_pmf.items())},
+               "turns": (rounding(s.turns) + turns_lost) * SLACK}
+        out_b["seats"].append(sb)
+        for k in ("win", "tie", "win_share"):
+            setattr(s, k, clip_probability(getattr(s, k), sb[k]))
+    if res.length is not None:
+        certify_length(res.length, out["length"], out_b["expected"]["turns"], (0.0, 0.0), absolute=lost)
+        # the tail is 1 less the outcomes' sum: their rounding, and the games left out
+        res.length.bounds["tail_mass"] = (res.length.bounds["tail_mass"] + rel + lost + 4 * U) * SLACK
+        out_b["length"] = res.length.bounds
+    return out_b
+
+
+def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, float] | None = None,
+                        precision: float | None = None):
+    """:class:`~markov_oca.punti.results.PuntiResults` from :func:`solve_independent`, with the certified bounds
+    of :func:`independent_bounds` (checked against ``precision`` by the caller)."""
     timer = {} if timer is None else timer
     timer.update(out["timings"])
     rules, N = m.rules, m.players
@@ -336,7 +443,7 @@ def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, 
     total_turns = float(out["turns"].sum())
     U, V = out["player_support"]
     lost = out["lost"]
-    return PuntiResults(
+    res = PuntiResults(
         **game_fields(m, bet), states=None, transitions=None,
         outcomes={m.outcome_name(k): float(out["outcome"][k]) for k in masks}, seats=seats,
         expected={"turns": total_turns, "throws": total_turns, "bets": 0.0},
@@ -347,5 +454,9 @@ def independent_results(m: PuntiModel, out: dict, *, bet: str, timer: dict[str, 
         timings=timer, method="independent",
         notes=[f"solved as independent paths: {out['why']}; the joint chain is never built (its states are not "
                "counted)",
-               f"probability not accounted for: {lost:.1e}"],
+               f"games still running after {out['player_turns']} turns of every path: chance at most "
+               f"{out['unfinished']:.1e}"],
+        precision=precision,
     )
+    res.bounds = independent_bounds(m, out, res)
+    return res

@@ -70,8 +70,10 @@ class PuntiResults:
     timings: dict[str, float] = field(default_factory=dict)
     method: str = "chain"  # chain: the whole chain built and solved; layered: solved layer by layer
     notes: list[str] = field(default_factory=list)
-    #: Certified error bounds in the figures' tree (``outcomes``, ``seats``, ``expected``, ``length``): the
-    #: chain's route (:func:`~markov_oca.punti.analysis.analyse`); None on the other routes.
+    #: Certified error bounds in the figures' tree (``outcomes``, ``seats``, ``expected``, ``length``), on every
+    #: method: the chain's (:func:`~markov_oca.punti.analysis.analyse`), independent paths'
+    #: (:func:`~markov_oca.punti.independent.independent_bounds`), the layered solve's
+    #: (:func:`~markov_oca.punti.layered.layered_bounds`).
     bounds: dict[str, Any] | None = None
     precision: float | None = None  # the relative precision the bounds were checked against
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.bounds import PRECISION
-from ..core.errors import RulesError, TooLargeError
+from ..core.errors import RulesError, SolverError, TooLargeError
 from ..core.progress import progress_bar
-from .analysis import analyse
+from .analysis import analyse, missed
 from .independent import applies, independent_results, solve_independent
 from .model import MODE_DECIDE, MODES, PuntiChain, check_bet, punti_model
 from .results import PuntiResults
@@ -55,7 +55,7 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
     bet:
         ``never``, ``always`` or ``optimal`` (see :mod:`markov_oca.punti.optimal`).
     precision:
-        The relative precision every figure's certified bound must meet (the chain's route).
+        The relative precision every figure's certified bound must meet (every method).
     method:
         ``chain`` builds the whole chain (needed for exports, reports and optimal bets);
         ``independent`` sums over independent paths, exact when no balance can change a move
@@ -86,11 +86,9 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         raise RulesError(f"{rules.name} with {m.players} players: optimal bets need the whole decision process "
                          f"(--method chain), which the {method} solve does not build")
     if method == "independent":
-        res = independent_results(m, solve_independent(m, mode), bet=bet, timer=timer)
+        res = _independent(m, mode, bet, timer, precision)
     elif method == "layered":
-        from .layered import layered_results, solve_layered
-
-        res = layered_results(m, solve_layered(m, mode, progress=progress), bet=bet, tail=tail, timer=timer)
+        res = _layered(m, mode, bet, tail, timer, precision, progress)
     elif bet == "optimal":
         from .optimal import optimal_chain
 
@@ -112,4 +110,47 @@ def solve_punti(rules: PuntiRules | str | Path, players: int | None = None, *, b
         t1 = time.perf_counter()
         res.postcards = postcard_effect(rules, m.players, bet, postcards, seed=seed, policy=policy)
         timer["postcards"] = time.perf_counter() - t1
+    return res
+
+
+def _independent(m, mode: int, bet: str, timer: dict[str, float], precision: float) -> PuntiResults:
+    """Independent paths with every figure's bound within ``precision``: the paths followed longer while the
+    games left out are what misses it, else one line refuses."""
+    eps = 1e-18
+    while True:
+        out = solve_independent(m, mode, eps=eps)
+        res = independent_results(m, out, bet=bet, timer=timer, precision=precision)
+        failed = missed(res, res.bounds, precision)
+        if not failed:
+            return res
+        # a rounding of the sums above the precision misses for every figure: following the paths longer
+        # cannot help; below it, the games left out are what misses
+        if out["rounding"] >= precision or eps < 1e-200:
+            raise SolverError(f"independent paths: no bound under {precision:g} (relative) for "
+                              f"{', '.join(failed[:3])} (their sums' rounding up to {out['rounding']:.2g} relative): "
+                              "--method chain certifies its own, or ask a looser --precision")
+        eps *= 1e-20
+
+
+def _layered(m, mode: int, bet: str, tail: float, timer: dict[str, float], precision: float,
+             progress: bool) -> PuntiResults:
+    """Layer by layer with every figure's bound within ``precision``: the cycles swept once more to a tighter
+    tolerance when their residuals are most of the bound, else one line refuses."""
+    from .layered import layered_results, solve_layered
+
+    ls = solve_layered(m, mode, progress=progress)
+    res = layered_results(m, ls, bet=bet, tail=tail, timer=timer, precision=precision)
+    failed = missed(res, res.bounds, precision)
+    if failed and ls.residual_sweeps > ls.residual_l1 / 2:
+        try:
+            ls = solve_layered(m, mode, progress=progress, tol=1e-17, max_sweeps=4 * ls.sweeps + 100)
+        except SolverError:  # the sweeps cannot get closer in double precision
+            pass
+        else:
+            res = layered_results(m, ls, bet=bet, tail=tail, timer=timer, precision=precision)
+            failed = missed(res, res.bounds, precision)
+    if failed:
+        raise SolverError(f"layered solve: no bound under {precision:g} (relative) for {', '.join(failed[:3])} (the "
+                          f"visits' true residual up to {ls.residual_l1:.2g} in 1-norm): --method chain certifies "
+                          "small chances on its own (where the chain fits), or ask a looser --precision")
     return res

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import CALM, TINY3, against_simulation, same_punti, write
+from support import CALM, TINY3, against_simulation, punti_within_bounds, same_punti, write
 
 from markov_oca.core.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
@@ -39,6 +39,10 @@ def test_independent_equals_chain(tmp_path, players, overshoot):
     assert sum(s.turns for s in ind.seats) == pytest.approx(ind.expected["turns"], rel=1e-12)
     assert ind.outcomes["seats 1 and 2 tie"] > 0
     assert players == 2 or ind.outcomes["seats 1, 2 and 3 tie"] > 0
+    punti_within_bounds(chain, ind)
+    if players == 4:  # the arrived seats' balances have one parity, seat 1's start another: no four-way tie
+        name = "seats 1, 2, 3 and 4 tie"
+        assert ind.outcomes[name] == chain.outcomes[name] == ind.bounds["outcomes"][name] == 0.0
 
 
 def test_independent_shipped_two_players_equals_chain():

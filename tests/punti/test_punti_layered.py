@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support import TINY3, same_punti, small, write
+from support import TINY3, punti_within_bounds, same_punti, small, write
 
 from markov_oca.core.errors import RulesError, TooLargeError
 from markov_oca.punti import load_punti, punti_model, punti_text, solve_punti
@@ -36,7 +36,8 @@ def test_layered_shipped_two_players_with_length_from_the_race():
     # comes from the race alone and must equal the whole chain's.
     chain = solve_punti("gioco-oca-punti", 2, method="chain")
     lay = solve_punti("gioco-oca-punti", 2, method="layered")
-    same_punti(chain, lay)
+    same_punti(chain, lay, tol=1e-10)  # both bounds are wider (about 1e-9 on the chain's turns, 1.4e-10 here)
+    punti_within_bounds(chain, lay)
     assert lay.length is not None
     assert lay.length.pmf == pytest.approx(chain.length.pmf, abs=1e-12)
     assert (lay.length.median, lay.length.p90, lay.length.p99) == (chain.length.median, chain.length.p90,
