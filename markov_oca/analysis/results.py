@@ -149,7 +149,8 @@ def length_summary(chain: Chain, turns_given_end: Number, tail: float) -> Length
     return summarise_length(chain.length_distribution(tail=tail), turns_given_end)
 
 
-def certify_length(summary: LengthSummary, dist, mean_bound: float, deadlock: tuple[float, float]) -> None:
+def certify_length(summary: LengthSummary, dist, mean_bound: float, deadlock: tuple[float, float],
+                   absent: float = 0.0) -> None:
     """Bound every figure of ``summary`` (from ``dist``), and keep only the quantiles rounding cannot move.
 
     Every pushed mass is off by at most ``dist.rounding`` relative (no cancellation: the masses are
@@ -160,20 +161,21 @@ def certify_length(summary: LengthSummary, dist, mean_bound: float, deadlock: tu
     quantile is never reached (infinite, exactly); otherwise it is "more than" the last turn the high
     bound stays below ``q``. Given the end, the CDF is divided by ``1 - deadlock``, whose bound
     widens the bracket. ``never_ends`` becomes the certified deadlock (the pass's deadlocked mass
-    misses what was still in play).
+    misses what was still in play). ``absent`` is a mass the pass leaves out altogether (a distribution
+    combined from pushes stopped early): it widens every entry's bound, the CDF's and the tail's.
     """
     from .tails import quantile_bracket  # tails imports this module
 
     pmf = np.asarray(dist.pmf, np.float64)
     cdf = np.cumsum(pmf)
     rel = (dist.rounding + float(gamma(pmf.size))) * SLACK
-    err = rel * cdf + 2e-15  # _quantile reads q less 1e-15
+    err = rel * cdf + absent + 2e-15  # _quantile reads q less 1e-15
     p_d, b_d = deadlock
     summary.never_ends, summary.more_than = p_d, {}
     ends_lo, ends_hi = 1.0 - p_d - b_d, 1.0 - p_d + b_d
     bounds: dict[str, Any] = {"mean_given_end": mean_bound, "never_ends": b_d,
-                              "tail_mass": float(dist.tail) * rel + 64 * U, "given_end": {},
-                              "pmf": (rel * pmf).tolist(), "cdf": (rel * cdf).tolist()}
+                              "tail_mass": float(dist.tail) * rel + absent + 64 * U, "given_end": {},
+                              "pmf": (rel * pmf + absent).tolist(), "cdf": (rel * cdf + absent).tolist()}
     for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
         lo, hi = quantile_bracket(cdf - err, cdf + err, q)
         value, bounds[name] = _certain(lo, hi, ends_hi < q, summary.more_than, name, pmf.size)
