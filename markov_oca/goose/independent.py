@@ -25,6 +25,13 @@ figures for its ``k``-th turn times ``allow_j(k)``, summed over ``k``; the chanc
 of ever landing on a square uses the single player's first-landing turn. A single
 player who may never finish (a closed class without the goal) is not handled
 here: the joint chain is, up to its size.
+
+Every figure carries a certified error bound (:func:`independent_bounds`): the
+single race's stored figures are within a relative rounding of the exact race's
+(:func:`single_race`), the seats' formulas (:func:`seat_figures`) run a second time
+on intervals around them (:class:`~markov_oca.linalg.interval.Interval`), and the
+turns after the last one pushed add at most the racing mass left times what a
+turn can count (:func:`tail_weights`).
 """
 
 from __future__ import annotations
