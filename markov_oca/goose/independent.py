@@ -56,8 +56,11 @@ from .rules import GooseRules, special_squares
 
 MAX_PLAYERS = 50
 #: Single-player mass still racing at which the turn-by-turn pass stops; far below the
-#: figures' own precision (errors in a winning chance are at most this).
+#: figures' own precision (what it leaves out of a winning chance is at most this: :func:`tail_weights`).
 SINGLE_TAIL = 1e-17
+#: The smallest racing mass a race is pushed on to for a figure that misses its precision (far above the
+#: underflow allowance of its figures).
+DEEPEST = 1e-200
 
 
 def never_meet(rules: GooseRules) -> bool:
@@ -430,16 +433,27 @@ def length_last(race: SingleRace, players: int, tail: float) -> tuple[np.ndarray
     return pmf[:last], left
 
 
-def last_rounding(race: SingleRace, players: int) -> float:
-    """The relative error of every mass of :func:`length_last` against the exact race's pass.
+def last_rounding(race: SingleRace, players: int) -> tuple[float, float]:
+    """The relative error of every mass of :func:`length_last` against the exact race's pass, and an
+    absolute mass beside it (underflow).
 
-    A round's hazard and its complement are quotients of figures each within ``race.rounding``
-    (``2 E + u`` each); a round's weight takes at most ``N`` of them and ``2 N + 8`` roundings of its
-    own (powers counted as two), and a mass after ``k`` rounds is a sum of such products over ``k``
-    rounds: ``(1 + rho)**K - 1`` with ``rho = N (2 E + u) + gamma``, and the sums into the pmf."""
+    A round's hazard and its complement are quotients of figures each within ``E = race.rounding``
+    relative and ``A = race.absolute``: ``2 (E + A / m) + u`` relative each, ``m`` the smallest nonzero
+    figure they divide or are divided by; a round's weight takes at most ``N`` of them and ``2 N + 8``
+    roundings of its own (powers counted as two), and a mass after ``k`` rounds is a sum of such
+    products over ``k`` rounds: ``(1 + rho)**K - 1`` with ``rho = N (2 (E + A / m) + u) + gamma``, and
+    the sums into the pmf. A hazard computed 0 may be up to ``A / G(k - 1)``: that round's mass moved
+    wrongly is at most ``N`` times it (the pass never adds mass, so it does not grow)."""
     N, K = players, race.turns
-    rho = N * (2 * race.rounding + U) + float(gamma(2 * N + 8))
-    return (math.expm1(K * rho * SLACK) + float(gamma(N * K + 8))) * SLACK
+    f, G = race.finish[1:], race.alive[:-1]
+    nonzero = np.concatenate([f[f > 0], G[G > 0]])
+    m = float(nonzero.min(initial=1.0)) * (1 - race.rounding) * (1 - 4 * U)
+    lost = race.absolute / m if m > 0 else float("inf")
+    rho = N * (2 * (race.rounding + lost) + U) + float(gamma(2 * N + 8))
+    rel = (math.expm1(K * rho * SLACK) + float(gamma(N * K + 8))) * SLACK
+    zero = (f == 0) & (G > 0)
+    moved = float((2 * N * race.absolute / (G[zero] * (1 - race.rounding) * (1 - 4 * U))).sum()) * SLACK
+    return rel, moved
 
 
 def solve_independent(rules: GooseRules, players: int, *, landings: bool | None = True, tail: float = 1e-10,
@@ -592,9 +606,9 @@ def independent_bounds(rules: GooseRules, race: SingleRace, players: int, until:
             needed.append(float((precision / 2 * np.abs(x[miss])).min()) / max(w, 1.0))
     if not missing:
         return bounds, [], None
-    if not deeper or not np.isfinite(race.steps_up) or race.tail <= 1e-280:
+    if not deeper or not np.isfinite(race.steps_up) or race.tail <= DEEPEST:
         return bounds, missing, None
-    return bounds, missing, max(1e-290, min(race.tail * 1e-20, min(needed) / 4))
+    return bounds, missing, max(DEEPEST, min(race.tail * 1e-20, min(needed) / 4))
 
 
 def _length(race: SingleRace, N: int, until: str, allow: np.ndarray,
@@ -604,7 +618,8 @@ def _length(race: SingleRace, N: int, until: str, allow: np.ndarray,
     gone = _gone(race)
     if until != "first":
         pmf, left = length_last(race, N, tail)
-        return pmf, left, last_rounding(race, N), gone
+        rel, moved = last_rounding(race, N)
+        return pmf, left, rel, gone + moved
     K = race.turns
     pmf = np.zeros(N * K + 1)
     f, G, F = race_inputs(race)[:3]
