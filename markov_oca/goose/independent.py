@@ -110,7 +110,8 @@ class SingleRace:
 
 
 @numba.njit(cache=True)
-def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, w, wf, thr, stk, land, first, mark):
+def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, w, wf, thr, stk, land, first, mark,
+          under):
     """Push the mass ``v`` (and the not-yet-landed mass ``vf``) one step, adding to ``w``, ``wf``.
 
     Every figure is a sum of nonnegative terms (no subtraction: a landing's not-yet-landed mass goes
@@ -128,6 +129,8 @@ def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, 
                 break
             p = pnum[s, j] * inv_denom
             mp = m * p
+            if mp < 2.2250738585072014e-308:  # below the normal range: underflow possible
+                under[0] = True
             thr[k] += mp * throw[s, j]
             stk[k] += mp * stake[s, j]
             w[t] += mp
@@ -137,10 +140,14 @@ def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, 
                     c = tab_col[e]
                     mark[c] = True
                     land[k, c] += mp
-                    first[k, c] += vf[s, c] * p
             for c in range(n_sq):
+                x = vf[s, c] * p
+                if 0.0 < vf[s, c] and x < 2.2250738585072014e-308:
+                    under[0] = True
                 if not mark[c]:
-                    wf[t, c] += vf[s, c] * p
+                    wf[t, c] += x
+                else:
+                    first[k, c] += x
             if key >= 0:
                 for e in range(tab_ptr[key], tab_ptr[key + 1]):
                     mark[tab_col[e]] = False
@@ -181,6 +188,7 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
     w = np.zeros(n)
     wf = np.zeros((n, n_sq))
     mark = np.zeros(n_sq, np.bool_)
+    under = np.zeros(1, np.bool_)  # whether a product fell below the normal range (then TINY an operation)
     k = 0
     pushes = 0  # every push made, and the most in one turn: what the rounding of the figures compounds over
     most = 0
@@ -205,7 +213,7 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
             w[:] = 0.0
             wf[:, :] = 0.0
             _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, cur, curf, w, wf,
-                  thr, stk, land, first, mark)
+                  thr, stk, land, first, mark, under)
             pushes += 1
             more = False
             for s in range(n):
@@ -230,7 +238,7 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
             left += v[s]
         alive[k] = left
     return (fin[:k + 1].copy(), alive[:k + 1].copy(), thr[:k + 1].copy(), stk[:k + 1].copy(),
-            land[:k + 1].copy(), first[:k + 1].copy(), pushes, most)
+            land[:k + 1].copy(), first[:k + 1].copy(), pushes, most, under[0])
 
 
 def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGLE_TAIL) -> SingleRace:
@@ -241,7 +249,8 @@ def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGL
     most ``fan-in + 4`` roundings a push, a turn's pushes added once more). The pushes being nonnegative
     and linear, the relative errors compound without cancellation: every figure is within
     ``gamma`` of ``pushes (fan-in + 4) + (terms of a turn)`` relative of the exact race's, plus
-    :data:`~markov_oca.linalg.certify.TINY` per operation for underflow. The expected steps from every
+    :data:`~markov_oca.linalg.certify.TINY` per operation for underflow when a product fell below the
+    normal range (sums of nonnegative numbers do not underflow). The expected steps from every
     state come from the chain's forward solve, certified (:func:`~markov_oca.analysis.moments.forward_block`).
     """
     m = goose_model(rules, 1)
@@ -260,7 +269,7 @@ def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGL
     if never > 1e-12 or closed:
         return SingleRace(*(np.zeros(1) for _ in range(4)), np.zeros((1, 1)), np.zeros((1, 1)), never,
                           chain.n, chain.n_transitions, closed=closed)
-    fin, alive, thr, stk, land, first, pushes, most = _single_pass(
+    fin, alive, thr, stk, land, first, pushes, most, under = _single_pass(
         chain.next, chain.pnum, 1.0 / chain.denom, chain.init, mid_turn, is_final, throw, stake,
         key.astype(np.int64), tab_ptr, cols.astype(np.int64), table.shape[1], tail, max_turns)
     valid = chain.next >= 0
@@ -275,7 +284,8 @@ def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGL
     keys = key[transient]
     possible = table[np.unique(keys[keys >= 0])].any(axis=0)
     return SingleRace(fin, alive, thr, stk, land, first, 0.0, chain.n, chain.n_transitions,
-                      rounding=float(gamma(depth)), absolute=float(pushes * n * J * (table.shape[1] + 4)) * TINY,
+                      rounding=float(gamma(depth)),
+                      absolute=float(pushes * n * J * (table.shape[1] + 4)) * TINY if under else 0.0,
                       steps_up=steps, throw_max=float(np.where(valid, throw, 0.0).max()),
                       stake_max=float(np.where(valid, stake, 0.0).max()), possible=possible, tail=tail,
                       certificate={"method": f"expected steps of the single race: {fwd.report.get('method')}",

@@ -5,7 +5,8 @@ integer powers, dot products and ``1 - x`` (for ``x`` in [0, 1]) give intervals 
 exact result of the exact inputs: each operation is done on the ends in floating point and then
 widened outward for its own rounding (the standard model ``fl(a op b) = (a op b)(1 + e)``,
 ``|e| <= u``; a sum of ``k`` nonnegative terms in any order is off by ``gamma_(k-1)`` of itself,
-Higham ch. 3-4), and by :data:`~markov_oca.linalg.certify.TINY` for underflow. The operations are
+Higham ch. 3-4), and by :data:`~markov_oca.linalg.certify.TINY` for underflow; a product with a
+factor 0 or 1, and ``1 - x`` that Fast2Sum finds exact, are not widened (an exact 0 stays 0). The operations are
 monotone on nonnegative numbers, so the ends of the inputs give the ends of the result. A formula
 written with ``*``, ``+``, ``**``, ``@``, ``.sum`` and ``1 - x`` runs unchanged on plain arrays (its
 value) and on intervals (a bracket of the exact value).
@@ -60,7 +61,7 @@ class Interval:
 
     def __mul__(self, other) -> Interval:
         o = Interval.of(other)
-        return Interval(np.maximum(self.lo * o.lo * DOWN - TINY, 0.0), self.hi * o.hi * UP + TINY)
+        return Interval(_product(self.lo, o.lo, DOWN, -TINY), _product(self.hi, o.hi, UP, TINY))
 
     __rmul__ = __mul__
 
@@ -80,7 +81,10 @@ class Interval:
         """``1 - x`` for ``x`` in [0, 1] (only ``1 - interval``)."""
         if one != 1:
             raise TypeError("an interval is only subtracted from 1")
-        return Interval(np.maximum((1.0 - self.hi) * DOWN, 0.0), np.minimum((1.0 - self.lo) * UP, 1.0))
+        lo, lo_err = _one_minus(self.hi)
+        hi, hi_err = _one_minus(self.lo)
+        return Interval(np.maximum(np.where(lo_err >= 0, lo, lo * DOWN), 0.0),
+                        np.minimum(np.where(hi_err <= 0, hi, hi * UP), 1.0))
 
     def sum(self, axis=None) -> Interval:
         k = self.lo.size if axis is None else self.lo.shape[axis]
@@ -91,8 +95,9 @@ class Interval:
         o = Interval.of(other)
         k = self.lo.shape[-1]
         g = float(gamma(k + 1))  # k products and a sum of k terms (fused or not)
+        nonzero = (self.hi > 0).astype(np.float64) @ (o.hi > 0).astype(np.float64) > 0
         return Interval(np.maximum((self.lo @ o.lo) * (1.0 - g) * DOWN - k * TINY, 0.0),
-                        (self.hi @ o.hi) * (1.0 + g) * UP + k * TINY)
+                        np.where(nonzero, (self.hi @ o.hi) * (1.0 + g) * UP + k * TINY, 0.0))
 
     def __rmatmul__(self, other) -> Interval:
         return Interval.of(other) @ self
@@ -100,7 +105,23 @@ class Interval:
     def bound(self, value) -> np.ndarray:
         """``max |x - value|`` over the interval: a bound on the error of ``value`` as the exact figure."""
         v = np.asarray(value, np.float64)
-        return np.maximum(np.abs(self.hi - v), np.abs(v - self.lo)) * UP + TINY
+        d = np.maximum(np.abs(self.hi - v), np.abs(v - self.lo))
+        return np.where(d == 0, 0.0, d * UP + TINY)  # d = 0: lo = value = hi, the figure is exact
+
+
+def _product(a: np.ndarray, b: np.ndarray, widen: float, tiny: float) -> np.ndarray:
+    """``a * b`` moved outward for its rounding (``widen``) and underflow (``tiny``), except where it is exact:
+    a factor 0 or 1."""
+    ab = a * b
+    exact = (a == 0) | (b == 0) | (a == 1) | (b == 1)
+    return np.where(exact, ab, np.maximum(ab * widen + tiny, 0.0))
+
+
+def _one_minus(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``1 - x`` rounded and its exact error (Fast2Sum, ``|1| >= |x|``): ``1 - x = s + t``."""
+    s = 1.0 - x
+    t = -x - (s - 1.0)
+    return s, t
 
 
 def stack(rows: list) -> np.ndarray | Interval:

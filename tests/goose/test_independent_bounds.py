@@ -127,6 +127,25 @@ def test_coin_race_by_hand_three_players():
         assert abs(Fraction(s.places[0]) - p) <= Fraction(sb["places"][0])
 
 
+@pytest.mark.parametrize(("until", "turns", "length", "places"), [
+    ("first", [2, 1, 1], 4, None),
+    ("last", [2, 2, 1], 5, [[1, 0, 0], [0, 1, 0], [0, 0, 1]])])
+def test_a_sure_race_by_hand(until, turns, length, places):
+    # Squares 0..2 and a one-faced die: every player finishes on its second turn. Seat 1 wins on turn 4 (until
+    # first); with until last seats 1 and 2 finish on turns 4 and 5 and seat 3 is last after one turn.
+    r = solve_independent(board(2, faces=1, until=until), 3, tail=1e-14)
+    assert_certified(r)
+    for s, sb, t in zip(r.seats, r.bounds["seats"], turns, strict=True):
+        assert abs(s.turns.total - t) <= sb["turns"]["total"] < 1e-13
+        assert s.win == (1.0 if s.seat == 1 else 0.0)
+        assert sb["win"] < 1e-13 if s.seat == 1 else sb["win"] == 0.0  # an exact 0 keeps bound 0
+    if places is not None:
+        assert [s.places for s in r.seats] == places
+        assert all(b == 0.0 for s, sb in zip(r.seats, r.bounds["seats"], strict=True)
+                   for p, b in zip(s.places, sb["places"], strict=True) if p == 0)
+    assert r.length.pmf[length] == 1.0 and r.length.median == length and r.bounds["length"]["median"] == 0.0
+
+
 def test_a_short_push_is_pushed_on_and_said():
     rules = board(9, SQUARES, faces=3, until="last")
     short = solve_independent(rules, 3, race=single_race(rules, tail=1e-6))
