@@ -85,9 +85,9 @@ class SingleRace:
     never: float  # chance of never finishing
     states: int
     transitions: int
-    #: What bounds the figures read from the race (:func:`race_inputs`): every stored figure is within
-    #: ``rounding`` of itself relative, plus ``absolute`` (underflow), of the exact race's.
-    rounding: float = 0.0
+    #: What bounds the figures read from the race (:func:`race_inputs`): every stored figure of turn ``k``
+    #: is within ``by_turn[k]`` of itself relative, plus ``absolute`` (underflow), of the exact race's.
+    by_turn: np.ndarray | None = None
     absolute: float = 0.0
     #: A certified upper bound on the expected steps (each at least a throw or a missed turn) to the goal from
     #: any state: what the turns after the last one pushed can add, per unit of mass still racing.
@@ -102,6 +102,11 @@ class SingleRace:
     @property
     def turns(self) -> int:
         return self.finish.size - 1
+
+    @property
+    def rounding(self) -> float:
+        """The largest relative rounding of a stored figure (that of the last turn)."""
+        return float(self.by_turn[-1]) if self.by_turn is not None and self.by_turn.size else 0.0
 
     @property
     def done(self) -> np.ndarray:
@@ -192,6 +197,7 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
     k = 0
     pushes = 0  # every push made, and the most in one turn: what the rounding of the figures compounds over
     most = 0
+    upto = np.zeros(cap)  # the pushes made by the end of each turn
     left = 1.0
     while k < max_turns and left > tail:
         k += 1
@@ -203,6 +209,7 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
             stk = _grown(stk, cap)
             land = _grown2(land, cap)
             first = _grown2(first, cap)
+            upto = _grown(upto, cap)
         cur[:] = v
         curf[:, :] = vf
         v[:] = 0.0
@@ -233,12 +240,13 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
             if not more:
                 break
         most = max(most, pushes - before)
+        upto[k] = pushes
         left = 0.0
         for s in range(n):
             left += v[s]
         alive[k] = left
     return (fin[:k + 1].copy(), alive[:k + 1].copy(), thr[:k + 1].copy(), stk[:k + 1].copy(),
-            land[:k + 1].copy(), first[:k + 1].copy(), pushes, most, under[0])
+            land[:k + 1].copy(), first[:k + 1].copy(), upto[:k + 1].copy(), most, under[0])
 
 
 def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGLE_TAIL) -> SingleRace:
@@ -247,8 +255,9 @@ def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGL
     Beside the figures, what bounds them: each stored figure is a sum of nonnegative terms, every term
     a product of at most four roundings of a mass, and every mass the push of the masses before (at
     most ``fan-in + 4`` roundings a push, a turn's pushes added once more). The pushes being nonnegative
-    and linear, the relative errors compound without cancellation: every figure is within
-    ``gamma`` of ``pushes (fan-in + 4) + (terms of a turn)`` relative of the exact race's, plus
+    and linear, the relative errors compound without cancellation: every figure of turn ``k`` is within
+    ``gamma`` of ``(pushes up to turn k) (fan-in + 4) + (terms of a turn)`` relative of the exact race's
+    (``by_turn``: the early turns, which hold most of the mass, carry the smallest), plus
     :data:`~markov_oca.linalg.certify.TINY` per operation for underflow when a product fell below the
     normal range (sums of nonnegative numbers do not underflow). The expected steps from every
     state come from the chain's forward solve, certified (:func:`~markov_oca.analysis.moments.forward_block`).
@@ -269,13 +278,16 @@ def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGL
     if never > 1e-12 or closed:
         return SingleRace(*(np.zeros(1) for _ in range(4)), np.zeros((1, 1)), np.zeros((1, 1)), never,
                           chain.n, chain.n_transitions, closed=closed)
-    fin, alive, thr, stk, land, first, pushes, most, under = _single_pass(
+    fin, alive, thr, stk, land, first, upto, most, under = _single_pass(
         chain.next, chain.pnum, 1.0 / chain.denom, chain.init, mid_turn, is_final, throw, stake,
         key.astype(np.int64), tab_ptr, cols.astype(np.int64), table.shape[1], tail, max_turns)
     valid = chain.next >= 0
     fan_in = int(np.bincount(chain.next[valid]).max())
     n, J = chain.next.shape
-    depth = pushes * (fan_in + 4) + n * J * max(most, 1) + n + 8
+    # the roundings a figure of turn k compounds: its pushes' and the sums of one turn (gamma_depth, with slack)
+    depth = upto.astype(np.float64) * (fan_in + 4) + n * J * max(most, 1) + n + 8
+    by_turn = depth * U / (1 - depth * U) * SLACK
+    pushes = int(upto[-1])
     fwd = forward_block(chain, np.zeros((n, 0)))
     transient = chain.structure.transient
     steps = float("inf")
@@ -284,7 +296,7 @@ def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGL
     keys = key[transient]
     possible = table[np.unique(keys[keys >= 0])].any(axis=0)
     return SingleRace(fin, alive, thr, stk, land, first, 0.0, chain.n, chain.n_transitions,
-                      rounding=float(gamma(depth)),
+                      by_turn=by_turn,
                       absolute=float(pushes * n * J * (table.shape[1] + 4)) * TINY if under else 0.0,
                       steps_up=steps, throw_max=float(np.where(valid, throw, 0.0).max()),
                       stake_max=float(np.where(valid, stake, 0.0).max()), possible=possible, tail=tail,
@@ -364,14 +376,14 @@ def seat_figures(f, G, F, throws, stakes, land, first, players: int, until: str)
 def race_inputs(race: SingleRace) -> tuple[Interval, ...]:
     """Brackets of the exact race's ``f``, ``G``, ``F``, throws, stakes, landings and first landings turn by
     turn (``race.rounding`` relative plus ``race.absolute``; ``F = 1 - G`` tightens the summed ``F``)."""
-    E, A, K = race.rounding, race.absolute, race.turns
+    E, A, K = race.by_turn, race.absolute, race.turns
     f = Interval.around(race.finish, E, A, 1.0)
     G = Interval.around(race.alive, E, A, 1.0)
-    summed = Interval.around(race.done, (E + float(gamma(K))) * SLACK, A * (K + 1), 1.0)
+    summed = Interval.around(race.done, (E + gamma(np.arange(K + 1))) * SLACK, A * (K + 1), 1.0)
     rest = 1.0 - G
     F = Interval(np.maximum(summed.lo, rest.lo), np.minimum(summed.hi, rest.hi))
     return (f, G, F, Interval.around(race.throws, E, A), Interval.around(race.stakes, E, A),
-            Interval.around(race.landings, E, A), Interval.around(race.first_landing, E, A))
+            Interval.around(race.landings, E[:, None], A), Interval.around(race.first_landing, E[:, None], A))
 
 
 def tail_weights(race: SingleRace, players: int, until: str) -> dict[str, float]:
