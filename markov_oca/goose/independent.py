@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from ..analysis.bounds import PRECISION, meets, upper_steps
+from ..analysis.bounds import PRECISION, clip_probability, meets, upper_steps
 from ..analysis.chain import LengthDistribution
 from ..analysis.moments import forward_block
 from ..analysis.results import Expectation, certify_length, summarise_length
@@ -552,8 +552,21 @@ def solve_independent(rules: GooseRules, players: int, *, landings: bool | None 
         solver=[{"method": note, "residual": float(race.alive[-1]), "iterations": race.turns}, race.certificate],
         timings=timer, bounds=bounds, precision=precision, route=route,
     )
+    _clip(res)
     check_sum(res)
     return res
+
+
+def _clip(res: SolveResults) -> None:
+    """The chances moved into [0, 1] where the move stays within their bound (else the bound is wrong: refused)."""
+    b = res.bounds
+    res.outcomes = {k: clip_probability(x, b["outcomes"][k]) for k, x in res.outcomes.items()}
+    for s, sb in zip(res.seats, b["seats"], strict=True):
+        s.win = clip_probability(s.win, sb["win"])
+        if s.places is not None:
+            s.places = [clip_probability(p, pb) for p, pb in zip(s.places, sb["places"], strict=True)]
+    for x, lb in zip(res.landings or [], b["landings"] or [], strict=True):
+        x.chance = clip_probability(x.chance, lb["chance"])
 
 
 def independent_bounds(rules: GooseRules, race: SingleRace, players: int, until: str, fig: dict,
