@@ -115,12 +115,12 @@ class SingleRace:
 
 
 @numba.njit(cache=True)
-def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, w, wf, thr, stk, land, first, mark,
-          under):
+def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, w, wf, thr, stk, land, first, saved):
     """Push the mass ``v`` (and the not-yet-landed mass ``vf``) one step, adding to ``w``, ``wf``.
 
     Every figure is a sum of nonnegative terms (no subtraction: a landing's not-yet-landed mass goes
-    to ``first`` instead of ``wf``), so each is off by a rounding relative to itself (:func:`single_race`).
+    to ``first``, and ``wf`` of a landed square is put back as it was, exactly), so each is off by a
+    rounding relative to itself (:func:`single_race`).
     """
     n, J = nxt.shape
     n_sq = vf.shape[1]
@@ -134,28 +134,32 @@ def _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, v, vf, 
                 break
             p = pnum[s, j] * inv_denom
             mp = m * p
-            if mp < 2.2250738585072014e-308:  # below the normal range: underflow possible
-                under[0] = True
             thr[k] += mp * throw[s, j]
             stk[k] += mp * stake[s, j]
             w[t] += mp
             key = lkey[s, j]
-            if key >= 0:
-                for e in range(tab_ptr[key], tab_ptr[key + 1]):
-                    c = tab_col[e]
-                    mark[c] = True
-                    land[k, c] += mp
+            lo, hi = (tab_ptr[key], tab_ptr[key + 1]) if key >= 0 else (0, 0)
+            for e in range(lo, hi):
+                c = tab_col[e]
+                saved[e - lo] = wf[t, c]
+                land[k, c] += mp
+                first[k, c] += vf[s, c] * p
             for c in range(n_sq):
-                x = vf[s, c] * p
-                if 0.0 < vf[s, c] and x < 2.2250738585072014e-308:
-                    under[0] = True
-                if not mark[c]:
-                    wf[t, c] += x
-                else:
-                    first[k, c] += x
-            if key >= 0:
-                for e in range(tab_ptr[key], tab_ptr[key + 1]):
-                    mark[tab_col[e]] = False
+                wf[t, c] += vf[s, c] * p
+            for e in range(lo, hi):  # the landed squares' not-yet-landed mass as it was: nothing added
+                wf[t, tab_col[e]] = saved[e - lo]
+
+
+@numba.njit(cache=True)
+def _below(v, vf, low):
+    """Whether a nonzero mass of ``v`` or ``vf`` lies below ``low`` (its product by a probability may underflow)."""
+    n_sq = vf.shape[1]
+    count = 0
+    for s in range(v.size):
+        count += (0.0 < v[s]) & (v[s] < low)
+        for c in range(n_sq):
+            count += (0.0 < vf[s, c]) & (vf[s, c] < low)
+    return count > 0
 
 
 @numba.njit(cache=True)
@@ -192,8 +196,14 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
     curf = np.zeros((n, n_sq))
     w = np.zeros(n)
     wf = np.zeros((n, n_sq))
-    mark = np.zeros(n_sq, np.bool_)
-    under = np.zeros(1, np.bool_)  # whether a product fell below the normal range (then TINY an operation)
+    saved = np.zeros(n_sq)
+    under = False  # whether a product may have fallen below the normal range (then TINY an operation)
+    p_min = np.inf
+    for s in range(n):
+        for j in range(nxt.shape[1]):
+            if nxt[s, j] >= 0:
+                p_min = min(p_min, pnum[s, j] * inv_denom)
+    low = 2.2250738585072014e-308 / p_min * 2.0
     k = 0
     pushes = 0  # every push made, and the most in one turn: what the rounding of the figures compounds over
     most = 0
@@ -219,8 +229,10 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
         for _inner in range(100_000):
             w[:] = 0.0
             wf[:, :] = 0.0
+            if not under and _below(cur, curf, low):  # a product may fall below the normal range
+                under = True
             _push(nxt, pnum, inv_denom, throw, stake, lkey, tab_ptr, tab_col, k, cur, curf, w, wf,
-                  thr, stk, land, first, mark, under)
+                  thr, stk, land, first, saved)
             pushes += 1
             more = False
             for s in range(n):
@@ -246,7 +258,7 @@ def _single_pass(nxt, pnum, inv_denom, init, mid_turn, is_final, throw, stake, l
             left += v[s]
         alive[k] = left
     return (fin[:k + 1].copy(), alive[:k + 1].copy(), thr[:k + 1].copy(), stk[:k + 1].copy(),
-            land[:k + 1].copy(), first[:k + 1].copy(), upto[:k + 1].copy(), most, under[0])
+            land[:k + 1].copy(), first[:k + 1].copy(), upto[:k + 1].copy(), most, under)
 
 
 def single_race(rules: GooseRules, max_turns: int = 200_000, tail: float = SINGLE_TAIL) -> SingleRace:
