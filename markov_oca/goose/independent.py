@@ -603,12 +603,12 @@ def independent_bounds(rules: GooseRules, race: SingleRace, players: int, until:
     for key, w in weights.items():
         if key not in iv:
             continue
-        add = gone * w if gone else 0.0
+        add = gone * w * SLACK if gone else 0.0  # SLACK: the roundings of this product
         out[key] = Interval(iv[key].lo, iv[key].hi + add).bound(fig[key])
         free[key] = iv[key].bound(fig[key])
     for key in ("turns", "throws"):
         x = iv[key]
-        total = Interval(x.lo, x.hi + (gone * weights[key] if gone else 0.0)).sum()
+        total = Interval(x.lo, x.hi + (gone * weights[key] * SLACK if gone else 0.0)).sum()
         out[f"total {key}"] = total.bound(float(fig[key].sum()))
         free[f"total {key}"] = x.sum().bound(float(fig[key].sum()))
     if "chance" in iv and race.possible is not None:
@@ -679,7 +679,7 @@ def _length(race: SingleRace, N: int, until: str, allow: np.ndarray,
     b = Interval(lo, hi).bound(pmf)
     pos = pmf > 2.0**-900  # below, the underflow allowance dominates: an absolute mass instead
     rel = float((b[pos] / pmf[pos]).max(initial=0.0)) * SLACK
-    absent = gone ** N * UP + float(b[~pos].sum()) * SLACK  # a game past round K: every seat still racing
+    absent = gone ** N * SLACK + TINY + float(b[~pos].sum()) * SLACK  # a game past round K: every seat still racing
     cut = np.flatnonzero(np.cumsum(pmf[::-1])[::-1] >= tail)
     end = int(cut[-1]) + 1 if cut.size else pmf.size
     return pmf[:end], float(pmf[end:].sum()), rel, absent
