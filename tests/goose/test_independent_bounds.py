@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import board
+from support import board, check_tree
 
 from markov_oca.core.errors import SolverError
 from markov_oca.goose.independent import single_race, solve_independent
@@ -47,6 +47,7 @@ def assert_certified(r, precision: float = 1e-9) -> None:
     assert r.bounds is not None and r.precision == precision
     for name, x, b in pairs(r):
         assert 0 <= b <= precision * abs(x), name
+    assert check_tree(r.to_dict()) > 20  # every float of the JSON has its bound, the length's included
     assert "error bounds: certified, each figure within" in r.text()
 
 
