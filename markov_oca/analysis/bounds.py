@@ -29,7 +29,10 @@ when it is small enough, and otherwise refuses in one line.
 
 The same method certifies ``solve``'s figures: a race's (:mod:`markov_oca.engine.certified`, from the
 chain's own visits and a forward column of expected steps: :class:`VisitBounds`), Ur's pair of policies
-(the same, on its chain) and the points game's chain. A distribution pushed step by step (the length
+(the same, on its chain) and the points game's chain. Players who never meet are certified from one
+player's race pushed turn by turn: its figures' rounding (nonnegative sums, no cancellation), the
+seats' combination evaluated on intervals, and the mass left racing times certified expected steps
+(:func:`~markov_oca.goose.independent.independent_bounds`). A distribution pushed step by step (the length
 of a game) is off by the rounding of its pushes only (:func:`~markov_oca.linalg.certify.push_rounding`),
 and its quantiles are kept only where that cannot move them
 (:func:`~markov_oca.analysis.results.certify_length`).

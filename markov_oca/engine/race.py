@@ -324,7 +324,7 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
     res.solver = fig.reports + [{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in rep]
     res.bounds = _bounds(fig, players, res, landing_bounds)
     res.precision, res.route = precision, route
-    _check_sum(res)
+    check_sum(res)
     return res
 
 
@@ -499,7 +499,7 @@ def _landing_bounds(chain: Chain, fig: RaceFigures, landing_list: list[Landing],
     return out
 
 
-def _check_sum(res: SolveResults) -> None:
+def check_sum(res: SolveResults) -> None:
     """The outcomes and the deadlock sum to 1 within their bounds, or the solve is refused."""
     b = res.bounds
     total = sum(res.outcomes.values()) + res.deadlock

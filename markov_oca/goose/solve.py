@@ -2,8 +2,9 @@
 
 When the players never meet (:func:`~markov_oca.goose.independent.never_meet`), the
 figures come from one player's race instead of the joint chain, for up to
-:data:`~markov_oca.goose.independent.MAX_PLAYERS` players; the results' solver
-line says so. Exact answers and a single player always take the joint chain.
+:data:`~markov_oca.goose.independent.MAX_PLAYERS` players, each with its certified error bound
+(:func:`~markov_oca.goose.independent.independent_bounds`); the results' note says so. Exact answers
+and a single player always take the joint chain.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def check_length_work(rules: GooseRules, chain) -> str:
     return f" (about {_duration(seconds)})" if seconds > 60 else ""
 
 
-#: Joint states up to which two players who never meet still take the joint chain (auto route): its
-#: figures carry certified bounds (:mod:`~markov_oca.engine.certified`), the single race's do not.
+#: Joint states up to which two players who never meet still take the joint chain (auto route); beyond, one
+#: player's race. Both routes certify every figure (:mod:`~markov_oca.engine.certified`,
+#: :func:`~markov_oca.goose.independent.independent_bounds`).
 JOINT_CERTIFIED_STATES = 200_000
 
 
@@ -96,9 +98,9 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
             raise RulesError(f"{rules.name}: the players meet (occupancy or a waiting square), "
                              "so they cannot be solved as independent races", source=rules.source, key="rules")
         race = single_race(rules)
-        if race.never == 0:
+        if race.never == 0 and not race.closed:
             return solve_independent(rules, players, landings=True if landings is None else landings, tail=tail,
-                                     race=race)
+                                     race=race, precision=precision)
         if route == "independent":
             raise RulesError(f"{rules.name}: a single player may never finish (chance {race.never:.3g}), "
                              "so the race cannot be split by player", source=rules.source)

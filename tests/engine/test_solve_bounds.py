@@ -8,51 +8,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from support import board
+from support import board, check_tree
 
 from markov_oca.analysis.chain import Chain
 from markov_oca.core.errors import SolverError
 from markov_oca.engine.race import analyse
 from markov_oca.goose.solve import solve_goose
-
-PROBABILITIES = ("outcomes", "deadlock", "win", "places", "chance", "never_ends", "pmf", "cdf")
-
-
-def walk(fig, bound, path=""):
-    """Every float figure of a results tree beside its bound: (path, figure, bound)."""
-    if isinstance(fig, dict) and "fraction" in fig:
-        yield path, fig["value"], bound
-    elif isinstance(fig, dict):
-        for k, v in fig.items():
-            if k in ("unit", "more_than") or v is None or (isinstance(v, (int, str)) and v != "inf"):
-                continue
-            assert isinstance(bound, dict) and k in bound, f"{path}/{k}: no bound"
-            yield from walk(v, bound[k], f"{path}/{k}")
-    elif isinstance(fig, list):
-        assert isinstance(bound, list) and len(bound) == len(fig), f"{path}: no bounds"
-        for i, (v, b) in enumerate(zip(fig, bound, strict=True)):
-            yield from walk(v, b, f"{path}/{i}")
-    elif isinstance(fig, float) or fig == "inf":
-        yield path, fig, bound
-
-
-def check_tree(d: dict, keys=("outcomes", "deadlock", "seats", "expected", "length", "landings")) -> int:
-    """Every float figure has a finite bound under the precision, and every probability lies in [0, 1]."""
-    seen = 0
-    for key in keys:
-        if d[key] is None:
-            continue
-        for path, x, b in walk(d[key], d["bounds"][key], key):
-            seen += 1
-            if x == "inf":
-                assert b == 0.0, path
-                continue
-            assert b is not None and math.isfinite(b) and b >= 0, path
-            if path.split("/")[0] in ("outcomes", "deadlock") or any(p in path for p in PROBABILITIES[2:]):
-                assert 0.0 <= x <= 1.0, path
-            if not any(p in path for p in ("pmf", "cdf", "tail_mass")):
-                assert b <= d["precision"] * abs(x) or b == 0.0, path
-    return seen
 
 
 def well_board(players: int = 2):
