@@ -53,11 +53,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from fractions import Fraction
 
 import flint
 import numpy as np
 
 from ..core.errors import SolverError, TooLargeError
+from ..linalg.certify import SLACK
 from .exact_system import PositionSystem, mirror_systems, policy_numerators, side_system
 from .kernel import moves
 from .lifting import SMOOTH, BlockLU, ExactSolution, scc_blocks, solve_exact, weakly_chained_dominant
@@ -121,7 +123,7 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
     >>> r.wins["light"] + r.wins["dark"] == 1, r.wins["light"].denominator > 1
     (True, True)
     """
-    from ..analysis.results import Expectation, summarise_length
+    from ..analysis.results import Expectation, certify_length, summarise_length
     from ..core.progress import progress_bar
     from .results import UrResults
 
@@ -167,14 +169,14 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
         if wins["light"] + wins["dark"] != 1:
             raise SolverError(f"the exact winning chances sum to {wins['light'] + wins['dark']}, not 1")
     t0 = time.perf_counter()
-    dist = _length(rules, light, dark, values, tail)
+    dist, lost = _length(rules, light, dark, values, tail)
     timer["length"] = time.perf_counter() - t0
     start = space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)
     n_unknowns = sum(s.n for s in systems) if not same else systems[0].n
     exact_bounds = {"wins": {"light": 0.0, "dark": 0.0},
                     "expected": {k: {"total": 0.0, "given_end": 0.0} for k in ("turns", "throws")},
-                    "length": None, "optimal_value": None}  # the fractions are exact; the push is not certified
-    return UrResults(
+                    "length": None, "optimal_value": None}  # the fractions are exact
+    res = UrResults(
         bounds=exact_bounds,
         rules=rules.name, title=rules.title, seed=rules.seed, source=rules.source, pieces=rules.pieces,
         light=light if isinstance(light, str) else getattr(light, "__name__", "callable"),
@@ -189,17 +191,35 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
         solver=solver,
         timings=timer,
     )
+    # the length distribution in floats: bounded by its pushes' rounding (and the mass the push let go); the
+    # game ends with probability 1 (the exact chances sum to 1)
+    certify_length(res.length, dist, 0.0, (0.0, 0.0), lost=lost)
+    exact_bounds["length"] = res.length.bounds
+    if light == dark == "optimal" and values is not None:  # the table's value against the pair's exact chance
+        exact_bounds["optimal_value"] = _distance(values[start], wins["light"])
+    return res
 
 
 def _length(rules, light, dark, values, tail):
-    """The length distribution in floats: the sweeps' forward push (string policies) or the chain's."""
+    """(the length distribution in floats, the mass let go on the way): the sweeps' forward push (string
+    policies, its masses' rounding :func:`.sweepbounds.push_rounding`) or the chain's (nothing let go)."""
     if isinstance(light, str) and isinstance(dark, str):
-        from .push import length_distribution
+        from .push import push_lengths
+        from .sweepbounds import push_rounding
 
-        return length_distribution(rules, light, dark, values, tail=tail)
+        push = push_lengths(rules, light, dark, values, tail=tail)
+        rel = push_rounding(rules, push.dist.pmf.size - 1)
+        push.dist.rounding = rel
+        return push.dist, float(push.dropped) * (1 + rel) * SLACK
     from .chain import ur_chain
 
-    return ur_chain(rules, light, dark, values).length_distribution(tail=tail)
+    return ur_chain(rules, light, dark, values).length_distribution(tail=tail), 0.0
+
+
+def _distance(value: float, exact: Fraction) -> float:
+    """An upper bound on ``|value - exact|`` (the exact distance, rounded up)."""
+    d = abs(Fraction(float(value)) - exact)
+    return float(d) * (1 + 2 ** -52) + 2.0 ** -1074 if d else 0.0
 
 
 def _digits(x: int) -> int:

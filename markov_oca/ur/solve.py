@@ -4,20 +4,24 @@ Up to :data:`CHAIN_PIECES` pieces a side the pair is a :class:`~markov_oca.chain
 (``ur_chain``) and its analyses; above that, or with ``method="sweeps"``, it is solved by
 sweeps over the ranked positions (:mod:`.sweeps`): below :data:`PUSH_ONLY_PIECES` a layered
 policy evaluation for the chances, turns and throws and a forward push of the length
-distribution; from there the push alone, which also sums the turns and throws. They give
-the same figures where both run (tests/test_ur_full.py, tests/test_ur_push.py).
+distribution; from there (or with ``method="push"``) the push alone, which also sums the turns
+and throws. They give the same figures where both run (tests/test_ur_full.py, tests/test_ur_push.py),
+and every route's figures carry certified error bounds (:mod:`.sweepbounds` for the sweeps).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..analysis.bounds import PRECISION
+from ..analysis.bounds import PRECISION, meets
 from ..analysis.chain import Chain
 from ..analysis.results import Expectation, certify_length, length_summary, summarise_length
+from ..core.errors import SolverError
 from ..core.progress import progress_bar
+from ..linalg.certify import SLACK, U
 from .results import UrResults
 
 #: Largest number of pieces a side solved as a chain by default (the sweeps take over above).
@@ -30,13 +34,15 @@ PUSH_ONLY_PIECES = 4
 #: The push's sums give the turns and throws from PUSH_ONLY_PIECES pieces: it is carried to this tail at
 #: least, whatever the length distribution asks (the tail beyond is extrapolated).
 PUSH_SUMS_TAIL = 1e-10
-#: From this many pieces the push's turns and throws come with a bound: a loose layered evaluation of the
-#: throws to come bounds them from every position (:func:`.bound.throws_bound`), so what the push leaves
-#: (the mass in play at its end and the mass let go) is worth at most that many turns and throws each. At
-#: five pieces it costs about a quarter of the push (34 of 137 s of CPU), so it starts at six.
-THROWS_BOUND_PIECES = 6
+#: From this many pieces ``ur solve`` sweeps the optimal pair's bound on the throws to come
+#: (:func:`.bound.throws_bound`) and keeps it beside the table, for the push's bounds (:mod:`.sweepbounds`)
+#: of ``solve ur`` to read back.
+THROWS_BOUND_PIECES = PUSH_ONLY_PIECES
 #: The loose evaluation's relative change per layer: the bound is then within 1% of the largest throws.
 THROWS_BOUND_TOL = 1e-4
+#: The layered evaluation's change per layer, and the one it is swept to again when a bound misses the precision.
+EVALUATE_TOL = 1e-11
+EVALUATE_REFINE_TOL = 1e-14
 
 
 def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
@@ -65,16 +71,16 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
         The optimal values already solved, so that they are not solved a second time.
     chain : Chain, optional
         This policy pair's chain, already built.
-    method : {"auto", "chain", "sweeps"}
+    method : {"auto", "chain", "sweeps", "push"}
         ``"auto"``: the chain up to ``CHAIN_PIECES`` pieces, or when ``chain`` is given or a
-        policy is a callable; the sweeps above.
+        policy is a callable; the sweeps above. ``"push"``: the forward push alone (the route of
+        the sweeps from ``PUSH_ONLY_PIECES`` pieces) at any number of pieces.
     values : array, optional
         The optimal table itself (for instance memory-mapped from a file saved by
         ``markov-oca ur solve``). Without it or ``optimal``, a table saved for these rules is
         used when there is one.
     precision : float
-        The relative precision every figure's certified error bound must meet (the chain's route;
-        the sweeps report the bounds they have in their solver entries).
+        The relative precision every figure's certified error bound must meet, on every route.
 
     Returns
     -------
@@ -84,6 +90,8 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
     ------
     RulesError
         Bad rules or options, or an unknown ``method``.
+    SolverError
+        No bound within ``precision`` could be had (the text names what would work).
 
     Examples
     --------
@@ -95,13 +103,14 @@ def solve_ur(rules: Any, light: str = "optimal", dark: str = "optimal", *,
     from .rules import UrRules, load_ur
 
     r = rules if isinstance(rules, UrRules) else load_ur(rules, options or {})
-    if method not in ("auto", "chain", "sweeps"):
-        raise RulesError(f"method {method!r}: auto, chain or sweeps")
+    if method not in ("auto", "chain", "sweeps", "push"):
+        raise RulesError(f"method {method!r}: auto, chain, sweeps or push")
     if method == "auto":
         simple = all(isinstance(p, str) for p in (light, dark))
         method = "chain" if (chain is not None or not simple or r.pieces <= CHAIN_PIECES) else "sweeps"
-    if method == "sweeps":
-        return _solve_sweeps(r, light, dark, tail=tail, progress=progress, optimal=optimal, values=values)
+    if method in ("sweeps", "push"):
+        return _solve_sweeps(r, light, dark, tail=tail, progress=progress, optimal=optimal, values=values,
+                             precision=precision, push_only=True if method == "push" else None)
     return _solve_chain(r, light, dark, tail=tail, progress=progress, optimal=optimal, chain=chain, values=values,
                         precision=precision)
 
@@ -227,7 +236,7 @@ def _check_sweep_policies(r, light, dark, values, optimal) -> None:
 def _kept_bound(r, light, dark, push_only, handed_in, timer):
     """(bound kept beside the saved table by an earlier run or None, whether one is wanted, whether to keep the one
     computed now). Only when the values are the saved table's, not values handed in or solved now."""
-    want = push_only and r.pieces >= THROWS_BOUND_PIECES
+    want = push_only
     keep = want and not handed_in and "optimal" not in timer
     if keep:
         from .table import saved_bound
@@ -246,104 +255,168 @@ def _bound_entry(bound, kept: bool) -> dict:
             "residual": bound.residual, "iterations": bound.sweeps, "bound": bound.bound}
 
 
-def _push_only_results(light, dark, push, bound, residual, optimal_value):
-    """(win, turns, throws, solver entry) from the push alone: the chances are the table's value of the start
-    under optimal play by both, else the push's (the mass still in play at the end shared as the last turns'
-    endings were)."""
-    dist = push.dist
-    turns, throws = push.turns, push.throws
-    if light == dark == "optimal":
-        win = optimal_value
-    else:
-        last = dist.by_outcome[-20:].sum(axis=0)
-        share = float(last[0] / last.sum()) if last.sum() > 0 else 0.5
-        win = push.wins[0] + dist.tail * share
-    entry = {"method": "forward push of the length distribution (turns and throws summed, the tail "
-                       "beyond the last turn extrapolated geometrically)",
-             "residual": max(dist.tail, push.tail_turns / max(turns, 1.0)), "iterations": dist.pmf.size - 1}
-    if bound is not None:
-        # the sums over the turns pushed are lower bounds; what is left (dist.tail: in play and let go) has
-        # at most bound.bound turns and throws ahead a unit, so the true value lies within
-        # [sum, sum + tail * bound] and the extrapolated one is at most this far from it
-        room = dist.tail * bound.bound
-        entry["error_bounds"] = {"turns": max(push.tail_turns, room - push.tail_turns),
-                                 "throws": max(push.tail_throws, room - push.tail_throws),
-                                 # the table's value is the pair's chance (the policy plays greedily on the
-                                 # table) to within its Bellman residual times the throws to come
-                                 "wins": (residual * bound.bound if residual is not None else None)
-                                 if light == dark == "optimal" else dist.tail}
-    return win, turns, throws, entry
+def _misses(figures: dict[str, tuple[float, float]], precision: float) -> list[str]:
+    """The figures (name -> (value, bound)) whose bound misses the relative ``precision``."""
+    return [k for k, (x, b) in figures.items() if not meets(x, b, precision)]
 
 
-def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values) -> UrResults:
-    """The sweeps: a layered policy evaluation (chances, turns, throws) and the forward push (length).
+def _refused(precision: float, failed: list[str], how: str) -> SolverError:
+    return SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} ({how}): ask a looser "
+                       "--precision, or the chain's route (up to 3 pieces a side)")
 
-    From :data:`PUSH_ONLY_PIECES` pieces the evaluation is skipped: the push gives the turns and
-    throws (its sums, the tail beyond the last turn extrapolated geometrically), and the chances are
-    the table's value of the start under optimal play by both, else the push's (the mass still in play
-    at the end shared as the last turns' endings were).
+
+def _evaluated(r, light, dark, values, start, precision, progress, timer):
+    """The layered evaluation's (figures, bound on the throws from the start, solver entry, entries, route),
+    swept again to :data:`EVALUATE_REFINE_TOL` when a bound misses ``precision``, else refused."""
+    from .evaluate import evaluate_policies
+    from .sweepbounds import evaluation_bounds
+
+    random = "random" in (light, dark)
+    route = ""
+    for tol in (EVALUATE_TOL, EVALUATE_REFINE_TOL):
+        t0 = time.perf_counter()
+        ev = evaluate_policies(r, light, dark, values, tol=tol, progress=progress)
+        timer["evaluate"] = timer.get("evaluate", 0.0) + time.perf_counter() - t0
+        (win, throws, turns), (bw, by, bz) = ev.at(start, 0), evaluation_bounds(ev, start, 0, random)
+        figures = {"P(light wins)": (win, bw), "P(dark wins)": (1.0 - win, bw + 2 * U),
+                   "E[turns]": (turns, bz), "E[throws]": (throws, by)}
+        steps = (throws + by) * SLACK  # the throws to come from the start, at most
+        entry = {"method": "layered Gauss-Seidel policy evaluation (sweeps)", "residual": ev.change,
+                 "iterations": ev.sweeps, "residual_bound": max(ev.residual)}
+        failed = _misses(figures, precision)
+        if not failed:
+            return figures, steps, entry, ev.entries, route
+        route = f"the evaluation swept again to a change of {EVALUATE_REFINE_TOL:g}"
+        del ev
+    raise _refused(precision, failed, f"the evaluation's residual, swept to {EVALUATE_REFINE_TOL:g}")
+
+
+def _pushed(r, light, dark, values, *, tail, progress, timer, bound_tol):
+    from .push import push_lengths
+
+    t1 = time.perf_counter()
+    push = push_lengths(r, light, dark, values, tail=tail, progress=progress, bound_tol=bound_tol)
+    timer["length"] = timer.get("length", 0.0) + time.perf_counter() - t1
+    timer["length_build"] = timer.get("length_build", 0.0) + push.build_seconds
+    return push
+
+
+def _push_figures(push, ceiling, r, light, dark, residual, optimal_value):
+    """The push's figures (name -> (value, bound)), the table's value of the start for optimal against optimal
+    when its bound is the smaller (it is the chance of the pair that plays the table's moves, within the Bellman
+    residual times the throws to come)."""
+    from .sweepbounds import optimal_bound, push_figures
+
+    pf = push_figures(push, ceiling, r)
+    light_w, dark_w = pf.light, pf.dark
+    if light == dark == "optimal" and optimal_value is not None:
+        ob = optimal_bound(residual, ceiling)
+        if ob is not None and ob < pf.light[1]:
+            light_w, dark_w = (optimal_value, ob), (1.0 - optimal_value, ob + 2 * U)
+    return pf, {"P(light wins)": light_w, "P(dark wins)": dark_w, "E[turns]": pf.turns, "E[throws]": pf.throws}
+
+
+def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=PRECISION,
+                  push_only: bool | None = None) -> UrResults:
+    """The sweeps: a layered policy evaluation (chances, turns, throws) and the forward push (length); from
+    :data:`PUSH_ONLY_PIECES` pieces (or with ``push_only``) the push alone, which also sums the turns and throws.
+
+    Every figure carries a certified bound (:mod:`.sweepbounds`): the evaluation's by its true residual times
+    the throws to come; the push's by what it leaves (in play and let go) times a certified bound on the
+    throws to come from any position (:mod:`.bound`), plus the rounding of its masses. A bound that misses
+    ``precision`` sends the evaluation to sweep again to a smaller change, the push to run to a smaller tail;
+    then the solve is refused.
     """
     from .bound import throws_bound
-    from .evaluate import evaluate_policies
-    from .push import push_lengths
     from .state import space_of
+    from .sweepbounds import optimal_bound, push_rounding, throws_ceiling
     from .sweeps import check_sweeps_memory
 
     _check_sweep_policies(r, light, dark, values, optimal)
-    push_only = r.pieces >= PUSH_ONLY_PIECES
-    check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only)
+    push_only = r.pieces >= PUSH_ONLY_PIECES if push_only is None else push_only
+    random = "random" in (light, dark)
+    check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only or random)
     timer: dict[str, float] = {}
     handed_in = values is not None or optimal is not None  # not the saved table's (nor solved here)
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
     space = space_of(r.pieces, r.code)
     start = space.rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
-    solver = []
-    transitions = 0
-    if not push_only:
-        t0 = time.perf_counter()
-        ev = evaluate_policies(r, light, dark, values, progress=progress)
-        win, throws, turns = ev.at(start, 0)
-        timer["evaluate"] = time.perf_counter() - t0
-        transitions = ev.entries
-        solver.append({"method": "layered Gauss-Seidel policy evaluation (sweeps)", "residual": ev.change,
-                       "iterations": ev.sweeps})
-        del ev
     optimal_value = float(values[start]) if values is not None else None
-    bound, want_bound, keep = _kept_bound(r, light, dark, push_only, handed_in, timer)
-    kept = bound is not None
-    shared = want_bound and "random" not in (light, dark)  # the bound swept on the push's own moves
-    if want_bound and not shared:
-        t0 = time.perf_counter()
-        bound = throws_bound(r, light, dark, values, tol=THROWS_BOUND_TOL, progress=progress)
-        timer["throws_bound"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    push = push_lengths(r, light, dark, values, tail=min(tail, PUSH_SUMS_TAIL) if push_only else tail,
-                        progress=progress, bound_tol=THROWS_BOUND_TOL if shared else None)
-    timer["length"] = time.perf_counter() - t1
-    timer["length_build"] = push.build_seconds  # of which: the policies' moves built for the push
-    if shared:
-        bound = push.bound
-        timer["throws_bound"] = bound.seconds  # of "length": swept on the moves built for the push
-        timer["length"] -= bound.seconds
-    if bound is not None:
+    solver: list[dict] = []
+    route = ""
+    if not push_only:
+        figures, steps, entry, transitions, route = _evaluated(r, light, dark, values, start, precision, progress,
+                                                               timer)
+        solver.append(entry)
+        push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer,
+                       bound_tol=None)
+        rounding, lost = push_rounding(r, push.dist.pmf.size - 1), float(push.dropped)
+        ob = optimal_bound(residual, steps) if light == dark == "optimal" else None
+    else:
+        bound, want_bound, keep = _kept_bound(r, light, dark, push_only, handed_in, timer)
+        kept = bound is not None
+        shared = bound is None and not random  # the bound swept on the push's own moves
+        if bound is None and random:
+            t0 = time.perf_counter()
+            bound = throws_bound(r, light, dark, values, tol=THROWS_BOUND_TOL, progress=progress)
+            timer["throws_bound"] = time.perf_counter() - t0
+        push_tail = min(tail, PUSH_SUMS_TAIL)
+        push = _pushed(r, light, dark, values, tail=push_tail, progress=progress, timer=timer,
+                       bound_tol=THROWS_BOUND_TOL if shared else None)
+        if shared:
+            bound = push.bound
+            timer["throws_bound"] = bound.seconds  # of "length": swept on the moves built for the push
+            timer["length"] -= bound.seconds
         if keep and not kept:
             from .table import save_bound
 
             save_bound(r, light, dark, THROWS_BOUND_TOL, bound)
         solver.append(_bound_entry(bound, kept))
-    if push_only:
-        win, turns, throws, entry = _push_only_results(light, dark, push, bound, residual, optimal_value)
+        ceiling = throws_ceiling(bound.largest, bound.residual, r, random)
+        if not math.isfinite(ceiling):
+            raise _refused(precision, ["E[turns]", "E[throws]"], f"no bound on the throws to come: the loose "
+                           f"evaluation's residual {bound.residual:.2g}")
+        pf, figures = _push_figures(push, ceiling, r, light, dark, residual, optimal_value)
+        failed = _misses(figures, precision)
+        if failed:  # push on until what is left, worth at most `ceiling` throws a unit, meets the precision
+            need = min(abs(x) for x, _ in figures.values() if x) * precision / 4
+            push_tail = min(push_tail * 1e-2, need / max(ceiling, 1.0))
+            push = _pushed(r, light, dark, values, tail=push_tail, progress=progress, timer=timer,
+                           bound_tol=None)
+            pf, figures = _push_figures(push, ceiling, r, light, dark, residual, optimal_value)
+            failed = _misses(figures, precision)
+            if failed:
+                raise _refused(precision, failed, f"pushed to a tail of {push_tail:.1e}, the rounding of its "
+                               f"masses {pf.rounding:.1e} relative")
+            route = f"the push carried on to a tail of {push_tail:.1e}"
+        solver.append({"method": "forward push of the length distribution (turns and throws summed, the tail "
+                                 "beyond the last turn extrapolated geometrically)",
+                       "residual": float(push.dist.tail), "iterations": push.dist.pmf.size - 1})
         transitions = push.entries
-        solver.append(entry)
-    return UrResults(
+        rounding, lost = pf.rounding, pf.lost
+        ob = optimal_bound(residual, ceiling) if light == dark == "optimal" else None
+    dist = push.dist
+    dist.rounding = rounding
+    turns, throws = figures["E[turns]"], figures["E[throws]"]
+    length = summarise_length(dist, turns[0])
+    # the game ends with probability 1 (the throws to come are bounded): no deadlock
+    certify_length(length, dist, turns[1], (0.0, 0.0), lost=lost)
+    res = UrResults(
         rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
         options=dict(r.options), states=space.size * (1 if light == dark else 2), transitions=transitions,
-        wins={"light": win, "dark": 1.0 - win},
-        expected={"turns": Expectation(turns, turns), "throws": Expectation(throws, throws)},
-        length=summarise_length(push.dist, turns),
+        wins={"light": figures["P(light wins)"][0], "dark": figures["P(dark wins)"][0]},
+        expected={"turns": Expectation(turns[0], turns[0]), "throws": Expectation(throws[0], throws[0])},
+        length=length,
         optimal_value=optimal_value,
         optimal_residual=residual,
         positions=space.size,
         solver=solver,
         timings=timer,
+        precision=precision, route=route,
     )
+    res.bounds = {"wins": {"light": figures["P(light wins)"][1], "dark": figures["P(dark wins)"][1]},
+                  "expected": {k: {"total": figures[f"E[{k}]"][1], "given_end": figures[f"E[{k}]"][1]}
+                               for k in ("turns", "throws")},
+                  "length": length.bounds,
+                  "optimal_value": ob}
+    return res

@@ -1,0 +1,137 @@
+"""Certified error bounds for the figures of Ur's sweeps: the layered policy evaluation and the forward push.
+
+**The evaluation** (:mod:`.evaluate`) solves ``x = c + A x`` for each of (win, throws, turns), ``|A|`` the
+chain of throws ``P`` (sub-stochastic; the win's with some signs flipped). A computed ``x'`` with
+``|x' - (c + A x')| <= r`` everywhere is off by ``(I - |A|)^-1 r <= r y``, ``y = (I - P)^-1 1`` the
+expected throws to come; and ``y <= ŷ / (1 - r_y)`` state by state for the computed throws ``ŷ`` with
+residual ``r_y`` (:mod:`.bound`). The residuals are computed in floating point: a state's update is a sum
+of at most ``nt (k + 3) + 3`` rounded terms (``nt`` throws, ``k`` moves a throw) whose magnitudes add up to
+at most the largest value the state reads (the probabilities sum to 1), so the true residual is at most the
+computed one plus ``gamma`` of that count times that magnitude (:func:`true_residual`).
+
+**The push** (:mod:`.push`) moves nonnegative masses: a mass after one throw is a sum of at most ``F``
+terms ``m p_t / k`` (``F`` the fan-in: a position is entered from at most ``2 nt (pieces + 1) + nt``
+(source, throw, move) triples: the moved piece's landing square, the throw, a capture or not; and the
+passes), so it is off by ``gamma_(F + 6)`` relative to the exact push of the masses before it. A turn is at
+most ``W`` throws (each extra throw lands a piece on a rosette, or captures, and a piece moves only forward
+within its side's turn), so after ``T`` turns every mass is off by at most ``gamma_(T W (F + 6))``
+relative (:func:`push_rounding`). The push's sums (the mass in play at each turn's start: the turns; the
+mass visited: the throws) are lower bounds of the exact expectations; what it leaves (the mass in play
+at the end and the mass let go, ``tail``) has at most ``B`` throws and turns to come a unit (the
+:class:`~.bound.ThrowsBound`), so the exact value lies in ``[sum, sum + tail B]`` (:func:`push_figures`).
+Each side's chance is bounded the same way: what is left may go either way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..linalg.certify import SLACK, U, gamma
+
+INF = float("inf")
+
+
+def update_roundings(rules, random: bool) -> int:
+    """Roundings in one state's update of the evaluation (or of the throws' sweep, ``random`` False: one
+    move a throw): a generous count of ``nt (k + 3) + 3`` terms, ``k`` the moves of a throw."""
+    k = rules.pieces + 1 if random else 1
+    return len(rules.throws) * (k + 3) + 3
+
+
+def true_residual(computed: float, magnitude: float, roundings: int) -> float:
+    """An upper bound on the exact ``|x - F(x)|`` from the computed one: plus ``gamma`` of the update's
+    roundings times the magnitude of its terms."""
+    if not math.isfinite(computed) or not math.isfinite(magnitude):
+        return INF
+    return float((computed * (1 + 2 * U) + float(gamma(roundings)) * magnitude) * SLACK)
+
+
+def throws_ceiling(largest: float, residual: float, rules, random: bool) -> float:
+    """A certified upper bound on the throws to come from any position: ``ŷ / (1 - r)`` with the true
+    residual ``r`` of the computed throws ``ŷ`` (their largest ``largest``, computed residual ``residual``)."""
+    r = true_residual(residual, 1.0 + largest, update_roundings(rules, random))
+    return largest / (1.0 - r) * SLACK if r < 1.0 else INF
+
+
+def evaluation_bounds(ev, index: int, side: int = 0, random: bool = True) -> tuple[float, float, float]:
+    """Certified bounds on :meth:`.evaluate.PolicyEvaluation.at`'s (win, throws, turns) at a state: each
+    true residual times the bound on the throws to come from it (``random``: a side plays ``random``)."""
+    roundings = update_roundings(ev.rules, random)
+    mags = (max(1.0, float(np.abs(ev.win).max(initial=0.0))) + 1.0,
+            1.0 + float(ev.throws.max(initial=0.0)),
+            2.0 + float(np.abs(ev.turns).max(initial=0.0)))
+    rw, ry, rz = (true_residual(r, m, roundings) for r, m in zip(ev.residual, mags, strict=True))
+    y = ev.at(index, side)[1]
+    ymax = y / (1.0 - ry) * SLACK if ry < 1.0 else INF
+    return rw * ymax * SLACK, ry * ymax * SLACK, rz * ymax * SLACK
+
+
+def turn_throws(rules) -> int:
+    """The most throws one turn can have: one, and one more for each rosette a piece lands on (each piece
+    each rosette once: it only moves forward while its side throws) and each capture that throws again."""
+    extra = len(rules.rosettes) if rules.rosette_again else 0
+    extra += 1 if rules.again_after_capture else 0
+    return 1 + rules.pieces * extra
+
+
+def fan_in(rules) -> int:
+    """The most (source, throw, move) triples that enter one position: the moved piece's landing square
+    (one of the mover's pieces or off the board), the throw, a capture or not; and a pass for each throw."""
+    nt = len(rules.throws)
+    return 2 * nt * (rules.pieces + 1) + nt
+
+
+def push_rounding(rules, turns: int) -> float:
+    """The relative rounding of every mass of the push after ``turns`` turns (module docstring)."""
+    return float(gamma(turns * turn_throws(rules) * (fan_in(rules) + 6) / 2.0 + 8))
+
+
+@dataclass
+class PushFigures:
+    """The push's figures and their certified bounds (each ``(value, bound)``)."""
+
+    light: tuple[float, float]
+    dark: tuple[float, float]
+    turns: tuple[float, float]
+    throws: tuple[float, float]
+    rounding: float  # of every pushed mass, relative
+    lost: float  # the mass let go on the way (its rounding included): what the pmf misses at most
+    tail: float  # what the push left (in play and let go), an upper bound
+
+
+def push_figures(push, ceiling: float, rules) -> PushFigures:
+    """Each side's chance, the expected turns and throws from ``push`` (:class:`~.push.PushResult`), bounded
+    with ``ceiling`` (a certified bound on the throws to come from any position)."""
+    dist = push.dist
+    turns_pushed = int(dist.pmf.size - 1)
+    rel = push_rounding(rules, turns_pushed)
+    small = float(gamma(turns_pushed + 8))  # the Python sums over the turns, and a mass's last three roundings
+    tail = (float(dist.tail) * (1 + rel) + 2 * U) * SLACK
+    room = tail * ceiling * SLACK  # the throws (and turns) the mass left has to come, at most
+
+    def total(computed: float, extrapolated: float) -> tuple[float, float]:
+        base = computed - extrapolated  # the sum over the turns pushed
+        ext = min(max(extrapolated, 0.0), room) if math.isfinite(extrapolated) else room / 2
+        own = (rel + small) * abs(base) * SLACK
+        return base + ext, float((max(ext, room - ext) + own + 4 * U * abs(base + ext)) * SLACK)
+
+    turns = total(push.turns, push.tail_turns)
+    throws = total(push.throws, push.tail_throws)
+    last = dist.by_outcome[-20:].sum(axis=0)
+    share = float(last[0] / last.sum()) if last.sum() > 0 else 0.5
+    won = float(push.wins[0])
+    light = won + float(dist.tail) * share
+    b = float((max(share, 1.0 - share) * tail + (rel + small) * won + 4 * U) * SLACK)
+    return PushFigures(light=(light, b), dark=(1.0 - light, b + 2 * U), turns=turns, throws=throws, rounding=rel,
+                       lost=float(push.dropped) * (1 + rel) * SLACK, tail=tail)
+
+
+def optimal_bound(residual: float | None, steps: float) -> float | None:
+    """How far the table's value of the start is from the chance of the pair that plays its moves: the
+    Bellman residual times the expected throws from the start (at most ``steps``); None without a residual."""
+    if residual is None or not math.isfinite(steps):
+        return None
+    return float(residual * steps * SLACK + 4 * U)
