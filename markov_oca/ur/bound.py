@@ -2,8 +2,10 @@
 
 The throws to come solve ``y = 1 + P y`` (``P`` the chain of throws, sub-stochastic). Any ``ŷ`` with
 ``|ŷ - (1 + P ŷ)| <= r`` has ``y - ŷ = (I - P)^-1 (1 + P ŷ - ŷ) <= r y``, so ``y <= ŷ / (1 - r)``
-everywhere: a loose evaluation is enough. This bounds what the forward push (:mod:`.push`) leaves out when it
-stops with mass still in play or lets mass go: each unit of it has at most this many turns and throws ahead.
+everywhere: a loose evaluation is enough (its residual computed in floating point, then raised by the
+rounding of that computation: :func:`.sweepbounds.throws_ceiling`). This bounds what the forward push
+(:mod:`.push`) leaves out when it stops with mass still in play or lets mass go: each unit of it has at most
+this many turns and throws ahead.
 
 Deterministic policies are swept on the throws alone over the push's own moves (:mod:`.pushmoves`): the
 places in decreasing order of the pips walked by both sides, diagonal by diagonal of (mover's pips p,
@@ -32,6 +34,7 @@ from .pushorder import diagonal_split, push_placement
 from .rules import UrRules
 from .state import space_of
 from .storage import NO_MOVE
+from .sweepbounds import throws_ceiling
 
 __all__ = ["ThrowsBound", "bound_on_tables", "throws_bound"]
 
@@ -144,7 +147,7 @@ def bound_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: i
     residual = float(_residual_throws_places(tab0, tab1, probs, y, parts))
     top = float(y.max(initial=0.0))
     del y
-    bound = top / (1.0 - residual) if residual < 1.0 else float("inf")
+    bound = throws_ceiling(top, residual, probs.shape[0], 1)
     return ThrowsBound(bound, top, residual, sweeps, time.perf_counter() - t0)
 
 
@@ -177,7 +180,8 @@ def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         ev = evaluate_policies(rules, light, dark, values, tol=tol, progress=progress, parts=parts)
         r = ev.residual[1]
         top = float(ev.throws.max())
-        return ThrowsBound(top / (1.0 - r) if r < 1.0 else float("inf"), top, r, ev.sweeps, time.perf_counter() - t0)
+        return ThrowsBound(throws_ceiling(top, r, len(rules.throws), ev.moves), top, r, ev.sweeps,
+                           time.perf_counter() - t0)
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
     vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)

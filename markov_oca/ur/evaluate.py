@@ -290,23 +290,24 @@ class PolicyEvaluation:
     #: the largest |x - F(x)| of (win, throws, turns) over every state, each layer's after its last sweep (the
     #: later layers' values as they were written: the residual of the whole system)
     residual: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    moves: int = 1  # the most moves one throw weighs (every legal one with ``random``)
 
     def at(self, index: int, side: int = 0) -> tuple[float, float, float]:
         g = index * self.sides + (side if self.sides == 2 else 0)
         return float(self.win[g]), float(self.throws[g]), float(self.turns[g])
 
     def bounds(self, index: int, side: int = 0) -> tuple[float, float, float]:
-        """Bounds on the errors of :meth:`at`'s (win, throws, turns).
+        """Certified bounds on the errors of :meth:`at`'s (win, throws, turns).
 
         Each is solved from ``x = c + A x``, ``|A|`` the chain of throws (a sub-stochastic matrix, the
-        win's with some signs flipped), so the error is at most ``(I - |A|)^-1 r``, ``r`` the residual:
-        at most the residual times the exact throws to come from the state, which are at most the
-        computed throws over ``1 - r_throws``.
+        win's with some signs flipped), so the error is at most ``(I - |A|)^-1 r``, ``r`` the true residual
+        (the computed one raised by its own rounding): at most that residual times the exact throws to come
+        from the state, which are at most the computed throws over ``1 - r_throws``
+        (:func:`.sweepbounds.evaluation_bounds`).
         """
-        rw, ry, rz = self.residual
-        y = self.at(index, side)[1]
-        ymax = y / (1.0 - ry) if ry < 1.0 else float("inf")
-        return rw * ymax, ry * ymax, rz * ymax
+        from .sweepbounds import evaluation_bounds
+
+        return evaluation_bounds(self, index, side)
 
 
 def evaluate_bytes(rules: UrRules, sides: int) -> int:
@@ -398,4 +399,4 @@ def evaluate_policies(rules: UrRules, light: str = "optimal", dark: str = "optim
             if on_layer is not None:
                 on_layer(pair, n, k, change, res)
     return PolicyEvaluation(rules, ns, *g, sweeps_total, worst, entries, time.perf_counter() - t_all,
-                            tuple(float(v) for v in residual))
+                            tuple(float(v) for v in residual), 1 if fixed else rules.pieces + 1)

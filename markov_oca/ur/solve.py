@@ -269,15 +269,13 @@ def _evaluated(r, light, dark, values, start, precision, progress, timer):
     """The layered evaluation's (figures, bound on the throws from the start, solver entry, entries, route),
     swept again to :data:`EVALUATE_REFINE_TOL` when a bound misses ``precision``, else refused."""
     from .evaluate import evaluate_policies
-    from .sweepbounds import evaluation_bounds
 
-    random = "random" in (light, dark)
     route = ""
     for tol in (EVALUATE_TOL, EVALUATE_REFINE_TOL):
         t0 = time.perf_counter()
         ev = evaluate_policies(r, light, dark, values, tol=tol, progress=progress)
         timer["evaluate"] = timer.get("evaluate", 0.0) + time.perf_counter() - t0
-        (win, throws, turns), (bw, by, bz) = ev.at(start, 0), evaluation_bounds(ev, start, 0, random)
+        (win, throws, turns), (bw, by, bz) = ev.at(start, 0), ev.bounds(start, 0)
         figures = {"P(light wins)": (win, bw), "P(dark wins)": (1.0 - win, bw + 2 * U),
                    "E[turns]": (turns, bz), "E[throws]": (throws, by)}
         steps = (throws + by) * SLACK  # the throws to come from the start, at most
@@ -329,7 +327,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
     """
     from .bound import throws_bound
     from .state import space_of
-    from .sweepbounds import optimal_bound, push_rounding, throws_ceiling
+    from .sweepbounds import moves_a_throw, optimal_bound, push_rounding, throws_ceiling
     from .sweeps import check_sweeps_memory
 
     _check_sweep_policies(r, light, dark, values, optimal)
@@ -372,7 +370,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
 
             save_bound(r, light, dark, THROWS_BOUND_TOL, bound)
         solver.append(_bound_entry(bound, kept))
-        ceiling = throws_ceiling(bound.largest, bound.residual, r, random)
+        ceiling = throws_ceiling(bound.largest, bound.residual, len(r.throws), moves_a_throw(r, random))
         if not math.isfinite(ceiling):
             raise _refused(precision, ["E[turns]", "E[throws]"], f"no bound on the throws to come: the loose "
                            f"evaluation's residual {bound.residual:.2g}")

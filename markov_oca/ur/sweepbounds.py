@@ -34,11 +34,15 @@ from ..linalg.certify import SLACK, U, gamma
 INF = float("inf")
 
 
-def update_roundings(rules, random: bool) -> int:
-    """Roundings in one state's update of the evaluation (or of the throws' sweep, ``random`` False: one
-    move a throw): a generous count of ``nt (k + 3) + 3`` terms, ``k`` the moves of a throw."""
-    k = rules.pieces + 1 if random else 1
-    return len(rules.throws) * (k + 3) + 3
+def update_roundings(throws: int, moves: int) -> int:
+    """Roundings in one state's update of the evaluation or of the throws' sweep: a generous count of
+    ``nt (k + 3) + 3`` terms for ``throws`` throws and at most ``moves`` moves a throw."""
+    return throws * (moves + 3) + 3
+
+
+def moves_a_throw(rules, random: bool) -> int:
+    """The most moves a throw weighs: every piece's (one more for the hand) with ``random``, else one."""
+    return rules.pieces + 1 if random else 1
 
 
 def true_residual(computed: float, magnitude: float, roundings: int) -> float:
@@ -49,17 +53,18 @@ def true_residual(computed: float, magnitude: float, roundings: int) -> float:
     return float((computed * (1 + 2 * U) + float(gamma(roundings)) * magnitude) * SLACK)
 
 
-def throws_ceiling(largest: float, residual: float, rules, random: bool) -> float:
+def throws_ceiling(largest: float, residual: float, throws: int, moves: int) -> float:
     """A certified upper bound on the throws to come from any position: ``ŷ / (1 - r)`` with the true
-    residual ``r`` of the computed throws ``ŷ`` (their largest ``largest``, computed residual ``residual``)."""
-    r = true_residual(residual, 1.0 + largest, update_roundings(rules, random))
+    residual ``r`` of the computed throws ``ŷ`` (their largest ``largest``, computed residual ``residual``;
+    ``throws`` throws of at most ``moves`` moves each)."""
+    r = true_residual(residual, 1.0 + largest, update_roundings(throws, moves))
     return largest / (1.0 - r) * SLACK if r < 1.0 else INF
 
 
-def evaluation_bounds(ev, index: int, side: int = 0, random: bool = True) -> tuple[float, float, float]:
+def evaluation_bounds(ev, index: int, side: int = 0) -> tuple[float, float, float]:
     """Certified bounds on :meth:`.evaluate.PolicyEvaluation.at`'s (win, throws, turns) at a state: each
-    true residual times the bound on the throws to come from it (``random``: a side plays ``random``)."""
-    roundings = update_roundings(ev.rules, random)
+    true residual times the bound on the throws to come from it."""
+    roundings = update_roundings(len(ev.rules.throws), ev.moves)
     mags = (max(1.0, float(np.abs(ev.win).max(initial=0.0))) + 1.0,
             1.0 + float(ev.throws.max(initial=0.0)),
             2.0 + float(np.abs(ev.turns).max(initial=0.0)))

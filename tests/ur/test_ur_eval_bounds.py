@@ -54,7 +54,9 @@ def test_throws_bound_is_above_every_position_and_close(two, light, dark):
     exact = evaluate_policies(rules, light, dark, v, tol=1e-13).throws.max()
     b = throws_bound(rules, light, dark, v, tol=1e-4)
     assert b.largest <= exact * (1 + 1e-12) <= b.bound <= exact * 1.01
-    assert 0 < b.residual < 0.01 and b.bound == pytest.approx(b.largest / (1 - b.residual))
+    # y <= ŷ / (1 - r), r the residual raised by its own rounding (and the quotient's)
+    assert 0 < b.residual < 0.01 and b.largest / (1 - b.residual) < b.bound
+    assert b.bound == pytest.approx(b.largest / (1 - b.residual), rel=1e-5)
     tight = throws_bound(rules, light, dark, v, tol=1e-12)
     assert tight.largest == pytest.approx(exact, rel=1e-9) and tight.residual < 1e-8
     if "random" not in (light, dark):  # the push computes the same bound on the moves it builds
@@ -71,17 +73,16 @@ def test_push_route_states_bounds_that_hold(two, monkeypatch):
     monkeypatch.setattr(ur_solve, "PUSH_SUMS_TAIL", 1e-5)
     for light, dark in (("optimal", "optimal"), ("random", "greedy")):
         win, throws, turns = _chain_start(rules, light, dark, v)
-        res = ur_solve.solve_ur(rules, light, dark, values=v, method="sweeps", tail=1e-5)
+        # a loose precision: the push is not carried on, and its bounds are those of a tail of 1e-5
+        res = ur_solve.solve_ur(rules, light, dark, values=v, method="sweeps", tail=1e-5, precision=1e-2)
         assert "throws to come" in res.solver[0]["method"] and res.solver[0]["bound"] > float(throws)
-        err = res.solver[1]["error_bounds"]
+        err = {k: res.bounds["expected"][k]["total"] for k in ("turns", "throws")}
         for k, want in (("turns", turns), ("throws", throws)):
             got = float(res.expected[k].total)
             assert abs(got - float(want)) <= err[k]
             assert 1e-12 < err[k] < 1e-2
-        if light == dark == "optimal":
-            assert float(res.wins["light"]) == float(v[UrSpace(2).rank(0, 0, 2, 0, 0, 2, 0)])
-        else:
-            assert abs(float(res.wins["light"]) - float(win)) <= err["wins"] < 1e-5
+        # without the table's residual (values handed in) the chances are the push's, within what it left
+        assert abs(float(res.wins["light"]) - float(win)) <= res.bounds["wins"]["light"] < 1e-5
     assert np.isfinite(res.timings["throws_bound"])
 
 
@@ -106,7 +107,7 @@ def test_bound_kept_beside_the_table_and_read_back(two, monkeypatch, tmp_path):
         again = ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-5)
         assert again.timings["throws_bound"] == 0.0 and "kept beside the table" in again.solver[0]["method"]
         assert again.solver[0]["bound"] == first.solver[0]["bound"]
-        assert again.solver[1]["error_bounds"] == first.solver[1]["error_bounds"]
+        assert again.bounds == first.bounds
         assert float(again.expected["turns"].total) == float(first.expected["turns"].total)
     # values handed in are not the saved table's: nothing is read or kept for them
     handed = ur_solve.solve_ur(rules, "optimal", "optimal", values=v, method="sweeps", tail=1e-5)

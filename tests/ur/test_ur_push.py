@@ -50,17 +50,20 @@ def test_push_threads_give_the_same_bits(two, light, dark):
 
 def test_push_only_route_agrees_with_the_chain(monkeypatch):
     rules = load_ur("ur", {"pieces": 1})
-    v = solve_layered(rules).values
+    lay = solve_layered(rules, residual=True)
+    v = lay.values
     monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
     for light, dark in (("optimal", "greedy"), ("optimal", "optimal")):
-        ref = ur_solve.solve_ur(rules, light, dark, values=v, method="chain", tail=1e-12)
-        pushed = ur_solve.solve_ur(rules, light, dark, values=v, method="sweeps", tail=1e-12)
-        assert "forward push" in pushed.solver[0]["method"] and "evaluate" not in pushed.timings
+        ref = ur_solve.solve_ur(rules, light, dark, optimal=lay, method="chain", tail=1e-12)
+        pushed = ur_solve.solve_ur(rules, light, dark, optimal=lay, method="sweeps", tail=1e-12)
+        assert "forward push" in pushed.solver[-1]["method"] and "evaluate" not in pushed.timings
         assert float(pushed.wins["light"]) == pytest.approx(float(ref.wins["light"]), abs=1e-11)
         for k in ("turns", "throws"):
             assert float(pushed.expected[k].total) == pytest.approx(float(ref.expected[k].total), rel=1e-10)
-    # optimal against optimal: the chance is the table's value of the start
+    # optimal against optimal: the chance is the table's value of the start (its Bellman residual times the
+    # throws to come bound it closer than the push's tail)
     assert float(pushed.wins["light"]) == float(v[UrSpace(1).rank(0, 0, 1, 0, 0, 1, 0)])
+    assert pushed.bounds["wins"]["light"] == pushed.bounds["optimal_value"] < 1e-12
 
 
 def test_chain_rows_merged_and_narrow(two):
