@@ -139,10 +139,10 @@ def pair(args) -> None:
     print(f"  length: {len(ln['pmf']) - 1} turns pushed, tail {ln['tail_mass']:.1e}; median {ln['median']}, "
           f"p90 {ln['p90']}, p99 {ln['p99']}")
     print(f"  solver: {res.solver}")
-    for entry in res.solver:
-        if "error_bounds" in entry:
-            print("  error bounds: " + ", ".join(f"{k} {v:.1e}" if v is not None else f"{k} -"
-                                                 for k, v in entry["error_bounds"].items()))
+    if res.bounds is not None:
+        b = res.bounds
+        print(f"  error bounds: wins {b['wins']['light']:.1e}, turns {b['expected']['turns']['total']:.1e}, "
+              f"throws {b['expected']['throws']['total']:.1e}" + (f"; {res.route}" if res.route else ""))
     print(f"  timings: {', '.join(f'{k} {v:.1f} s' for k, v in res.timings.items())}; total {dt:.1f} s")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 

@@ -32,7 +32,7 @@ class UrResults:
     solver: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     #: Certified error bounds in the figures' tree (``wins``, ``expected``, ``length``, ``optimal_value``);
-    #: 0 for an exact figure; None when the route taken does not certify its figures (the sweeps).
+    #: 0 for an exact figure (every route certifies its figures: the chain's, the sweeps', the exact one).
     bounds: dict[str, Any] | None = None
     precision: float | None = None  # the relative precision the bounds were checked against
     route: str = ""  # how the figures were found when the first solve could not certify them

@@ -172,7 +172,7 @@ def _solve_chain(r, light, dark, *, tail, progress, optimal, chain, values, prec
                   "expected": {k: {"total": fig.totals[k][1], "given_end": fig.given[k][1]}
                                for k in ("turns", "throws")},
                   "length": length.bounds,
-                  "optimal_value": _optimal_bound(fig, residual, light, dark, values)}
+                  "optimal_value": _optimal_bound(fig, residual, light, dark, values, len(r.throws))}
     return res
 
 
@@ -197,21 +197,18 @@ def _certified(chain: Chain, precision: float):
     return fig, "the visits solved again with iterative refinement"
 
 
-def _optimal_bound(fig, residual: float | None, light, dark, values) -> float | None:
-    """How far the optimal table's value of the start is from the chance of the pair that plays greedily on it.
-
-    ``V - V_pi = N_pi (T V - V)`` for the pair ``pi`` greedy on ``V`` (both sides optimal: the chain
-    solved), and ``|T V - V| <= residual`` (the Bellman residual) at every position, so the value is off
-    by at most the residual times the expected steps (throws) from the start, certified from the
-    forward column of expected steps (:func:`~markov_oca.analysis.bounds.upper_steps`). None for
-    another pair (its chain is not the optimal pair's) or without a residual.
+def _optimal_bound(fig, residual: float | None, light, dark, values, throws: int) -> float | None:
+    """How far the optimal table's value of the start is from the chance of the pair that plays the table's moves
+    (:func:`.sweepbounds.optimal_bound`), the expected throws from the start certified from the chain's forward
+    column of expected steps (:func:`~markov_oca.analysis.bounds.upper_steps`). None for another pair (its
+    chain is not the optimal pair's) or without a residual.
     """
-    from ..linalg.certify import SLACK, U
+    from .sweepbounds import optimal_bound
 
     if values is None or residual is None or not light == dark == "optimal" or fig.visits is None:
         return None
     steps = float(fig.visits.t_up[fig.forward_init]) if fig.forward_init is not None else float("inf")
-    return float(residual * steps * SLACK + 4 * U)
+    return optimal_bound(residual, steps, throws)
 
 
 def _check_sweep_policies(r, light, dark, values, optimal) -> None:
@@ -308,7 +305,7 @@ def _push_figures(push, ceiling, r, light, dark, residual, optimal_value):
     pf = push_figures(push, ceiling, r)
     light_w, dark_w = pf.light, pf.dark
     if light == dark == "optimal" and optimal_value is not None:
-        ob = optimal_bound(residual, ceiling)
+        ob = optimal_bound(residual, ceiling, len(r.throws))
         if ob is not None and ob < pf.light[1]:
             light_w, dark_w = (optimal_value, ob), (1.0 - optimal_value, ob + 2 * U)
     return pf, {"P(light wins)": light_w, "P(dark wins)": dark_w, "E[turns]": pf.turns, "E[throws]": pf.throws}
@@ -349,7 +346,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
         push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer,
                        bound_tol=None)
         rounding, lost = push_rounding(r, push.dist.pmf.size - 1), float(push.dropped)
-        ob = optimal_bound(residual, steps) if light == dark == "optimal" else None
+        ob = optimal_bound(residual, steps, len(r.throws)) if light == dark == "optimal" else None
     else:
         bound, want_bound, keep = _kept_bound(r, light, dark, push_only, handed_in, timer)
         kept = bound is not None
@@ -392,7 +389,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
                        "residual": float(push.dist.tail), "iterations": push.dist.pmf.size - 1})
         transitions = push.entries
         rounding, lost = pf.rounding, pf.lost
-        ob = optimal_bound(residual, ceiling) if light == dark == "optimal" else None
+        ob = optimal_bound(residual, ceiling, len(r.throws)) if light == dark == "optimal" else None
     dist = push.dist
     dist.rounding = rounding
     turns, throws = figures["E[turns]"], figures["E[throws]"]

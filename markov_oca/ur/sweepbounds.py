@@ -134,9 +134,13 @@ def push_figures(push, ceiling: float, rules) -> PushFigures:
                        lost=float(push.dropped) * (1 + rel) * SLACK, tail=tail)
 
 
-def optimal_bound(residual: float | None, steps: float) -> float | None:
-    """How far the table's value of the start is from the chance of the pair that plays its moves: the
-    Bellman residual times the expected throws from the start (at most ``steps``); None without a residual."""
+def optimal_bound(residual: float | None, steps: float, throws: int) -> float | None:
+    """How far the table's value ``V`` of the start is from the chance ``V_pi`` of the pair ``pi`` that plays
+    its moves: ``V - V_pi = N_pi (T_pi V - V)``, and ``|T_pi V - V|`` is at most the Bellman residual (raised
+    by the rounding of its sums over ``throws`` throws) plus the rounding of the moves' scores that chose
+    ``pi`` (``4 u``), so it is that times the expected throws from the start (at most ``steps``). None
+    without a residual."""
     if residual is None or not math.isfinite(steps):
         return None
-    return float(residual * steps * SLACK + 4 * U)
+    r = residual + float(gamma(update_roundings(throws, 1))) + 4 * U
+    return float(r * steps * SLACK + 4 * U)
