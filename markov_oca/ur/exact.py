@@ -59,7 +59,6 @@ import flint
 import numpy as np
 
 from ..core.errors import SolverError, TooLargeError
-from ..linalg.certify import SLACK
 from .exact_system import PositionSystem, mirror_systems, policy_numerators, side_system
 from .kernel import moves
 from .lifting import SMOOTH, BlockLU, ExactSolution, scc_blocks, solve_exact, weakly_chained_dominant
@@ -202,15 +201,14 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
 
 def _length(rules, light, dark, values, tail):
     """(the length distribution in floats, the mass let go on the way): the sweeps' forward push (string
-    policies, its masses' rounding :func:`.sweepbounds.push_rounding`) or the chain's (nothing let go)."""
+    policies, its masses' rounding :func:`.sweepbounds.push_losses`) or the chain's (nothing let go)."""
     if isinstance(light, str) and isinstance(dark, str):
         from .push import push_lengths
-        from .sweepbounds import push_rounding
+        from .sweepbounds import push_losses
 
         push = push_lengths(rules, light, dark, values, tail=tail)
-        rel = push_rounding(rules, push.dist.pmf.size - 1)
-        push.dist.rounding = rel
-        return push.dist, float(push.dropped) * (1 + rel) * SLACK
+        push.dist.rounding, lost = push_losses(push, rules)
+        return push.dist, lost
     from .chain import ur_chain
 
     return ur_chain(rules, light, dark, values).length_distribution(tail=tail), 0.0

@@ -324,7 +324,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
     """
     from .bound import throws_bound
     from .state import space_of
-    from .sweepbounds import moves_a_throw, optimal_bound, push_rounding, throws_ceiling
+    from .sweepbounds import moves_a_throw, optimal_bound, push_losses, throws_ceiling
     from .sweeps import check_sweeps_memory
 
     _check_sweep_policies(r, light, dark, values, optimal)
@@ -345,7 +345,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
         solver.append(entry)
         push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer,
                        bound_tol=None)
-        rounding, lost = push_rounding(r, push.dist.pmf.size - 1), float(push.dropped)
+        rounding, lost = push_losses(push, r)
         ob = optimal_bound(residual, steps, len(r.throws)) if light == dark == "optimal" else None
     else:
         bound, want_bound, keep = _kept_bound(r, light, dark, push_only, handed_in, timer)

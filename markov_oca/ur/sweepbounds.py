@@ -94,6 +94,12 @@ def push_rounding(rules, turns: int) -> float:
     return float(gamma(turns * turn_throws(rules) * (fan_in(rules) + 6) / 2.0 + 8))
 
 
+def push_losses(push, rules) -> tuple[float, float]:
+    """(the relative rounding of every mass of ``push``, the mass it let go raised by that rounding)."""
+    rel = push_rounding(rules, int(push.dist.pmf.size - 1))
+    return rel, float(push.dropped) * (1 + rel) * SLACK
+
+
 @dataclass
 class PushFigures:
     """The push's figures and their certified bounds (each ``(value, bound)``)."""
@@ -112,7 +118,7 @@ def push_figures(push, ceiling: float, rules) -> PushFigures:
     with ``ceiling`` (a certified bound on the throws to come from any position)."""
     dist = push.dist
     turns_pushed = int(dist.pmf.size - 1)
-    rel = push_rounding(rules, turns_pushed)
+    rel, lost = push_losses(push, rules)
     small = float(gamma(turns_pushed + 8))  # the Python sums over the turns, and a mass's last three roundings
     tail = (float(dist.tail) * (1 + rel) + 2 * U) * SLACK
     room = tail * ceiling * SLACK  # the throws (and turns) the mass left has to come, at most
@@ -131,7 +137,7 @@ def push_figures(push, ceiling: float, rules) -> PushFigures:
     light = won + float(dist.tail) * share
     b = float((max(share, 1.0 - share) * tail + (rel + small) * won + 4 * U) * SLACK)
     return PushFigures(light=(light, b), dark=(1.0 - light, b + 2 * U), turns=turns, throws=throws, rounding=rel,
-                       lost=float(push.dropped) * (1 + rel) * SLACK, tail=tail)
+                       lost=lost, tail=tail)
 
 
 def optimal_bound(residual: float | None, steps: float, throws: int) -> float | None:
