@@ -230,19 +230,18 @@ def _check_sweep_policies(r, light, dark, values, optimal) -> None:
                              f"`markov-oca ur solve --pieces {r.pieces} --rules {r.name}` first (see docs/ur.md)")
 
 
-def _kept_bound(r, light, dark, push_only, handed_in, timer):
-    """(bound kept beside the saved table by an earlier run or None, whether one is wanted, whether to keep the one
-    computed now). Only when the values are the saved table's, not values handed in or solved now."""
-    want = push_only
-    keep = want and not handed_in and "optimal" not in timer
+def _kept_bound(r, light, dark, handed_in, timer):
+    """(bound kept beside the saved table by an earlier run or None, whether to keep the one computed now). Only
+    when the values are the saved table's, not values handed in or solved now."""
+    keep = not handed_in and "optimal" not in timer
     if keep:
         from .table import saved_bound
 
         bound = saved_bound(r, light, dark, THROWS_BOUND_TOL)
         if bound is not None:
             timer["throws_bound"] = 0.0
-            return bound, False, keep
-    return None, want, keep
+            return bound, False
+    return None, keep
 
 
 def _bound_entry(bound, kept: bool) -> dict:
@@ -311,6 +310,57 @@ def _push_figures(push, ceiling, r, light, dark, residual, optimal_value):
     return pf, {"P(light wins)": light_w, "P(dark wins)": dark_w, "E[turns]": pf.turns, "E[throws]": pf.throws}
 
 
+def _push_only(r, light, dark, values, residual, optimal_value, handed_in, tail, precision, progress, timer, solver):
+    """The push alone: (push, figures, bound on the throws from the start, rounding of its masses, mass let go,
+    route), carried on to a smaller tail when a bound misses ``precision``, else refused. The bound on the throws
+    to come is read beside the saved table, or swept on the push's moves (deterministic pairs), or by the layered
+    evaluation (a ``random`` side); its entry and the push's go into ``solver``."""
+    from .bound import throws_bound
+    from .sweepbounds import moves_a_throw, throws_ceiling
+
+    random = "random" in (light, dark)
+    bound, keep = _kept_bound(r, light, dark, handed_in, timer)
+    kept = bound is not None
+    shared = bound is None and not random  # the bound swept on the push's own moves
+    if bound is None and random:
+        t0 = time.perf_counter()
+        bound = throws_bound(r, light, dark, values, tol=THROWS_BOUND_TOL, progress=progress)
+        timer["throws_bound"] = time.perf_counter() - t0
+    push_tail = min(tail, PUSH_SUMS_TAIL)
+    push = _pushed(r, light, dark, values, tail=push_tail, progress=progress, timer=timer,
+                   bound_tol=THROWS_BOUND_TOL if shared else None)
+    if shared:
+        bound = push.bound
+        timer["throws_bound"] = bound.seconds  # of "length": swept on the moves built for the push
+        timer["length"] -= bound.seconds
+    if keep and not kept:
+        from .table import save_bound
+
+        save_bound(r, light, dark, THROWS_BOUND_TOL, bound)
+    solver.append(_bound_entry(bound, kept))
+    ceiling = throws_ceiling(bound.largest, bound.residual, len(r.throws), moves_a_throw(r, random))
+    if not math.isfinite(ceiling):
+        raise _refused(precision, ["E[turns]", "E[throws]"], f"no bound on the throws to come: the loose "
+                       f"evaluation's residual {bound.residual:.2g}")
+    pf, figures = _push_figures(push, ceiling, r, light, dark, residual, optimal_value)
+    failed = _misses(figures, precision)
+    route = ""
+    if failed:  # push on until what is left, worth at most `ceiling` throws a unit, meets the precision
+        need = min(abs(x) for x, _ in figures.values() if x) * precision / 4
+        push_tail = min(push_tail * 1e-2, need / max(ceiling, 1.0))
+        push = _pushed(r, light, dark, values, tail=push_tail, progress=progress, timer=timer, bound_tol=None)
+        pf, figures = _push_figures(push, ceiling, r, light, dark, residual, optimal_value)
+        failed = _misses(figures, precision)
+        if failed:
+            raise _refused(precision, failed, f"pushed to a tail of {push_tail:.1e}, the rounding of its "
+                           f"masses {pf.rounding:.1e} relative")
+        route = f"the push carried on to a tail of {push_tail:.1e}"
+    solver.append({"method": "forward push of the length distribution (turns and throws summed, the tail "
+                             "beyond the last turn extrapolated geometrically)",
+                   "residual": float(push.dist.tail), "iterations": push.dist.pmf.size - 1})
+    return push, figures, ceiling, pf.rounding, pf.lost, route
+
+
 def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=PRECISION,
                   push_only: bool | None = None) -> UrResults:
     """The sweeps: a layered policy evaluation (chances, turns, throws) and the forward push (length); from
@@ -322,15 +372,13 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
     ``precision`` sends the evaluation to sweep again to a smaller change, the push to run to a smaller tail;
     then the solve is refused.
     """
-    from .bound import throws_bound
     from .state import space_of
-    from .sweepbounds import moves_a_throw, optimal_bound, push_losses, throws_ceiling
+    from .sweepbounds import optimal_bound, push_losses
     from .sweeps import check_sweeps_memory
 
     _check_sweep_policies(r, light, dark, values, optimal)
     push_only = r.pieces >= PUSH_ONLY_PIECES if push_only is None else push_only
-    random = "random" in (light, dark)
-    check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only or random)
+    check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only or "random" in (light, dark))
     timer: dict[str, float] = {}
     handed_in = values is not None or optimal is not None  # not the saved table's (nor solved here)
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
@@ -338,58 +386,17 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
     start = space.rank(0, 0, r.pieces, 0, 0, r.pieces, 0)
     optimal_value = float(values[start]) if values is not None else None
     solver: list[dict] = []
-    route = ""
     if not push_only:
         figures, steps, entry, transitions, route = _evaluated(r, light, dark, values, start, precision, progress,
                                                                timer)
         solver.append(entry)
-        push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer,
-                       bound_tol=None)
+        push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer, bound_tol=None)
         rounding, lost = push_losses(push, r)
-        ob = optimal_bound(residual, steps, len(r.throws)) if light == dark == "optimal" else None
     else:
-        bound, want_bound, keep = _kept_bound(r, light, dark, push_only, handed_in, timer)
-        kept = bound is not None
-        shared = bound is None and not random  # the bound swept on the push's own moves
-        if bound is None and random:
-            t0 = time.perf_counter()
-            bound = throws_bound(r, light, dark, values, tol=THROWS_BOUND_TOL, progress=progress)
-            timer["throws_bound"] = time.perf_counter() - t0
-        push_tail = min(tail, PUSH_SUMS_TAIL)
-        push = _pushed(r, light, dark, values, tail=push_tail, progress=progress, timer=timer,
-                       bound_tol=THROWS_BOUND_TOL if shared else None)
-        if shared:
-            bound = push.bound
-            timer["throws_bound"] = bound.seconds  # of "length": swept on the moves built for the push
-            timer["length"] -= bound.seconds
-        if keep and not kept:
-            from .table import save_bound
-
-            save_bound(r, light, dark, THROWS_BOUND_TOL, bound)
-        solver.append(_bound_entry(bound, kept))
-        ceiling = throws_ceiling(bound.largest, bound.residual, len(r.throws), moves_a_throw(r, random))
-        if not math.isfinite(ceiling):
-            raise _refused(precision, ["E[turns]", "E[throws]"], f"no bound on the throws to come: the loose "
-                           f"evaluation's residual {bound.residual:.2g}")
-        pf, figures = _push_figures(push, ceiling, r, light, dark, residual, optimal_value)
-        failed = _misses(figures, precision)
-        if failed:  # push on until what is left, worth at most `ceiling` throws a unit, meets the precision
-            need = min(abs(x) for x, _ in figures.values() if x) * precision / 4
-            push_tail = min(push_tail * 1e-2, need / max(ceiling, 1.0))
-            push = _pushed(r, light, dark, values, tail=push_tail, progress=progress, timer=timer,
-                           bound_tol=None)
-            pf, figures = _push_figures(push, ceiling, r, light, dark, residual, optimal_value)
-            failed = _misses(figures, precision)
-            if failed:
-                raise _refused(precision, failed, f"pushed to a tail of {push_tail:.1e}, the rounding of its "
-                               f"masses {pf.rounding:.1e} relative")
-            route = f"the push carried on to a tail of {push_tail:.1e}"
-        solver.append({"method": "forward push of the length distribution (turns and throws summed, the tail "
-                                 "beyond the last turn extrapolated geometrically)",
-                       "residual": float(push.dist.tail), "iterations": push.dist.pmf.size - 1})
+        push, figures, steps, rounding, lost, route = _push_only(r, light, dark, values, residual, optimal_value,
+                                                                 handed_in, tail, precision, progress, timer, solver)
         transitions = push.entries
-        rounding, lost = pf.rounding, pf.lost
-        ob = optimal_bound(residual, ceiling, len(r.throws)) if light == dark == "optimal" else None
+    ob = optimal_bound(residual, steps, len(r.throws)) if light == dark == "optimal" else None
     dist = push.dist
     dist.rounding = rounding
     turns, throws = figures["E[turns]"], figures["E[throws]"]
