@@ -105,9 +105,10 @@ def test_a_miss_pushes_on_to_a_smaller_tail(two, monkeypatch):
     _agree(res, ur_solve.solve_ur(rules, "optimal", "random", optimal=lay, method="chain"))
 
 
-def test_cli_refuses_a_miss_on_the_push(monkeypatch):
+def test_cli_refuses_a_miss_on_the_push(monkeypatch, tmp_path):
     from markov_oca.cli import app
 
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))  # the bound on the throws to come is kept there
     monkeypatch.setattr(ur_solve, "CHAIN_PIECES", 1)  # two pieces go to the sweeps
     monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 2)  # ... and the push alone
     res = CliRunner().invoke(app, ["solve", "ur", "--pieces", "2", "--light", "greedy", "--dark", "random",
