@@ -137,3 +137,14 @@ def test_exact_length_certified():
     assert 0 < max(ex.bounds["length"]["pmf"]) < 1e-12
     ob = ex.bounds["optimal_value"]
     assert ob is not None and ob < 1e-11 and abs(ex.optimal_value - float(ex.wins["light"])) <= ob
+
+
+def test_a_miss_sweeps_the_evaluation_again(two):
+    # swept to a change of 1e-11 the chances are within about 1e-10: 1e-10 relative asks for the second sweep,
+    # which the route names, and whose bounds still hold against the chain's
+    rules, lay = two
+    loose = ur_solve.solve_ur(rules, "greedy", "random", optimal=lay, method="sweeps")
+    assert loose.route == "" and not meets(float(loose.wins["dark"]), loose.bounds["wins"]["dark"], 1e-10)
+    res = ur_solve.solve_ur(rules, "greedy", "random", optimal=lay, method="sweeps", precision=1e-10)
+    assert res.route == "the evaluation swept again to a change of 1e-14"
+    _agree(res, ur_solve.solve_ur(rules, "greedy", "random", optimal=lay, method="chain"), precision=1e-10)
