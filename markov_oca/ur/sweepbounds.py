@@ -90,7 +90,15 @@ def fan_in(rules) -> int:
 
 
 def push_rounding(rules, turns: int) -> float:
-    """The relative rounding of every mass of the push after ``turns`` turns (module docstring)."""
+    """The relative rounding of every mass of the push after ``turns`` turns (module docstring).
+
+    Examples
+    --------
+    >>> from markov_oca.ur.rules import load_ur
+    >>> four = load_ur("ur", {"pieces": 4})  # 13 throws a turn at most, 55 branches into a position
+    >>> turn_throws(four), fan_in(four), f"{push_rounding(four, 238):.1e}"
+    (13, 55, '2.1e-11')
+    """
     return float(gamma(turns * turn_throws(rules) * (fan_in(rules) + 6) / 2.0 + 8))
 
 
