@@ -192,7 +192,7 @@ def solve_ur_exact(rules: UrRules, light: str | Callable = "optimal", dark: str 
     )
     # the length distribution in floats: bounded by its pushes' rounding (and the mass the push let go); the
     # game ends with probability 1 (the exact chances sum to 1)
-    certify_length(res.length, dist, 0.0, (0.0, 0.0), lost=lost)
+    certify_length(res.length, dist, 0.0, (0.0, 0.0), absolute=lost)
     exact_bounds["length"] = res.length.bounds
     if light == dark == "optimal" and values is not None:  # the table's value against the pair's exact chance
         exact_bounds["optimal_value"] = _distance(values[start], wins["light"])

@@ -402,7 +402,7 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
     turns, throws = figures["E[turns]"], figures["E[throws]"]
     length = summarise_length(dist, turns[0])
     # the game ends with probability 1 (the throws to come are bounded): no deadlock
-    certify_length(length, dist, turns[1], (0.0, 0.0), lost=lost)
+    certify_length(length, dist, turns[1], (0.0, 0.0), absolute=lost)
     res = UrResults(
         rules=r.name, title=r.title, seed=r.seed, source=r.source, pieces=r.pieces, light=light, dark=dark,
         options=dict(r.options), states=space.size * (1 if light == dark else 2), transitions=transitions,
