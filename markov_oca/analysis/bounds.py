@@ -151,12 +151,23 @@ class VisitBounds:
 
     ``rb`` bounds the true adjoint residual state by state, ``t_up`` the expected steps from each
     state (:func:`upper_steps`), ``norm`` is ``||N||_inf`` (inf when it could not be certified).
+    ``rounding`` is the relative rounding of the entries of ``v`` themselves (nonnegative visits summed
+    over the columns of a seat-shifted block, :meth:`of`).
     """
 
     v: np.ndarray
     rb: np.ndarray
     t_up: np.ndarray
     norm: float
+    rounding: float = 0.0
+
+    def of(self, v: np.ndarray, rounding: float = 0.0) -> VisitBounds:
+        """The same bounds for figures read from ``v``, a part of the visits: a seat's column of a seat-shifted
+        block, or its columns summed (off by ``rounding`` relative). The residual stays the whole block's: a
+        figure of one seat is ``r . N~ g`` over every (state, seat) pair of the lifted chain, and ``N~ g`` is at
+        most ``max |g|`` times the expected steps from the state, whatever the seat (the seat does not move the
+        chain), so ``rb`` (summed over the seats) and ``t_up`` bound it as they bound a figure of one chain."""
+        return VisitBounds(v, self.rb, self.t_up, self.norm, rounding)
 
     @property
     def mass(self) -> float:
@@ -180,6 +191,7 @@ class VisitBounds:
         value, err = compensated_dot(self.v, step)
         big = float(np.abs(step).max(initial=0.0)) if scale is None else scale
         solve = self.steps * big if big else 0.0
+        rounding = (rounding + self.rounding * (1 + rounding)) * (1 + 4 * U) if self.rounding else rounding
         own = rounding * float(np.abs(self.v) @ np.abs(step)) if rounding else 0.0
         return float(value), float((solve + own + 2 * err) * SLACK)
 

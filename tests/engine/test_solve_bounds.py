@@ -167,3 +167,72 @@ def test_a_chain_floats_cannot_certify_is_solved_exactly_or_refused(monkeypatch)
     monkeypatch.setattr(race, "DENSE_LIMIT", 10)
     with pytest.raises(SolverError, match=r"no bound under 1e-09.*ask --exact"):
         analyse(slow_race(60), rules=_rules(), players=2)
+
+
+# Three players take the chain seen from the mover (goose.rotated): a deadlock and occupancy, places (until the
+# last), stakes and another throw.
+ROTATED = {
+    "occupant, waiting": board(9, {2: {"jump": 5}, 4: {"miss": 1}, 6: {"wait": True}, 7: {"jump": 1}}, faces=3,
+                               occupancy="occupant-returns"),
+    "mover returns, last": board(8, {3: {"miss": 2}, 5: {"wait": True}, 6: {"jump": 2}}, faces=3,
+                                 occupancy="mover-returns", until="last"),
+    "stakes, another throw": board(10, {2: {"goose": "repeat"}, 4: {"stake": 1}, 7: {"miss": 1, "stake": 2},
+                                        8: {"jump": 0}}, faces=3, occupancy="occupant-returns"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROTATED))
+def test_rotated_route_bounds_contain_the_exact_and_the_joint_figures(case):
+    rules = ROTATED[case]
+    rot = solve_goose(rules, 3)
+    joint = solve_goose(rules, 3, route="joint")
+    ex = solve_goose(rules, 3, exact=True)
+    dr, dj, de = rot.to_dict(), joint.to_dict(), ex.to_dict()
+    assert "seen from the player to move" in rot.note and joint.note == ""
+    assert dr["bounds"].keys() == dj["bounds"].keys() and dr["precision"] == 1e-9
+    assert check_tree(dr) > 60
+    assert "error bounds: certified, each figure within 1e-09 relative" in rot.text()
+    checked = 0
+    for key in ("outcomes", "deadlock", "seats", "expected", "landings"):
+        for path, x, exact in pairs(dr[key], de[key], key):
+            if x in ("inf", None) or path.endswith("chance"):  # the chances of ever landing: not computed (null)
+                continue
+            b = bound_at(dr["bounds"], path)
+            assert 0 <= b <= 1e-9 * abs(x) or b == 0.0, path
+            # the true value lies within the bound, and the joint chain's figure within both routes' bounds
+            assert abs(Fraction(x) - exact) <= Fraction(b), (path, x, float(exact), b)
+            y, bj = bound_at(dj, path), bound_at(dj["bounds"], path)
+            assert abs(Fraction(x) - Fraction(y)) <= Fraction(b) + Fraction(bj), (path, x, y, b, bj)
+            checked += 1
+    assert checked > 30
+    # the expected landings (the exact route leaves them out at this size) against the joint chain's
+    for x, y, b, bj in zip(dr["landings"], dj["landings"], dr["bounds"]["landings"], dj["bounds"]["landings"],
+                           strict=True):
+        assert (x["seat"], x["square"]) == (y["seat"], y["square"]) and 0 <= b["expected"] <= 1e-9 * x["expected"]
+        assert abs(x["expected"] - y["expected"]) <= b["expected"] + bj["expected"], (x, y, b, bj)
+        checked += x["expected"] > 0
+    assert checked > 50
+    # the length's figures: the same quantiles, and its bounds' tree
+    assert (rot.length.median, rot.length.p90) == (ex.length.median, ex.length.p90)
+    assert dr["bounds"]["length"]["mean_given_end"] == dr["bounds"]["expected"]["turns"]["given_end"]
+
+
+def test_rotated_route_refuses_in_one_line_when_no_bound_meets_the_precision(tmp_path):
+    from typer.testing import CliRunner
+
+    from markov_oca.cli import app
+
+    rules = ROTATED["stakes, another throw"]
+    with pytest.raises(SolverError, match=r"no bound under 1e-30 \(relative\) for P\(seat 1 wins\).* on the chain "
+                                          r"seen from the mover.*ask a looser --precision") as err:
+        solve_goose(rules, 3, precision=1e-30)
+    assert "\n" not in str(err.value)
+    path = tmp_path / "three.toml"
+    path.write_text('[game]\nname = "three"\nfamily = "goose"\ngoal = 8\nplayers = 3\n[dice]\ncount = 1\nfaces = 3\n'
+                    '[rules]\novershoot = "stay"\noccupancy = "occupant-returns"\n[squares]\n2 = { jump = 5 }\n')
+    r = CliRunner().invoke(app, ["solve", str(path), "--precision", "1e-30"])
+    # a SolverError, as the joint chain's refusal: the command's "failed solve" exit
+    assert r.exit_code == 1 and "no bound under 1e-30" in r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output
+    ok = CliRunner().invoke(app, ["solve", str(path)])
+    assert ok.exit_code == 0 and "seen from the player to move" in ok.output and "error bounds: certified" in ok.output
