@@ -176,7 +176,14 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             if ever_rep is not None:
                 reports.append({"method": ever_rep.method, "residual": ever_rep.residual,
                                 "iterations": ever_rep.iterations})
-                _chance_bounds(landing_list, landing_bounds, fig.visits.norm * ever_rep.residual * SLACK)
+                bound = fig.visits.norm * ever_rep.residual * SLACK
+                _chance_bounds(landing_list, landing_bounds, bound)
+                missed = [x for x in landing_list if np.isfinite(x.chance) and not meets(x.chance, bound, precision)]
+                if missed:
+                    x = missed[0]
+                    raise SolverError(f"no bound under {precision:g} (relative) for the chance of seat {x.seat} ever "
+                                      f"landing on {x.square} ({bound:.2g}: ||N||_inf times the landing solve's "
+                                      "residual): ask a looser --precision")
             timer["landings"] += time.perf_counter() - t3
         if th is not None:
             th.join()
@@ -231,9 +238,12 @@ def _expected_landings(rc: RotatedChain, v: np.ndarray, dead_seen: np.ndarray | 
 
 
 def _chance_bounds(landing_list: list, landing_bounds: list[dict], bound: float) -> None:
-    """The bound of each chance of ever landing computed (a forward solve: ``||N||_inf`` times its residual)."""
+    """The bound of each chance of ever landing computed (a forward solve: ``||N||_inf`` times its residual; 0 where
+    the expected landings are 0 exactly)."""
     for x, b in zip(landing_list, landing_bounds, strict=True):
-        if np.isfinite(x.chance):
+        if np.isfinite(x.chance) and x.expected == 0.0 and b["expected"] == 0.0:
+            x.chance, b["chance"] = 0.0, 0.0  # no pair with visits lands there: never, exactly
+        elif np.isfinite(x.chance):
             x.chance = clip_probability(float(x.chance), bound)
             b["chance"] = bound
 
