@@ -28,8 +28,9 @@ solve, then solves the chain exactly (its probabilities are rationals, a float's
 when it is small enough, and otherwise refuses in one line.
 
 The same method certifies ``solve``'s figures: a race's (:mod:`markov_oca.engine.certified`, from the
-chain's own visits and a forward column of expected steps: :class:`VisitBounds`), Ur's pair of policies
-(the same, on its chain) and the points game's chain. A distribution pushed step by step (the length
+chain's own visits and a forward column of expected steps: :class:`VisitBounds`; from three players the
+chain seen from the mover, whose visits are a block with a column per seat: :meth:`VisitBounds.of`), Ur's
+pair of policies (the same, on its chain) and the points game's chain. A distribution pushed step by step (the length
 of a game) is off by the rounding of its pushes only (:func:`~markov_oca.linalg.certify.push_rounding`),
 and its quantiles are kept only where that cannot move them
 (:func:`~markov_oca.analysis.results.certify_length`).

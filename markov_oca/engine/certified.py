@@ -146,8 +146,10 @@ def block_residual(chain: Chain, shift: np.ndarray, v: np.ndarray) -> tuple[np.n
     transient = chain.structure.transient
     shifted_adjoint_residual(chain.next, chain.pnum, shift, 1.0 / chain.denom, transient,
                              int(chain.init) if transient[chain.init] else -1, v, res, err)
-    rb = np.abs(res).sum(axis=1) * (1 + float(gamma(v.shape[1]))) + err
-    return res, rb
+    rb = np.zeros(chain.n)
+    for a in range(v.shape[1]):  # a column at a time: no second block
+        rb += np.abs(res[:, a])
+    return res, rb * (1 + float(gamma(v.shape[1]))) + err
 
 
 def refine_block(chain: Chain, shift: np.ndarray, v: np.ndarray, target: float) -> tuple[np.ndarray, dict]:
@@ -233,7 +235,7 @@ def block_figures(chain: Chain, shift: np.ndarray, v: np.ndarray,
         elif isinstance(seats, (int, np.integer)):
             vw = vb.of(np.ascontiguousarray(v[:, seats]))
         else:
-            vw = vb.of(np.where(seats, v, 0.0).sum(axis=1), vb.rounding)
+            vw = vb.of(sum(np.where(seats[:, a], v[:, a], 0.0) for a in range(m)), vb.rounding)
         if id(values) not in steps:
             step = np.where(transient, chain.step_reward(np.asarray(values)), 0.0)
             steps[id(values)] = (values, step, _weighted(chain, h, values) if h is not None else None)

@@ -37,6 +37,7 @@ from ..analysis.bounds import PRECISION, clip_probability, meets
 from ..analysis.chain import Chain, _count_distinct
 from ..analysis.results import Expectation, certify_length, summarise_length
 from ..core.errors import SolverError
+from ..core.memory import available_memory, gib
 from ..core.progress import progress_bar
 from ..engine.certified import RaceFigures, block_figures, refine_block
 from ..engine.race import Landing, SeatResult, SolveResults, bounds_tree, check_sum, why_uncertified
@@ -154,7 +155,9 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
                                                                                       strict=True)
                            if np.isfinite(x.expected) and not meets(x.expected, b["expected"], precision)]
                 timer["landings"] = time.perf_counter() - t2
-            if not failed or attempt:
+            # the refinement's seat-shifted solve: its split matrix (13 bytes a branch) and 17 blocks of N columns
+            refine_bytes = int((rc.chain.next >= 0).sum()) * 13 + rc.chain.n * 8 * rc.players * 17
+            if not failed or attempt or refine_bytes > available_memory():
                 break
             t_refine = time.perf_counter()
             v, rep = refine_block(rc.chain, rc.shift, v, precision * 1e-3)
@@ -165,7 +168,9 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
         if failed:
             raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} "
                               f"({why_uncertified(fig)}) on the chain seen from the mover, {rc.n_states:,} states, "
-                              "beyond the exact route: ask a looser --precision")
+                              "beyond the exact route: ask a looser --precision"
+                              + ("" if route else f" (refining it would take about {gib(refine_bytes)}, more than "
+                                                  f"the {gib(available_memory())} available)"))
         timer["solve"] = time.perf_counter() - t1
         ever_note = ""
         if want and model.players > JOINT_LANDINGS_UPTO:  # the chances of ever landing (rotated_landings), when asked
@@ -178,7 +183,8 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
                                 "iterations": ever_rep.iterations})
                 bound = fig.visits.norm * ever_rep.residual * SLACK
                 _chance_bounds(landing_list, landing_bounds, bound)
-                missed = [x for x in landing_list if np.isfinite(x.chance) and not meets(x.chance, bound, precision)]
+                missed = [x for x, b in zip(landing_list, landing_bounds, strict=True)
+                          if np.isfinite(x.chance) and not meets(x.chance, b["chance"], precision)]
                 if missed:
                     x = missed[0]
                     raise SolverError(f"no bound under {precision:g} (relative) for the chance of seat {x.seat} ever "
