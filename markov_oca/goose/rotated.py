@@ -165,6 +165,7 @@ def solve_rotated(model: GooseModel, *, landings: bool | None = None, tail: floa
             reports.append(rep)
             route = "the visits solved again with iterative refinement"
         reports[-1]["residual_bound"] = fig.visits.mass
+        rc.chain.__dict__.pop("system", None)  # the forward column's solver: not needed again, its memory let go
         if failed:
             raise SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} "
                               f"({why_uncertified(fig)}) on the chain seen from the mover, {rc.n_states:,} states, "
