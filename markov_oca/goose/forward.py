@@ -193,7 +193,7 @@ class _Pass:
         c, sp, inv = self.rc.chain, self.sp, self.inv
         v, w = self.bufs
         out = self.push(v, w, into)
-        self.pushes += 1
+        self.pushes += 2  # the push, and the sum of the parts' outcome slots (counted as one more)
         first = None
         while self.mids.size:
             # each part's sweeps, then the skipped branches of what they pushed (which may stop in a row
@@ -203,7 +203,7 @@ class _Pass:
             res = self.run(_mids_sweep, [(sp.code, sp.end, sp.mask, sp.bits, inv, sp.mid_rows[q], self.backs[q], w,
                                           self.pushed, into) for q in range(sp.n_parts)])
             moved = sum(r[0] for r in res)
-            self.pushes += self.depth + 1
+            self.pushes += self.depth + 2  # the sweep, the skipped branches, the outcome slots
             first = moved if first is None else first
             if moved > 0.0 and sp.mid_src.size:
                 self.run(_push_skipped, [(c.next, c.pnum, a, b, inv, self.pushed, w, 0.0) for a, b in sp.skipped_mid])

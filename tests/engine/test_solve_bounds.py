@@ -225,6 +225,11 @@ def test_rotated_route_bounds_contain_the_exact_and_the_joint_figures(case):
     # the length's figures: the same quantiles, and its bounds' tree
     assert (rot.length.median, rot.length.p90) == (ex.length.median, ex.length.p90)
     assert dr["bounds"]["length"]["mean_given_end"] == dr["bounds"]["expected"]["turns"]["given_end"]
+    # the pass's pmf (its pushes' rounding, counted) against the joint chain's, within both bounds
+    lr, lj = dr["length"], dj["length"]
+    pmf_bounds = zip(lr["pmf"], lj["pmf"], dr["bounds"]["length"]["pmf"], dj["bounds"]["length"]["pmf"],
+                     strict=False)  # the common turns (each cut at its own tail)
+    assert all(abs(x - y) <= b + c for x, y, b, c in pmf_bounds) and len(lr["pmf"]) > 20
 
 
 def exact_like(d):
