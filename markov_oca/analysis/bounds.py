@@ -28,9 +28,10 @@ solve, then solves the chain exactly (its probabilities are rationals, a float's
 when it is small enough, and otherwise refuses in one line.
 
 The same method certifies ``solve``'s figures: a race's (:mod:`markov_oca.engine.certified`, from the
-chain's own visits and a forward column of expected steps: :class:`VisitBounds`), Ur's pair of policies
-(the same, on its chain) and the points game's chain. Players who never meet are certified from one
-player's race pushed turn by turn: its figures' rounding (nonnegative sums, no cancellation), the
+chain's own visits and a forward column of expected steps: :class:`VisitBounds`; from three players the
+chain seen from the mover, whose visits are a block with a column per seat: :meth:`VisitBounds.of`), Ur's
+pair of policies (the same, on its chain) and the points game's chain. Players who never meet are certified
+from one player's race pushed turn by turn: its figures' rounding (nonnegative sums, no cancellation), the
 seats' combination evaluated on intervals, and the mass left racing times certified expected steps
 (:func:`~markov_oca.goose.independent.independent_bounds`). A distribution pushed step by step (the length
 of a game) is off by the rounding of its pushes only (:func:`~markov_oca.linalg.certify.push_rounding`),
@@ -154,12 +155,23 @@ class VisitBounds:
 
     ``rb`` bounds the true adjoint residual state by state, ``t_up`` the expected steps from each
     state (:func:`upper_steps`), ``norm`` is ``||N||_inf`` (inf when it could not be certified).
+    ``rounding`` is the relative rounding of the entries of ``v`` themselves (nonnegative visits summed
+    over the columns of a seat-shifted block, :meth:`of`).
     """
 
     v: np.ndarray
     rb: np.ndarray
     t_up: np.ndarray
     norm: float
+    rounding: float = 0.0
+
+    def of(self, v: np.ndarray, rounding: float = 0.0) -> VisitBounds:
+        """The same bounds for figures read from ``v``, a part of the visits: a seat's column of a seat-shifted
+        block, or its columns summed (off by ``rounding`` relative). The residual stays the whole block's: a
+        figure of one seat is ``r . N~ g`` over every (state, seat) pair of the lifted chain, and ``N~ g`` is at
+        most ``max |g|`` times the expected steps from the state, whatever the seat (the seat does not move the
+        chain), so ``rb`` (summed over the seats) and ``t_up`` bound it as they bound a figure of one chain."""
+        return VisitBounds(v, self.rb, self.t_up, self.norm, rounding)
 
     @property
     def mass(self) -> float:
@@ -183,6 +195,7 @@ class VisitBounds:
         value, err = compensated_dot(self.v, step)
         big = float(np.abs(step).max(initial=0.0)) if scale is None else scale
         solve = self.steps * big if big else 0.0
+        rounding = (rounding + self.rounding * (1 + rounding)) * (1 + 4 * U) if self.rounding else rounding
         own = rounding * float(np.abs(self.v) @ np.abs(step)) if rounding else 0.0
         return float(value), float((solve + own + 2 * err) * SLACK)
 

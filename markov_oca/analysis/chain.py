@@ -66,6 +66,9 @@ class LengthDistribution:
     by_outcome: np.ndarray | None = None  # by_outcome[t, k] = P(outcome k on turn t), in Chain.outcomes order
     #: Relative rounding of every pushed mass (and so of ``pmf``): at most ``rounding * pmf[t]`` (0: not known).
     rounding: float = 0.0
+    #: Mass that may be counted on another turn than its own, or not at all (a pass that lets tiny masses go):
+    #: every pmf and cdf entry is off by at most this much more.
+    misplaced: float = 0.0
 
     def truncated(self, tail: float) -> LengthDistribution | None:
         """The same distribution carried only until less than ``tail`` was left, when that can be told from
@@ -76,7 +79,8 @@ class LengthDistribution:
         left = np.append(later[1:], 0.0) + self.tail  # mass in play after turn t
         t = int(np.argmax(left < tail)) if (left < tail).any() else self.pmf.size - 1
         by = self.by_outcome[:t + 1].copy() if self.by_outcome is not None else None
-        return LengthDistribution(self.pmf[:t + 1].copy(), 0.0, float(left[t]), by_outcome=by, rounding=self.rounding)
+        return LengthDistribution(self.pmf[:t + 1].copy(), 0.0, float(left[t]), by_outcome=by, rounding=self.rounding,
+                                  misplaced=self.misplaced)
 
     def outcome_within(self, turns: int) -> np.ndarray:
         """P(each outcome, reached within ``turns`` turns), in the order of ``Chain.outcomes``."""

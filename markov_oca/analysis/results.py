@@ -154,7 +154,8 @@ def certify_length(summary: LengthSummary, dist, mean_bound: float, deadlock: tu
     """Bound every figure of ``summary`` (from ``dist``), and keep only the quantiles rounding cannot move.
 
     Every pushed mass is off by at most ``dist.rounding`` relative (no cancellation: the masses are
-    nonnegative), the running sums of the CDF by ``gamma`` of their length more. A quantile is the
+    nonnegative), and every entry by ``dist.misplaced`` more (mass a pass let go or counted late), the
+    running sums of the CDF by ``gamma`` of their length more. A quantile is the
     turn where the CDF first reaches ``q``: it is kept when the CDF's low and high bounds reach ``q``
     on the same turn (:func:`~markov_oca.analysis.tails.quantile_bracket`); when even the high bound
     stays below ``q`` and the chance of ending, ``1 - deadlock``, is certainly below ``q`` too, the
@@ -169,13 +170,14 @@ def certify_length(summary: LengthSummary, dist, mean_bound: float, deadlock: tu
     pmf = np.asarray(dist.pmf, np.float64)
     cdf = np.cumsum(pmf)
     rel = (dist.rounding + float(gamma(pmf.size))) * SLACK
-    err = rel * cdf + 2e-15 + absolute  # _quantile reads q less 1e-15
+    lost = float(getattr(dist, "misplaced", 0.0)) + absolute  # let go or counted late, and left out
+    err = rel * cdf + lost + 2e-15  # _quantile reads q less 1e-15
     p_d, b_d = deadlock
     summary.never_ends, summary.more_than = p_d, {}
     ends_lo, ends_hi = 1.0 - p_d - b_d, 1.0 - p_d + b_d
     bounds: dict[str, Any] = {"mean_given_end": mean_bound, "never_ends": b_d,
-                              "tail_mass": float(dist.tail) * rel + 64 * U + absolute, "given_end": {},
-                              "pmf": (rel * pmf + absolute).tolist(), "cdf": (rel * cdf + absolute).tolist()}
+                              "tail_mass": float(dist.tail) * rel + lost + 64 * U, "given_end": {},
+                              "pmf": (rel * pmf + lost).tolist(), "cdf": (rel * cdf + lost).tolist()}
     for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
         lo, hi = quantile_bracket(cdf - err, cdf + err, q)
         value, bounds[name] = _certain(lo, hi, ends_hi < q, summary.more_than, name, pmf.size)

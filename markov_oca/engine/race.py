@@ -316,13 +316,13 @@ def analyse(chain: Chain, *, rules: Any, players: int, exact: bool = False,
                   if not (meets(x.chance, b["chance"], precision) and meets(x.expected, b["expected"], precision))
                   and np.isfinite(x.expected)]
         if failed:
-            return _exact_fallback(chain, failed, _why(fig), rules, players, landing_events, landings, tail, timer,
-                                   special, precision)
+            return _exact_fallback(chain, failed, why_uncertified(fig), rules, players, landing_events, landings,
+                                   tail, timer, special, precision)
         timer["landings"] = time.perf_counter() - t2
     res = _results(chain, rules, players, False, outcome_p, fig.deadlock[0], seats, exp, length, landing_list, note,
                    special, timer)
     res.solver = fig.reports + [{"method": r.method, "residual": r.residual, "iterations": r.iterations} for r in rep]
-    res.bounds = _bounds(fig, players, res, landing_bounds)
+    res.bounds = bounds_tree(fig, players, res, landing_bounds)
     res.precision, res.route = precision, route
     check_sum(res)
     return res
@@ -387,10 +387,10 @@ def _attempt(chain: Chain, specs: dict, given: list[str], precision: float,
         fig = race_figures(chain, specs, given, target=target)
     except SolverError as exc:
         return None, ["every figure"], str(exc)
-    return fig, fig.misses(precision), _why(fig)
+    return fig, fig.misses(precision), why_uncertified(fig)
 
 
-def _why(fig: RaceFigures) -> str:
+def why_uncertified(fig: RaceFigures) -> str:
     norm = fig.forward.norm
     return (f"||N||_inf {f'<= {norm:.3g}' if np.isfinite(norm) else 'not certifiable'}, "
             f"true residual up to {fig.visits.mass:.2g}")
@@ -454,7 +454,7 @@ def _zero_bounds(res: SolveResults) -> dict[str, Any]:
             "landings": None if res.landings is None else [{"chance": 0.0, "expected": 0.0} for _ in res.landings]}
 
 
-def _bounds(fig: RaceFigures, players: int, res: SolveResults, landing_bounds: list[dict] | None) -> dict[str, Any]:
+def bounds_tree(fig: RaceFigures, players: int, res: SolveResults, landing_bounds: list[dict] | None) -> dict[str, Any]:
     """Every float figure's certified bound, in the tree of the figures (``to_dict``)."""
     def exp(name: str) -> dict:
         return {"total": fig.totals[name][1], "given_end": fig.given.get(name, (None, None))[1]}

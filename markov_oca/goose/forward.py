@@ -15,6 +15,7 @@ import numpy as np
 
 from ..analysis.chain import LengthDistribution, Structure
 from ..core.errors import SolverError
+from ..linalg.certify import push_rounding
 from ..linalg.solve import THREADS, SolveReport, _shifted_adjoint_residual, shifted_adjoint_solve
 from .push_kernels import (
     _mid_back,
@@ -24,6 +25,7 @@ from .push_kernels import (
     _residual_part,
     _residual_sums,
     _split_parts,
+    _sweep_depth,
     _take,
     _total,
     _turn_shifts,
@@ -151,6 +153,11 @@ class _Pass:
         self.ns, self.N, self.n = rc.n_states, rc.players, c.n
         self.inv = 1.0 / c.denom
         self.dropped = 0.0
+        # the pushes any mass has taken (for the rounding of every mass: the main push, then per mid-turn
+        # round the deepest sweep and the skipped branches' push), and the mass a turn's sweeps left behind
+        # (it ends a turn late)
+        self.pushes = 0
+        self.late = 0.0
         self.pool = ThreadPoolExecutor(sp.n_parts) if sp.n_parts > 1 else None
         self.mids = np.flatnonzero(sp.is_mid)
         self.deads = np.flatnonzero(st.deadlock[:self.ns])
@@ -159,6 +166,7 @@ class _Pass:
         self.mid = np.zeros(size)  # the mass pushed on within a turn, and a scratch for the deadlocked
         self.pushed = np.zeros(self.n if self.mids.size else 1)  # what each row that throws again pushed this turn
         self.backs = [_mid_back(sp.code, sp.end, sp.mask, r, sp.is_mid) for r in sp.mid_rows]
+        self.depth = int(_sweep_depth(c.next, sp.is_mid)) if self.mids.size else 0
 
     def run(self, f, jobs) -> list:
         """``f`` on each job's arguments, on the parts' threads."""
@@ -185,6 +193,7 @@ class _Pass:
         c, sp, inv = self.rc.chain, self.sp, self.inv
         v, w = self.bufs
         out = self.push(v, w, into)
+        self.pushes += 2  # the push, and the sum of the parts' outcome slots (counted as one more)
         first = None
         while self.mids.size:
             # each part's sweeps, then the skipped branches of what they pushed (which may stop in a row
@@ -194,12 +203,16 @@ class _Pass:
             res = self.run(_mids_sweep, [(sp.code, sp.end, sp.mask, sp.bits, inv, sp.mid_rows[q], self.backs[q], w,
                                           self.pushed, into) for q in range(sp.n_parts)])
             moved = sum(r[0] for r in res)
+            self.pushes += self.depth + 2  # the sweep, the skipped branches, the outcome slots
             first = moved if first is None else first
             if moved > 0.0 and sp.mid_src.size:
                 self.run(_push_skipped, [(c.next, c.pnum, a, b, inv, self.pushed, w, 0.0) for a, b in sp.skipped_mid])
                 self.pushed[sp.mid_src] = 0.0
             out += self.slots_out(w)
-            if not (any(r[1] for r in res) or (moved > 0.0 and sp.mid_src.size)) or moved <= 1e-17 * first:
+            if not (any(r[1] for r in res) or (moved > 0.0 and sp.mid_src.size)):
+                break
+            if moved <= 1e-17 * first:
+                self.late += 2.0 * moved  # what the last sweep pushed back into rows that throw again
                 break
         dead_now = _take(self.deads, w, self.mid) if self.deads.size else 0.0
         if self.deads.size:
@@ -217,11 +230,11 @@ class _Pass:
                                   for q, (a, b) in enumerate(sp.skipped)])
         return _residual_sums(into, acc, last, f, self.st.transient, c.init)
 
-    def march(self, tail: float, max_turns: int, progress) -> _March:
+    def march(self, tail: float, max_turns: int, progress, l1: float = VISITS_L1) -> _March:
         """Turns until the length's tail is under ``tail``, then N more, each into its own column; the turns
         after them are taken as a geometric series of those N (by then the mass in play shrinks by a steady
         factor every N turns) when that brings the true residual's sum, which bounds the error of every total,
-        under VISITS_L1. Otherwise on (a hundredth of the mass at a time) and again."""
+        under ``l1`` (VISITS_L1 unless told). Otherwise on (a hundredth of the mass at a time) and again."""
         from ..core.interrupt import check
 
         N, ns, c = self.N, self.ns, self.rc.chain
@@ -278,7 +291,7 @@ class _Pass:
                     g_max, g_sum = self.residual(acc, last, q / (1.0 - q))
                     if g_sum < r_sum:
                         r_max, r_sum, f = g_max, g_sum, q / (1.0 - q)
-            if r_sum <= VISITS_L1 or t >= max_turns or left == 0:
+            if r_sum <= l1 or t >= max_turns or left == 0:
                 break
             stop = min(stop, left) * 1e-2
         if self.pool is not None:
@@ -293,12 +306,13 @@ class _Pass:
 
 
 def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 1_000_000,
-                 parts: int | None = None, progress=None) -> tuple[LengthDistribution, np.ndarray, SolveReport]:
+                 parts: int | None = None, progress=None,
+                 l1: float = VISITS_L1) -> tuple[LengthDistribution, np.ndarray, SolveReport]:
     """The length distribution to ``tail`` and the visits block, from one push a turn.
 
     After the length's tail, N more turns are played, each into its own column; the turns after them are
     added as a geometric series of those N (the mass in play shrinks by a steady factor by then), kept
-    when the true residual of the visits' system, summed, is then under VISITS_L1. Otherwise the push goes
+    when the true residual of the visits' system, summed, is then under ``l1``. Otherwise the push goes
     on (a hundredth of the mass at a time) and tries again; a small chain solves for the rest instead.
     The report gives the largest true residual.
 
@@ -315,6 +329,8 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
         Parts the rows are split in (default: two from PARALLEL_PASS states, on two cores).
     progress:
         Called with the turn and the mass in play, about every 0.1 s.
+    l1:
+        The true residual's sum the visits are pushed to (the certified figures ask for less than VISITS_L1).
     """
     ns = rc.n_states
     # two parts from a million states (below that, a thread's start each turn costs more than it saves)
@@ -322,22 +338,24 @@ def forward_pass(rc: RotatedChain, st: Structure, tail: float, max_turns: int = 
     # A small chain lets nothing go, and solves for what the pass leaves when the series fails.
     small = ns <= POLISH_STATES
     p = _Pass(rc, st, _split(rc, st, n_parts), 0.0 if small else DROP_FACTOR * VISITS_L1)
-    m = p.march(tail, max_turns, progress)
+    m = p.march(tail, max_turns, progress, l1)
+    # every mass is off by the rounding of its pushes; the mass let go or left a turn late moves the pmf too
     dist = LengthDistribution(m.pmf[:m.t_len + 1].sum(axis=1), float(m.dead_len), float(m.left_len),
-                              by_outcome=m.pmf[:m.t_len + 1].copy())
+                              by_outcome=m.pmf[:m.t_len + 1].copy(), rounding=push_rounding(rc.chain.next, p.pushes),
+                              misplaced=(p.dropped + p.late) * (1 + 1e-6))
     dropped, eps = p.dropped, p.eps
     v = p.let_go()
     del p
     method = f"forward pass of {m.t} turns" + (f" (rows under {eps:.0e} let go: {dropped:.1e} in all)"
                                                if dropped else "")
-    vis, residual, method = _visits(rc, st, m, v, method, small)
+    vis, residual, method = _visits(rc, st, m, v, method, small, l1)
     if not residual <= 1e-9:
         raise SolverError(f"expected visits: residual {residual:.3g} is too large")
     return dist, vis, SolveReport(method, residual, m.t)
 
 
 def _visits(rc: RotatedChain, st: Structure, m: _March, v: np.ndarray, method: str,
-            small: bool) -> tuple[np.ndarray, float, str]:
+            small: bool, l1: float) -> tuple[np.ndarray, float, str]:
     """The visits block (state, seat) from what the pass pushed (``m``, and ``v`` still in play), its largest
     true residual and the method's words; a small chain solves for the rest when the pass leaves too much."""
     c, N, ns = rc.chain, rc.players, rc.n_states
@@ -350,10 +368,10 @@ def _visits(rc: RotatedChain, st: Structure, m: _March, v: np.ndarray, method: s
     m.acc = acc = None
     vis[~st.transient] = 0.0
     residual = m.r_max
-    if m.r_sum > VISITS_L1 and small:
+    if m.r_sum > l1 and small:
         # a small chain: what is still in play is solved for instead (a few iterations of the shifted solve)
         if m.f:
-            raise AssertionError("unreachable: the series is kept only under VISITS_L1")
+            raise AssertionError("unreachable: the series is kept only under l1")
         rest = np.zeros((c.n, N))
         rest[:ns, m.t % N] = v[:ns]
         more, rep = shifted_adjoint_solve(c.next, c.pnum, rc.shift, c.denom, st.transient, c.order(), rest,

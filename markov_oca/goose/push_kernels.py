@@ -285,3 +285,24 @@ def _residual_sums(into, acc, last, f, active, init):
 
 def _total(w: np.ndarray, n_states: int) -> float:
     return float(w[:n_states].sum())
+
+
+@numba.njit(cache=True)
+def _sweep_depth(nxt, is_mid):
+    """The most pushes a mass can take in one mid-turn sweep: the longest run of branches from a row that
+    throws again to a later one (the sweeps go through the rows in increasing order, whatever the part)."""
+    n = is_mid.size
+    depth = np.zeros(n, np.int64)
+    deepest = 0
+    for s in range(n):
+        if not is_mid[s]:
+            continue
+        d = depth[s] + 1
+        deepest = max(deepest, d)
+        for j in range(nxt.shape[1]):
+            t = nxt[s, j]
+            if t < 0:
+                break
+            if t > s and is_mid[t] and depth[t] < d:
+                depth[t] = d
+    return deepest

@@ -56,11 +56,13 @@ def rotated_phases(model: GooseModel, states: int | None = None, transitions: in
     branches for its parts (5 bytes a slot), three blocks of N columns and two
     vectors; the seat-shifted solve instead adds the split matrix of the adjoint
     (int32 + float64 + shift, 13 bytes a transition) and 14 work blocks of N
-    columns, the length pass (beside it) three vectors.
+    columns, the length pass (beside it) three vectors. The certified bounds then solve one or two
+    columns over the states (the split matrix again, and work vectors) beside the visits.
     """
     N = model.players
     full = model.n_local ** N
     J = model.board.branches + 1
+    known = states is not None
     if states is None:
         states = full // 4 + 1
     if transitions is None:
@@ -75,11 +77,14 @@ def rotated_phases(model: GooseModel, states: int | None = None, transitions: in
         solve = chain + states * (J * 5 + 2 * 8 + 3 * 8 * N)
     else:
         solve = chain + transitions * 13 + states * 14 * 8 * N + states * 3 * 8
-    return {
-        "explore": full * (1 + 4) + states * 8,
-        "build": full * 4 + chain,
-        "solve": solve,
-    }
+    # the certified bounds (engine.certified.block_figures), after the solve: the visits block, four vectors, and
+    # the forward column's system (its split matrix, 12 bytes a transition, a byte a slot of stop mask; two
+    # columns, of expected steps and of the chance of ending, each with 14 work vectors and 4 of the block)
+    bounds = chain + states * (8 * N + 4 * 8 + J + 2 * (14 + 4) * 8) + transitions * 12
+    phases = {"explore": full * (1 + 4) + states * 8, "build": full * 4 + chain, "solve": solve}
+    # counted once the states are known: the guess of a quarter of the ids overshoots some boards (16% of
+    # oca-tradicional's at four players), and this phase doubles what it overshoots
+    return phases | ({"bounds": bounds} if known else {})
 
 
 def rotated_estimate(model: GooseModel, states: int | None = None, transitions: int | None = None) -> int:

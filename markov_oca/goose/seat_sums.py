@@ -3,56 +3,18 @@
 The visits block has a column per seat (column ``a``: seat ``a`` moves in that
 state) and the seat shift of each branch permutes them: each seat's chance to
 win, turns, rounds, throws, stakes and places are sums over it
-(:func:`seat_totals`), as are the expected landings per seat and square
-(:func:`expected_landings`). When the game can deadlock, :func:`given_end`
-finds which totals are infinite and the totals given that the game ends.
+(:func:`~markov_oca.engine.certified.block_figures`), as are the expected
+landings per seat and square (:func:`expected_landings`). When the game can
+deadlock, :func:`infinite_totals` finds which totals are infinite.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 
 from ..analysis.chain import Structure
-from ..linalg.solve import SolveReport
 from .rotated_chain import RotatedChain
-
-
-@numba.njit(cache=True)
-def _per_seat(nxt, pnum, inv_denom, v, h, n_states, turn_start, lead, throw, stake, place, wins, turns, rounds,
-              throws, stakes, places):
-    """Every per-seat total from the visits block ``v`` (column a: seat a moves); with ``h`` of more than one
-    entry, weighted by the chance of ending (``h`` of the state, or of where a branch goes)."""
-    P = v.shape[1]
-    weighted = h.size > 1
-    for s in range(n_states):
-        ts = turn_start[s]
-        hs = h[s] if weighted else 1.0
-        for a in range(P):
-            x = v[s, a]
-            if x == 0.0:
-                continue
-            if ts:
-                turns[a] += x * hs
-                if a <= lead[s]:
-                    rounds[0] += x * hs
-            for j in range(nxt.shape[1]):
-                t = nxt[s, j]
-                if t < 0:
-                    break
-                w = x * pnum[s, j] * inv_denom
-                if weighted:
-                    w *= h[t]
-                if t >= n_states:
-                    wins[(a + t - n_states) % P] += w
-                if throw[s, j]:
-                    throws[a] += w
-                if stake.shape[0] > 1:
-                    stakes[a] += w * stake[s, j]
-                if place.shape[0] > 1 and place[s, j] > 0:
-                    places[a, place[s, j] - 1] += w
 
 
 @numba.njit(cache=True)
@@ -114,87 +76,32 @@ def _landing_flow(nxt, pnum, inv_denom, v, square, throw, width, n_states, n_key
     return out, dead
 
 
-@dataclass
-class SeatTotals:
-    """Per seat: the chance to win (or be left last), turns, throws, stakes, places (``places[a, k - 1]``: place
-    k), and the rounds (one figure, in a one-element array)."""
-
-    wins: np.ndarray
-    turns: np.ndarray
-    rounds: np.ndarray
-    throws: np.ndarray
-    stakes: np.ndarray
-    places: np.ndarray
-
-
-def seat_totals(rc: RotatedChain, v: np.ndarray) -> SeatTotals:
-    """Every seat's totals from the visits block ``v``."""
-    chain, N = rc.chain, rc.players
-    tot = SeatTotals(np.zeros(N), np.zeros(N), np.zeros(1), np.zeros(N), np.zeros(N), np.zeros((N, max(1, N - 1))))
-    _per_seat(chain.next, chain.pnum, 1.0 / chain.denom, v, np.ones(1), rc.n_states, chain.turn_start, rc.lead,
-              chain.branch_rewards["throws"], rc.stake, rc.place, tot.wins, tot.turns, tot.rounds, tot.throws,
-              tot.stakes, tot.places)
-    return tot
-
-
-@dataclass
-class GivenEnd:
-    """What a deadlock changes: its chance, which seats' turns, throws and stakes (and whether the rounds) are
-    infinite, the totals given that the game ends (``given``: wins and places left as they are) and which
-    (state, seat to move) pairs of deadlocked states the game reaches (``dead_seen``, None without deadlock)."""
-
-    deadlock: float
-    inf_turns: np.ndarray
-    inf_throws: np.ndarray
-    inf_stakes: np.ndarray
-    inf_rounds: bool
-    given: SeatTotals
-    dead_seen: np.ndarray | None
-
-
-def given_end(rc: RotatedChain, st: Structure, v: np.ndarray, tot: SeatTotals,
-              reports: list[SolveReport]) -> GivenEnd:
-    """The deadlock's figures (:class:`GivenEnd`); a backward solve's report is added to ``reports``."""
+def infinite_totals(rc: RotatedChain, st: Structure, v: np.ndarray) -> tuple[set[str], np.ndarray | None]:
+    """The totals a deadlock the game reaches keeps earning (``turns@a``, ``throws@a``, ``stakes@a``, and the
+    game's ``turns``, ``throws``, ``rounds``: infinite), and which (state, seat to move) pairs of deadlocked
+    states the game reaches (None without deadlock)."""
     chain, N, n_states = rc.chain, rc.players, rc.n_states
-    none = np.zeros(N, bool)
     if not st.deadlock.any():
-        return GivenEnd(0.0, none, none.copy(), none.copy(), False, tot, None)
-    deadlock = max(0.0, 1.0 - float(tot.wins.sum()))
-    inf_turns, inf_throws, inf_stakes = none, none.copy(), none.copy()
-    inf_rounds = False
-    # Which seats keep taking turns, throwing or paying in a deadlock the game reaches.
+        return set(), None
     dead_seen = _dead_reach(chain.next, rc.shift, v, st.transient, st.deadlock, n_states)
     step_throw = chain.step_reward(chain.branch_rewards["throws"])
     step_stake = chain.step_reward(rc.stake) if rc.stake.shape[0] > 1 else np.zeros(chain.n)
+    out = set()
     for a in range(N):
         at = dead_seen[:, a]
-        inf_turns[a] = bool((at & chain.turn_start).any())
-        inf_throws[a] = bool((at & (step_throw > 0)).any())
-        inf_stakes[a] = bool((at & (step_stake > 0)).any())
-        inf_rounds |= bool((at[:n_states] & chain.turn_start[:n_states] & (a <= rc.lead[:n_states])).any())
-    # Given the end: the totals weighted by the chance of ending (one backward solve, seat-free).
-    inv = 1.0 / chain.denom
-    outs = np.zeros(chain.n, bool)
-    outs[n_states:] = True
-    into = (chain.next >= 0) & outs[np.maximum(chain.next, 0)]
-    b_end = np.where(into, chain.pnum, 0).sum(axis=1) * inv
-    b_end[~st.transient] = 0.0
-    h, rep_h = chain.system.solve(b_end)
-    reports.append(rep_h)
-    h[n_states:] = 1.0
-    g = SeatTotals(tot.wins, np.zeros(N), np.zeros(1), np.zeros(N), np.zeros(N), tot.places)
-    _per_seat(chain.next, chain.pnum, inv, v, h, n_states, chain.turn_start, rc.lead, chain.branch_rewards["throws"],
-              rc.stake, rc.place, np.zeros(N), g.turns, g.rounds, g.throws, g.stakes, np.zeros_like(tot.places))
-    p_end = 1.0 - deadlock
-    for name in ("turns", "rounds", "throws", "stakes"):
-        x = getattr(g, name)
-        setattr(g, name, x / p_end if p_end > 0 else x * np.nan)
-    return GivenEnd(deadlock, inf_turns, inf_throws, inf_stakes, inf_rounds, g, dead_seen)
+        for name, earns in (("turns", chain.turn_start), ("throws", step_throw > 0), ("stakes", step_stake > 0)):
+            if (at & earns).any():
+                out |= {f"{name}@{a}", name}
+        if (at[:n_states] & chain.turn_start[:n_states] & (a <= rc.lead[:n_states])).any():
+            out.add("rounds")
+    return out, dead_seen
 
 
-def expected_landings(rc: RotatedChain, v: np.ndarray, dead_seen: np.ndarray | None) -> np.ndarray:
+def expected_landings(rc: RotatedChain, v: np.ndarray,
+                      dead_seen: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Each seat's expected landings per square ``[seat, square]`` (squares 0..G; ``inf`` where a deadlock the
-    game reaches keeps landing there)."""
+    game reaches keeps landing there), and where a (state, seat) pair with visits (``v`` nonnegative) has a
+    throw that lands (elsewhere the count is 0, exactly)."""
     model, chain, N, n_states = rc.model, rc.chain, rc.players, rc.n_states
     goal, width = model.board.goal, model.board.branches
     table = np.zeros((goal * width, goal + 1), bool)
@@ -205,6 +112,7 @@ def expected_landings(rc: RotatedChain, v: np.ndarray, dead_seen: np.ndarray | N
                                     chain.branch_rewards["throws"], width, n_states, goal * width,
                                     dead_seen if dead_seen is not None else np.zeros((n_states, N), np.bool_))
     counts = flow @ table.astype(np.float64)
+    reached = ((flow > 0).astype(np.int64) @ table.astype(np.int64)) > 0
     if dead_seen is not None:
         counts = np.where((dead_keys.astype(np.int64) @ table.astype(np.int64)) > 0, np.inf, counts)
-    return counts
+    return counts, reached

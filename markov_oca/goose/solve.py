@@ -110,7 +110,7 @@ def solve_goose(rules: GooseRules, players: int, *, exact: bool = False, landing
     if route == "rotated" or rotated:
         if exact:
             raise RulesError("the chain seen from the mover is solved in floating point only", key="exact")
-        return solve_rotated(m, landings=landings, tail=tail, progress=progress)
+        return solve_rotated(m, landings=landings, tail=tail, progress=progress, precision=precision)
     timer: dict[str, float] = {}
     t0 = time.perf_counter()
     chain = m.build(progress=progress)

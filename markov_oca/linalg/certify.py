@@ -182,3 +182,44 @@ def push_rounding(nxt: np.ndarray, pushes: int) -> float:
     valid = nxt[nxt >= 0]
     fan_in = int(np.bincount(valid.ravel()).max()) if valid.size else 0
     return float(gamma(pushes * (fan_in + 3.0) / 2.0))
+
+
+@numba.njit(cache=True)
+def shifted_adjoint_residual(nxt, pnum, shift, inv_denom, active, init, v, res, err):
+    """``res = e + Q_shift^T v - v`` (``e``: 1 in column 0 of state ``init``, or ``e = 0`` when ``init`` is
+    -1) on the active states of a seat-shifted block (``(n, m)``: a branch
+    ``s -> t`` with seat shift ``d`` takes column ``a`` of ``s`` to column ``(a + d) % m`` of ``t``), and
+    ``err[s]``, a bound on the rounding of row ``s``'s ``m`` entries together.
+
+    ``sum_a |true residual[s, a]| <= sum_a |res[s, a]| + err[s]``; inactive rows get 0.
+    """
+    n, m = v.shape
+    cnt = np.zeros(n, np.int64)
+    for s in range(n):
+        err[s] = 0.0
+        for a in range(m):
+            if active[s]:
+                e = 1.0 if (s == init and a == 0) else 0.0
+                res[s, a] = e - v[s, a]
+                err[s] += e + abs(v[s, a])
+            else:
+                res[s, a] = 0.0
+    for u in range(n):
+        if not active[u]:
+            continue
+        for j in range(row_width(nxt, u)):
+            t = nxt[u, j]
+            if not active[t]:
+                continue
+            p = pnum[u, j] * inv_denom
+            d = shift[u, j]
+            cnt[t] += 1
+            for a in range(m):
+                q = p * v[u, a]
+                res[t, (a + d) % m] += q
+                err[t] += abs(q)
+    for s in range(n):
+        if active[s]:
+            g = 2.0 * (cnt[s] + 6.0) * 1.1102230246251565e-16
+            g = g / (1.0 - g)
+            err[s] = err[s] * g + m * (cnt[s] + 6.0) * 9.332636185032189e-302

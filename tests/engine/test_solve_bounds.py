@@ -128,3 +128,117 @@ def test_a_chain_floats_cannot_certify_is_solved_exactly_or_refused(monkeypatch)
     monkeypatch.setattr(race, "DENSE_LIMIT", 10)
     with pytest.raises(SolverError, match=r"no bound under 1e-09.*ask --exact"):
         analyse(slow_race(60), rules=_rules(), players=2)
+
+
+# Three players take the chain seen from the mover (goose.rotated): a deadlock and occupancy, places (until the
+# last), stakes and another throw.
+ROTATED = {
+    "occupant, waiting": board(9, {2: {"jump": 5}, 4: {"miss": 1}, 6: {"wait": True}, 7: {"jump": 1}}, faces=3,
+                               occupancy="occupant-returns"),
+    "mover returns, last": board(8, {3: {"miss": 2}, 5: {"wait": True}, 6: {"jump": 2}}, faces=3,
+                                 occupancy="mover-returns", until="last"),
+    "stakes, another throw": board(10, {2: {"goose": "repeat"}, 4: {"stake": 1}, 7: {"miss": 1, "stake": 2},
+                                        8: {"jump": 0}}, faces=3, occupancy="occupant-returns"),
+    # three wells hold the three pieces: a deadlock, infinite totals and totals given the end
+    "three wells": board(8, {2: {"wait": True}, 4: {"wait": True}, 6: {"wait": True}}, faces=3,
+                         waiting="until-replaced", overshoot="bounce"),
+}
+SLOW_EXACT = ("occupant, waiting", "three wells")  # their exact solves take half a minute: the joint chain only
+
+
+@pytest.mark.parametrize("case", list(ROTATED))
+def test_rotated_route_bounds_contain_the_exact_and_the_joint_figures(case):
+    rules = ROTATED[case]
+    rot = solve_goose(rules, 3)
+    joint = solve_goose(rules, 3, route="joint")
+    # the exact fractions where they are quick; else the joint chain's floats (pairs reads only "fraction")
+    ex = joint if case in SLOW_EXACT else solve_goose(rules, 3, exact=True)
+    dr, dj, de = rot.to_dict(), joint.to_dict(), ex.to_dict()
+    if case in SLOW_EXACT:
+        de = exact_like(de)
+    assert "seen from the player to move" in rot.note and joint.note == ""
+    assert dr["bounds"].keys() == dj["bounds"].keys() and dr["precision"] == 1e-9
+    assert check_tree(dr) > 60
+    assert "error bounds: certified, each figure within 1e-09 relative" in rot.text()
+    checked = 0
+    for key in ("outcomes", "deadlock", "seats", "expected", "landings"):
+        for path, x, exact in pairs(dr[key], de[key], key):
+            if x in ("inf", None) or path.endswith("chance"):  # the chances of ever landing: not computed (null)
+                continue
+            b = bound_at(dr["bounds"], path)
+            assert 0 <= b <= 1e-9 * abs(x) or b == 0.0, path
+            # the true value lies within the bound, and the joint chain's figure within both routes' bounds
+            assert abs(Fraction(x) - exact) <= Fraction(b), (path, x, float(exact), b)
+            y, bj = bound_at(dj, path), bound_at(dj["bounds"], path)
+            assert abs(Fraction(x) - Fraction(y)) <= Fraction(b) + Fraction(bj), (path, x, y, b, bj)
+            checked += 1
+    assert checked > 30
+    # the expected landings (the exact route leaves them out at this size) against the joint chain's
+    for x, y, b, bj in zip(dr["landings"], dj["landings"], dr["bounds"]["landings"], dj["bounds"]["landings"],
+                           strict=True):
+        assert (x["seat"], x["square"]) == (y["seat"], y["square"]) and 0 <= b["expected"] <= 1e-9 * x["expected"]
+        assert abs(x["expected"] - y["expected"]) <= b["expected"] + bj["expected"], (x, y, b, bj)
+        checked += x["expected"] > 0
+    assert checked > 50
+    if case == "three wells":
+        assert 0.4 < rot.deadlock < 0.41 and rot.expected["turns"].total == math.inf
+        assert 0 < dr["bounds"]["expected"]["turns"]["given_end"] < 1e-9 * rot.expected["turns"].given_end
+    # the length's figures: the same quantiles, and its bounds' tree
+    assert (rot.length.median, rot.length.p90) == (ex.length.median, ex.length.p90)
+    assert dr["bounds"]["length"]["mean_given_end"] == dr["bounds"]["expected"]["turns"]["given_end"]
+    # the pass's pmf (its pushes' rounding, counted) against the joint chain's, within both bounds
+    lr, lj = dr["length"], dj["length"]
+    pmf_bounds = zip(lr["pmf"], lj["pmf"], dr["bounds"]["length"]["pmf"], dj["bounds"]["length"]["pmf"],
+                     strict=False)  # the common turns (each cut at its own tail)
+    assert all(abs(x - y) <= b + c for x, y, b, c in pmf_bounds) and len(lr["pmf"]) > 20
+
+
+def exact_like(d):
+    """A float results' tree with each float as the fraction it is (the joint chain's figures, read by ``pairs``)."""
+    if isinstance(d, dict):
+        return {k: exact_like(v) for k, v in d.items()}
+    if isinstance(d, list):
+        return [exact_like(v) for v in d]
+    return {"fraction": str(Fraction(d))} if isinstance(d, float) and math.isfinite(d) else d
+
+
+def test_rotated_route_refuses_in_one_line_when_no_bound_meets_the_precision(tmp_path):
+    from typer.testing import CliRunner
+
+    from markov_oca.cli import app
+
+    rules = ROTATED["stakes, another throw"]
+    with pytest.raises(SolverError, match=r"no bound under 1e-30 \(relative\) for P\(seat 1 wins\).* on the chain "
+                                          r"seen from the mover.*ask a looser --precision") as err:
+        solve_goose(rules, 3, precision=1e-30)
+    assert "\n" not in str(err.value)
+    path = tmp_path / "three.toml"
+    path.write_text('[game]\nname = "three"\nfamily = "goose"\ngoal = 8\nplayers = 3\n[dice]\ncount = 1\nfaces = 3\n'
+                    '[rules]\novershoot = "stay"\noccupancy = "occupant-returns"\n[squares]\n2 = { jump = 5 }\n')
+    r = CliRunner().invoke(app, ["solve", str(path), "--precision", "1e-30"])
+    # a SolverError, as the joint chain's refusal: the command's "failed solve" exit
+    assert r.exit_code == 1 and "no bound under 1e-30" in r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output
+    ok = CliRunner().invoke(app, ["solve", str(path)])
+    assert ok.exit_code == 0 and "seen from the player to move" in ok.output and "error bounds: certified" in ok.output
+
+
+def test_rotated_route_refines_a_block_whose_bounds_miss(monkeypatch):
+    from markov_oca.goose import rotated
+
+    rules = ROTATED["stakes, another throw"]
+    good = solve_goose(rules, 3)
+    exact_pass = rotated.forward_pass
+
+    def off_pass(rc, st, tail, l1):
+        """The pass's visits 1e-8 off: their residual leaves the bounds above the precision."""
+        dist, v, rep = exact_pass(rc, st, tail, l1=l1)
+        return dist, v * (1 + 1e-8), rep
+
+    monkeypatch.setattr(rotated, "forward_pass", off_pass)
+    r = solve_goose(rules, 3)
+    assert good.route == "" and r.route == "the visits solved again with iterative refinement"
+    assert r.solver[1]["method"].startswith("the seat-shifted block refined (")
+    assert r.solver[1]["residual_bound"] < 1e-12 and check_tree(r.to_dict()) > 60
+    for a, b in zip(good.seats, r.seats, strict=True):
+        assert abs(a.win - b.win) <= 2e-12 and abs(a.turns.total - b.turns.total) <= 1e-10

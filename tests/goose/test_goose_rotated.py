@@ -164,3 +164,41 @@ def test_report_shows_uncomputed_landing_chances_as_a_dash():
 
     assert _chance(float("nan")) == "-" and _chance(None) == "-"
     assert _chance(0.25) == "0.2500"
+
+
+@pytest.mark.parametrize("m", [2, 3])
+def test_block_residual_bounds_the_lifted_systems_residual(m):
+    from fractions import Fraction
+
+    from markov_oca.analysis.chain import Chain
+    from markov_oca.engine.certified import block_residual
+
+    rng = np.random.default_rng(3 + m)
+    n, J, denom = 30, 3, 12
+    nxt = rng.integers(0, n - 1, (n, J)).astype(np.int32)
+    nxt[:, 1] = n - 1  # an exit
+    pnum = np.full((n, J), denom // J, np.int16)
+    shift = rng.integers(0, m, (n, J)).astype(np.int8)
+    nxt[n - 1], pnum[n - 1], shift[n - 1] = [n - 1, -1, -1], [denom, 0, 0], 0
+    chain = Chain(next=nxt, pnum=pnum, denom=denom, init=0, outcomes={"out": n - 1}, players=1,
+                  mover=np.zeros(n, np.int8))
+    active = chain.structure.transient
+    b = np.zeros((n, m))
+    b[0, 0] = 1.0
+    v, _ = shifted_adjoint_solve(nxt, pnum, shift, denom, active, np.arange(n), b)
+    v = v * (1 + 1e-7 * rng.standard_normal(v.shape))  # a block some way off
+    res, rb = block_residual(chain, shift, v)
+    # the true residual of the lifted system, in fractions
+    true = [[Fraction(int(s == 0 and a == 0)) - Fraction(v[s, a]) if active[s] else Fraction(0) for a in range(m)]
+            for s in range(n)]
+    for s in range(n - 1):
+        for j in range(J):
+            t = nxt[s, j]
+            if t >= 0 and active[t]:
+                for a in range(m):
+                    true[t][(a + shift[s, j]) % m] += Fraction(int(pnum[s, j]), denom) * Fraction(v[s, a])
+    for s in range(n):
+        total = sum(abs(x) for x in true[s])
+        assert total <= Fraction(rb[s]) <= total + Fraction(1e-13), s  # the rounding allowance: 1e-15 a term
+        assert res[s] == pytest.approx([float(x) for x in true[s]], abs=1e-15)
+    assert rb.sum() > 1e-9  # the block is off: the bound is not trivially zero

@@ -84,6 +84,14 @@ def test_four_players_hook_computes_the_special_squares_when_asked():
         assert x.expected == pytest.approx(next(y.expected for y in joint.landings
                                                 if (y.seat, y.square) == (x.seat, x.square)), abs=1e-9)
     assert "sweeps" in rot.landings_note and "residual" in rot.landings_note
+    # each chance computed carries its bound (||N||_inf times the landing solve's residual), null where not computed
+    bj = {(x.seat, x.square): b for x, b in zip(joint.landings, joint.bounds["landings"], strict=True)}
+    for x, b in zip(rot.landings, rot.bounds["landings"], strict=True):
+        if x.square in special and x.chance > 0:
+            assert 0 < b["chance"] <= 1e-9 * x.chance
+            assert abs(x.chance - want[(x.seat, x.square)]) <= b["chance"] + bj[(x.seat, x.square)]["chance"]
+        else:
+            assert b["chance"] is None or (x.chance == 0 and b["chance"] >= 0)
     assert any("landing columns" in s["method"] and s["residual"] <= 1e-12 for s in rot.solver)
     # not asked for: not computed, and the note says how to ask and what it costs
     auto = solve_goose(rules, 4, landings=None)

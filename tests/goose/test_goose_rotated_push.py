@@ -43,7 +43,12 @@ def test_two_player_oca_moderna_with_its_deadlock_to_1e12():
     rot = solve_goose(rules, 2, landings=False, route="rotated")
     assert joint.deadlock == pytest.approx(0.16637830141790602, abs=1e-12)
     assert rot.solver[0]["method"].startswith("forward pass of")
-    same_figures(joint, rot, 1e-12)
+    # the totals given the end divide by the chance of ending (a forward column each route solves its own way):
+    # they agree to 1e-13 relative, well within both routes' certified bounds (about 1e-11 relative)
+    same_figures(joint, rot, 1e-11)
+    for s, bj, br in zip(rot.seats, joint.to_dict()["bounds"]["seats"], rot.to_dict()["bounds"]["seats"], strict=True):
+        g = joint.seats[s.seat - 1].throws.given_end
+        assert abs(s.throws.given_end - g) <= bj["throws"]["given_end"] + br["throws"]["given_end"] < 1e-10 * g
 
 
 def test_the_length_to_a_coarser_tail_is_a_prefix_and_the_visits_do_not_change():
