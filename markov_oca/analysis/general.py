@@ -384,18 +384,27 @@ class _Float:
         chain, res, timer = self.chain, self.res, self.res.timings
         res.solver, res.bounds = [], {}
         t1 = time.perf_counter()
-        v, rep, solver = visits_solve(chain, self.transient, target=target)
-        visits = (v, dict(rep))
-        vb = rep.pop("bound")
-        res.solver.append(rep)
-        res.visits = v
-        p, err = self._absorption(v)
-        timer["visits"] = time.perf_counter() - t1
-        t1 = time.perf_counter()
-        self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
-        loose = [k for k, c in enumerate(res.classes) if p[k] > 0
-                 and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
-        self.fwd = fwd = self._forward(self._columns(loose))
+        # The forward block of the steps and rewards does not depend on the visits: it is solved beside them.
+        _ = chain.structure  # worked out here, not by the two threads at once
+        with ThreadPoolExecutor(1) as pool:
+            base = self._columns([])
+            ahead = pool.submit(self._forward, base)
+            v, rep, solver = visits_solve(chain, self.transient, target=target)
+            visits = (v, dict(rep))
+            vb = rep.pop("bound")
+            res.solver.append(rep)
+            res.visits = v
+            p, err = self._absorption(v)
+            timer["visits"] = time.perf_counter() - t1
+            t1 = time.perf_counter()
+            self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
+            loose = [k for k, c in enumerate(res.classes) if p[k] > 0
+                     and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
+            fwd, reused = ahead.result()
+        if loose:  # classes whose bound is to be tightened: their columns join the block
+            fwd, reused = self._forward(self._columns(loose))
+        res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
+        self.fwd = fwd
         self._moments(fwd, v, vb)
         self._tighten(fwd, v, vb, p, err, loose)
         self._given(fwd, v, vb, p, solver)
@@ -409,16 +418,15 @@ class _Float:
         timer["hitting"] = time.perf_counter() - t3
         return self._failures()
 
-    def _forward(self, columns: np.ndarray) -> Forward:
-        """The forward block of these columns: solved once for every initial state that asks for the same."""
+    def _forward(self, columns: np.ndarray) -> tuple[Forward, bool]:
+        """The forward block of these columns, solved once for every initial state that asks for the same; and
+        whether it was solved before."""
         key = columns.tobytes()
         fwd = self.forward.get(key)
-        if fwd is None:
-            fwd = self.forward[key] = forward_block(self.chain, columns)
-            self.res.solver.append(fwd.report)
-        else:
-            self.res.solver.append({**fwd.report, "reused": True})
-        return fwd
+        if fwd is not None:
+            return fwd, True
+        fwd = self.forward[key] = forward_block(self.chain, columns)
+        return fwd, False
 
     def _absorption(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         chain, classes = self.chain, self.res.classes
