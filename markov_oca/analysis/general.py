@@ -21,7 +21,8 @@ Given the class the chain ends in, an expectation is ``E[T 1{k}] = v . h_k = (v 
 state (which certify ``||N||_inf``), the reward means and a column for each class whose
 absorption bound must be tightened. The
 distribution of the absorption time comes from pushing the initial distribution
-through ``Q`` until less than ``tail`` is left; hitting probabilities of a set of
+through ``Q`` until less than ``tail`` is left, continued geometrically once the tail's decay rate is
+certified tightly enough (:mod:`~markov_oca.analysis.tails`); hitting probabilities of a set of
 states are a solve of their own (:func:`hitting_probability`); the variance of the absorption
 time and of every reward total come from the same forward block (:mod:`~markov_oca.analysis.moments`).
 
@@ -123,7 +124,8 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
         likely classes (one forward solve, a column each); 0 for none.
     tail, max_steps : float, int
         The absorption-time distribution is computed until less than ``tail`` is left
-        (at most ``max_steps`` steps); its quantiles beyond are bracketed from the tail's decay.
+        (at most ``max_steps`` steps; pushed until its decay rate is certified, then continued at that
+        rate within a hundredth of ``precision``); its quantiles beyond are bracketed from the tail's decay.
     length : bool
         Compute the absorption-time distribution.
     precision : float
