@@ -50,8 +50,9 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -250,9 +251,13 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
         return _only(chain, res, shared.hits, only, exact, precision)
     job = _Float(chain, res, shared.class_of, shared.values, shared.hits, conditional, precision)
     job.extra, job.forward, job.exact_shared = set(shared.rewards or ()), shared.forward, shared.exact_solves
-    with ThreadPoolExecutor(1) as pool:  # the distribution's push runs beside the solves (its kernel frees the GIL)
-        pushed = pool.submit(_pushed, chain, transient, tail, max_steps, precision) if length else None
+    # One worker beside the solves (the kernels free the GIL): the forward block, then the distribution's push,
+    # while this thread solves for the visits and then v N.
+    with ThreadPoolExecutor(1) as pool:
+        job.pool = pool
+        job.push = (lambda: pool.submit(_pushed, chain, transient, tail, max_steps, precision)) if length else None
         failed = job.run(None)
+        pushed = job.pushed
         if failed and not exact:
             failed = job.run(precision * 1e-3)
         if pushed is not None:
@@ -375,6 +380,9 @@ class _Float:
         self.fwd: Forward | None = None
         self.forward: dict[bytes, Forward] = {}  # forward blocks already solved, by their right-hand side
         self.exact_shared: dict = {}  # the exact system and solves already made (see exact_figures)
+        self.pool: ThreadPoolExecutor | None = None  # the worker for the forward block (and what follows it)
+        self.push: Callable[[], Future] | None = None  # queues the distribution's push on that worker
+        self.pushed: Future | None = None
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
@@ -388,9 +396,11 @@ class _Float:
         t1 = time.perf_counter()
         # The forward block of the steps and rewards does not depend on the visits: it is solved beside them.
         _ = chain.structure  # worked out here, not by the two threads at once
-        with ThreadPoolExecutor(1) as pool:
+        with ThreadPoolExecutor(1) if self.pool is None else nullcontext(self.pool) as pool:
             base = self._columns([])
             ahead = pool.submit(self._forward, base)
+            if self.push is not None and self.pushed is None:
+                self.pushed = self.push()  # queued behind the forward block
             v, rep, solver = visits_solve(chain, self.transient, target=target)
             visits = (v, dict(rep))
             vb = rep.pop("bound")
