@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -26,6 +27,7 @@ from scipy.sparse.csgraph import breadth_first_order
 from ..core.errors import SolverError
 from ..linalg.adjoint import AdjointSystem
 from ..linalg.certify import SLACK, adjoint_residual, compensated_dot, forward_residual
+from ..linalg.rows import row_width
 from ..linalg.solve import DIRECT_LIMIT, LinearSystem
 from ..rational.blocks import BlockSolver
 from .bounds import norm_bound
@@ -305,14 +307,26 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
         v, vrep = visits  # a set of closed classes stops nothing: the chain's own visits answer it
     else:
         v, vrep = expected_visits(chain, active, target=target)
-    into = np.where((chain.next >= 0) & target_set[np.maximum(chain.next, 0)], chain.pnum.astype(np.int64), 0)
-    b = into.sum(axis=1) / chain.denom
+    b = np.empty(chain.n)
+    _into_set(chain.next, chain.pnum, float(chain.denom), target_set, b)
     p, err = compensated_dot(v, b)  # one rounding a term more: twice err covers it
     bound = (vrep["residual_bound"] + 2 * err) * SLACK
     if precision is not None and bound > precision * abs(p):
         bound = min(bound, _relative_bound(chain, active, b, vrep["bound"], err, norm))
     return min(max(float(p), 0.0), 1.0), {**rep, "method": vrep["method"], "residual": vrep["residual"],
                                           "iterations": vrep["iterations"], "bound": float(bound)}
+
+
+@numba.njit(cache=True, nogil=True)
+def _into_set(nxt, pnum, denom, target, out):
+    """``out[s]``: the chance of one step from ``s`` into ``target`` (its numerators summed as integers, then
+    divided once)."""
+    for s in range(nxt.shape[0]):
+        acc = np.int64(0)
+        for j in range(row_width(nxt, s)):
+            if target[nxt[s, j]]:
+                acc += np.int64(pnum[s, j])
+        out[s] = acc / denom
 
 
 def integer_system(chain: Chain, ids: np.ndarray, pos: np.ndarray, group: np.ndarray,

@@ -21,7 +21,8 @@ Given the class the chain ends in, an expectation is ``E[T 1{k}] = v . h_k = (v 
 state (which certify ``||N||_inf``), the reward means and a column for each class whose
 absorption bound must be tightened. The
 distribution of the absorption time comes from pushing the initial distribution
-through ``Q`` until less than ``tail`` is left; hitting probabilities of a set of
+through ``Q`` until less than ``tail`` is left, continued geometrically once the tail's decay rate is
+certified tightly enough (:mod:`~markov_oca.analysis.tails`); hitting probabilities of a set of
 states are a solve of their own (:func:`hitting_probability`); the variance of the absorption
 time and of every reward total come from the same forward block (:mod:`~markov_oca.analysis.moments`).
 
@@ -49,8 +50,9 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -123,7 +125,8 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
         likely classes (one forward solve, a column each); 0 for none.
     tail, max_steps : float, int
         The absorption-time distribution is computed until less than ``tail`` is left
-        (at most ``max_steps`` steps); its quantiles beyond are bracketed from the tail's decay.
+        (at most ``max_steps`` steps; pushed until its decay rate is certified, then continued at that
+        rate within a hundredth of ``precision``); its quantiles beyond are bracketed from the tail's decay.
     length : bool
         Compute the absorption-time distribution.
     precision : float
@@ -248,9 +251,13 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
         return _only(chain, res, shared.hits, only, exact, precision)
     job = _Float(chain, res, shared.class_of, shared.values, shared.hits, conditional, precision)
     job.extra, job.forward, job.exact_shared = set(shared.rewards or ()), shared.forward, shared.exact_solves
-    with ThreadPoolExecutor(1) as pool:  # the distribution's push runs beside the solves (its kernel frees the GIL)
-        pushed = pool.submit(_pushed, chain, transient, tail, max_steps) if length else None
+    # One worker beside the solves (the kernels free the GIL): the forward block, then the distribution's push,
+    # while this thread solves for the visits and then v N.
+    with ThreadPoolExecutor(1) as pool:
+        job.pool = pool
+        job.push = (lambda: pool.submit(_pushed, chain, transient, tail, max_steps, precision)) if length else None
         failed = job.run(None)
+        pushed = job.pushed
         if failed and not exact:
             failed = job.run(precision * 1e-3)
         if pushed is not None:
@@ -261,10 +268,13 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
     return res
 
 
-def _pushed(chain: Chain, transient: np.ndarray, tail: float, max_steps: int) -> tuple[AbsorptionTime, float]:
-    """The absorption-time distribution and the seconds it took."""
+def _pushed(chain: Chain, transient: np.ndarray, tail: float, max_steps: int,
+            precision: float) -> tuple[AbsorptionTime, float]:
+    """The absorption-time distribution and the seconds it took; the pmf continued beyond the push is within a
+    hundredth of ``precision`` (relative) of the true one."""
     t = time.perf_counter()
-    got = absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps)
+    got = absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps,
+                          extend_error=precision * 1e-2)
     return got, time.perf_counter() - t
 
 
@@ -370,6 +380,9 @@ class _Float:
         self.fwd: Forward | None = None
         self.forward: dict[bytes, Forward] = {}  # forward blocks already solved, by their right-hand side
         self.exact_shared: dict = {}  # the exact system and solves already made (see exact_figures)
+        self.pool: ThreadPoolExecutor | None = None  # the worker for the forward block (and what follows it)
+        self.push: Callable[[], Future] | None = None  # queues the distribution's push on that worker
+        self.pushed: Future | None = None
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
@@ -381,18 +394,29 @@ class _Float:
         chain, res, timer = self.chain, self.res, self.res.timings
         res.solver, res.bounds = [], {}
         t1 = time.perf_counter()
-        v, rep, solver = visits_solve(chain, self.transient, target=target)
-        visits = (v, dict(rep))
-        vb = rep.pop("bound")
-        res.solver.append(rep)
-        res.visits = v
-        p, err = self._absorption(v)
-        timer["visits"] = time.perf_counter() - t1
-        t1 = time.perf_counter()
-        self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
-        loose = [k for k, c in enumerate(res.classes) if p[k] > 0
-                 and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
-        self.fwd = fwd = self._forward(self._columns(loose))
+        # The forward block of the steps and rewards does not depend on the visits: it is solved beside them.
+        _ = chain.structure  # worked out here, not by the two threads at once
+        with ThreadPoolExecutor(1) if self.pool is None else nullcontext(self.pool) as pool:
+            base = self._columns([])
+            ahead = pool.submit(self._forward, base)
+            if self.push is not None and self.pushed is None:
+                self.pushed = self.push()  # queued behind the forward block
+            v, rep, solver = visits_solve(chain, self.transient, target=target)
+            visits = (v, dict(rep))
+            vb = rep.pop("bound")
+            res.solver.append(rep)
+            res.visits = v
+            p, err = self._absorption(v)
+            timer["visits"] = time.perf_counter() - t1
+            t1 = time.perf_counter()
+            self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
+            loose = [k for k, c in enumerate(res.classes) if p[k] > 0
+                     and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
+            fwd, reused = ahead.result()
+        if loose:  # classes whose bound is to be tightened: their columns join the block
+            fwd, reused = self._forward(self._columns(loose))
+        res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
+        self.fwd = fwd
         self._moments(fwd, v, vb)
         self._tighten(fwd, v, vb, p, err, loose)
         self._given(fwd, v, vb, p, solver)
@@ -406,16 +430,15 @@ class _Float:
         timer["hitting"] = time.perf_counter() - t3
         return self._failures()
 
-    def _forward(self, columns: np.ndarray) -> Forward:
-        """The forward block of these columns: solved once for every initial state that asks for the same."""
+    def _forward(self, columns: np.ndarray) -> tuple[Forward, bool]:
+        """The forward block of these columns, solved once for every initial state that asks for the same; and
+        whether it was solved before."""
         key = columns.tobytes()
         fwd = self.forward.get(key)
-        if fwd is None:
-            fwd = self.forward[key] = forward_block(self.chain, columns)
-            self.res.solver.append(fwd.report)
-        else:
-            self.res.solver.append({**fwd.report, "reused": True})
-        return fwd
+        if fwd is not None:
+            return fwd, True
+        fwd = self.forward[key] = forward_block(self.chain, columns)
+        return fwd, False
 
     def _absorption(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         chain, classes = self.chain, self.res.classes

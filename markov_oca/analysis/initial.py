@@ -363,8 +363,10 @@ def _mix_length(lengths: list[AbsorptionTime | None], ws: list[float], chain: Ch
     h = min(x.horizon for x in lengths)
     pmf = sum(w * np.asarray(x.pmf[:h + 1], np.float64) for w, x in zip(ws, lengths, strict=True))
     left = sum(w * (x.tail_mass + float(np.sum(x.pmf[h + 1:]))) for w, x in zip(ws, lengths, strict=True))
-    res = AbsorptionTime(pmf.tolist(), None, None, None, None, float(left), horizon=h, brackets={})
-    eps = (h + 1) * float(gamma(chain.next.shape[1] + 4)) + 4 * len(ws) * 2 ** -53
+    eps = max(x.error for x in lengths) + float(gamma(h + 1)) + 4 * len(ws) * 2 ** -53
+    pushed = min(x.horizon if x.pushed is None else x.pushed for x in lengths)
+    res = AbsorptionTime(pmf.tolist(), None, None, None, None, float(left), horizon=h, brackets={},
+                         pushed=min(pushed, h), error=eps)
     cdf = np.cumsum(pmf)
     for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
         lo, hi = _quantile(cdf + eps, q), _quantile(cdf - eps, q)

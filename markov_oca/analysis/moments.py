@@ -62,7 +62,7 @@ def forward_block(chain: Chain, columns: np.ndarray) -> Forward:
                                   "iterations": rep.iterations, "norm_bound": norm})
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
     """``c(s) = sum_j p_j (rho_j^2 + 2 rho_j g(next_j))``, the magnitudes of its terms, and ``sum_j p_j |rho_j|``."""
     for s in range(nxt.shape[0]):
@@ -81,7 +81,7 @@ def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
             c_dg[s] += p * abs(r)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def weighted_step(nxt, pnum, inv_denom, rho, h, transient, c, c_abs):
     """``c(s) = sum_j p_j rho_j h(next_j)`` on the transient states (a step's reward weighed by the chance
     ``h`` of what follows from where it goes, ``rho`` per branch) and ``c_abs(s) = sum_j p_j |rho_j|``."""
@@ -150,8 +150,20 @@ def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray, v: np.ndarray,
 
 def fwd_rhs(chain: Chain, rho: np.ndarray) -> np.ndarray:
     """The expected reward of one step from each transient state (0 elsewhere), for per-branch values ``rho``."""
-    p = np.where(chain.next >= 0, chain.pnum, 0) / chain.denom
-    return np.where(chain.structure.transient, (p * rho).sum(axis=1), 0.0)
+    out = np.empty(chain.n)
+    _step_means(chain.next, chain.pnum, float(chain.denom), rho, chain.structure.transient, out)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_means(nxt, pnum, denom, rho, transient, out):
+    """``out[s] = sum_j (pnum[s, j] / denom) rho[s, j]`` on the transient states, 0 elsewhere."""
+    for s in range(nxt.shape[0]):
+        acc = 0.0
+        if transient[s]:
+            for j in range(row_width(nxt, s)):
+                acc += (pnum[s, j] / denom) * rho[s, j]
+        out[s] = acc
 
 
 def branch_values(chain: Chain, values: np.ndarray) -> np.ndarray:

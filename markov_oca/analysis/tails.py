@@ -1,14 +1,24 @@
 """The distribution of the absorption time, pushed step by step, and its tail beyond the push.
 
-The initial distribution is pushed through ``Q`` until less than ``tail`` is left (at most
-``max_steps`` steps). Beyond that horizon ``H`` the tail decays geometrically at the rate of
-``Q``'s dominant eigenvalue; its rate is bracketed by the Collatz-Wielandt bounds of the last
-pushed vector ``w`` (``w Q >= lo w`` gives ``P(T > H + j) >= lo^j P(T > H)``, ``w Q <= hi w`` gives
-``P(T > H + j) <= hi^j P(T > H)``; for a chain of period 2, whose ``w`` is not positive where
-``w Q`` is, the same with ``Q^2``, at the price of one step each way). A quantile beyond the
-horizon is then bracketed too; when no rate can be certified below 1 it is reported as "more than
-H steps", never as infinite. Rounding is allowed for: each pushed step is off by at most a few
-units of roundoff relative, so the pushed masses by ``H * gamma`` relative.
+The initial distribution is pushed through ``Q``, one step at a time. After each step the last two
+pushed vectors ``w`` and ``w Q`` bracket the rate at which the tail decays (the Collatz-Wielandt
+bounds): ``w Q >= lo w`` gives ``w Q^j >= lo^j w``, and ``w Q <= hi w`` gives ``w Q^j <= hi^j w``, so
+``P(T > t + j)`` lies between ``lo^j P(T > t)`` and ``hi^j P(T > t)``, and ``P(T = t + j)`` between
+``lo^(j-1)`` and ``hi^(j-1)`` times ``P(T = t)``. On most chains the bracket closes to a few units of
+roundoff after some tens of steps; once the pmf continued from there at the rate ``sqrt(lo hi)``
+is within ``extend_error`` (relative) of the true one at every step still to go, the push stops
+(``pushed``) and the pmf is continued geometrically until less than ``tail`` is left (at most
+``max_steps`` steps in all, the ``horizon``). A chain whose bracket does not close (period 2, or a
+slowly mixing one) is pushed all the way. Beyond the horizon the quantiles are bracketed from the
+same decay (for a chain of period 2, whose ``w`` is not positive where ``w Q`` is, from ``Q^2``, at
+the price of one step each way); when no rate can be certified below 1 a quantile is reported as
+"more than H steps", never as infinite.
+
+Rounding is allowed for: every pushed mass sums at most ``d`` terms (``d`` the largest number of
+branches into one transient state), so each step moves it by at most ``gamma_d`` relative and the
+masses after ``t`` steps by ``t gamma_d``; what is absorbed in a step and what is left are summed in
+blocks of :data:`BLOCK` rows, each block's sum then added up (``gamma`` of the block's terms plus the
+blocks). :attr:`AbsorptionTime.error` bounds the error of every value of the CDF.
 """
 
 from __future__ import annotations
@@ -19,37 +29,89 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..linalg.certify import gamma
+from ..linalg.certify import SLACK, U, gamma
 from .results import number
+
+#: Rows whose absorbed and remaining masses are summed apart before they are added to the total.
+BLOCK = 1024
+#: Relative error allowed to the pmf continued geometrically beyond the push (see the module docstring).
+EXTEND_ERROR = 1e-11
 
 
 @numba.njit(cache=True, nogil=True)
 def _targets(nxt, transient):
-    """``nxt`` with every step into a closed class sent to one extra slot ``n`` (-1 still pads a row)."""
+    """``nxt`` with every step into a closed class sent to one extra slot ``n`` (-1 still pads a row); the
+    largest number of branches from transient states into one transient state, and into the extra slot
+    from one block of :data:`BLOCK` rows."""
     n, width = nxt.shape
     out = np.empty((n, width), np.int32)
+    into = np.zeros(n, np.int64)
+    most = 0
+    exits = 0
     for s in range(n):
         for j in range(width):
             u = nxt[s, j]
             out[s, j] = -1 if u < 0 else (u if transient[u] else n)
-    return out
+            if u >= 0 and transient[s]:
+                if transient[u]:
+                    into[u] += 1
+                else:
+                    exits += 1
+        if (s % BLOCK) == BLOCK - 1 or s == n - 1:
+            most = max(most, exits)
+            exits = 0
+    return out, into.max() if n else 0, most
 
 
 @numba.njit(cache=True, nogil=True)
-def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
-    """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left; what is left; the last
-    two pushed vectors (the distribution on the transient states at the horizon and one step before).
+def _blocked_sum(w, n):
+    """``sum(w[:n])`` in blocks of :data:`BLOCK`."""
+    total = 0.0
+    part = 0.0
+    for s in range(n):
+        part += w[s]
+        if (s % BLOCK) == BLOCK - 1:
+            total += part
+            part = 0.0
+    return total + part
 
-    What is absorbed in a step is gathered in one extra slot, summed in the order the states are
-    pushed (as a running sum would), so that the push has no branch on where a step lands."""
-    n = nxt.shape[0]
+
+@numba.njit(cache=True, nogil=True)
+def _ratios(v, w, n):
+    """``(min, max)`` of ``w / v`` where ``v > 0``, and False when ``w`` is positive where ``v`` is not."""
+    lo = np.inf
+    hi = 0.0
+    for s in range(n):
+        if v[s] > 0.0:
+            r = w[s] / v[s]
+            if r < lo:
+                lo = r
+            if r > hi:
+                hi = r
+        elif w[s] > 0.0:
+            return 0.0, np.inf, False
+    return lo, hi, True
+
+
+@numba.njit(cache=True, nogil=True)
+def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
+    """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left, or until the decay's
+    bracket makes the rest a geometric continuation within ``extend`` (relative); what is left; the
+    last two pushed vectors; the bracket ``(lo, hi)`` the push stopped on (``hi = 0`` when it did not
+    stop early).
+
+    ``tgt`` is :func:`_targets`' table: what is absorbed in a step is gathered in its extra slot ``n``
+    (emptied into a running total every :data:`BLOCK` rows), so that the push has no branch on where
+    a step lands. ``g`` bounds the relative rounding of one pushed mass in one step."""
+    n = tgt.shape[0]
     pmf = np.zeros(1024)
     v = np.zeros(n + 1)
     w = np.zeros(n + 1)
-    if not transient[init]:
+    lo_c = 0.0
+    hi_c = 0.0
+    if init < 0:
         pmf[0] = 1.0
-        return pmf[:1].copy(), 0.0, v[:n], w[:n]
-    tgt = _targets(nxt, transient)
+        return pmf[:1].copy(), 0.0, v[:n], w[:n], lo_c, hi_c
     v[init] = 1.0
     left = 1.0
     t = 0
@@ -57,26 +119,40 @@ def _absorption_times(nxt, pnum, inv_denom, transient, init, tail, max_steps):
         t += 1
         for s in range(n + 1):
             w[s] = 0.0
+        absorbed = 0.0
         for s in range(n):
             m = v[s]
-            if m == 0.0:
-                continue
-            for j in range(tgt.shape[1]):
-                u = tgt[s, j]
-                if u < 0:
-                    break
-                w[u] += m * pnum[s, j] * inv_denom
+            if m != 0.0:
+                for j in range(tgt.shape[1]):
+                    u = tgt[s, j]
+                    if u < 0:
+                        break
+                    w[u] += m * pnum[s, j] * inv_denom
+            if (s % BLOCK) == BLOCK - 1:
+                absorbed += w[n]
+                w[n] = 0.0
+        absorbed += w[n]
+        w[n] = 0.0
         if t >= pmf.size:
             bigger = np.zeros(pmf.size * 2)
             bigger[:pmf.size] = pmf
             pmf = bigger
-        pmf[t] = w[n]
-        w[n] = 0.0
-        left = 0.0
-        for s in range(n):
-            left += w[s]
+        pmf[t] = absorbed
+        left = _blocked_sum(w, n)
+        if extend > 0.0 and left >= tail and t < max_steps:
+            lo, hi, ok = _ratios(v, w, n)
+            if ok and lo > 0.0:
+                lo = lo * (1.0 - 2.0 * g)
+                hi = hi * (1.0 + 2.0 * g)
+                if hi < 1.0:
+                    to_go = math.log(tail / left) / math.log(hi) + 2.0
+                    if to_go * math.log(hi / lo) <= extend:
+                        lo_c, hi_c = lo, hi
+                        break
         v, w = w, v
-    return pmf[:t + 1].copy(), left, v[:n], w[:n]
+    if hi_c > 0.0:
+        return pmf[:t + 1].copy(), left, w[:n], v[:n], lo_c, hi_c
+    return pmf[:t + 1].copy(), left, v[:n], w[:n], lo_c, hi_c
 
 
 @numba.njit(cache=True, nogil=True)
@@ -93,9 +169,11 @@ def _push_once(nxt, pnum, inv_denom, transient, v, out):
                 out[u] += m * pnum[s, j] * inv_denom
 
 
-def decay_rate(nxt, pnum, denom, transient, w: np.ndarray, steps: int = 1) -> tuple[float, float] | None:
+def decay_rate(nxt, pnum, denom, transient, w: np.ndarray, steps: int = 1,
+               g: float | None = None) -> tuple[float, float] | None:
     """Certified ``(lo, hi)`` with ``w Q^steps >= lo^steps w`` and ``w Q^steps <= hi^steps w``, or None
-    (``w Q^steps`` leaves ``w``'s support)."""
+    (``w Q^steps`` leaves ``w``'s support). ``g`` bounds the relative rounding of one pushed mass in one
+    step (by default from the widest row, which holds when no state has more branches into it)."""
     if not (w > 0).any():
         return None
     wq = w
@@ -107,7 +185,7 @@ def decay_rate(nxt, pnum, denom, transient, w: np.ndarray, steps: int = 1) -> tu
     if (wq[~on] > 0).any():
         return None
     ratio = wq[on] / w[on]
-    slack = steps * float(gamma(nxt.shape[1] + 4))
+    slack = steps * float(gamma(nxt.shape[1] + 4) if g is None else 2 * g)
     return float(ratio.min() * (1 - slack)) ** (1 / steps) * (1 - slack), \
         float(ratio.max() * (1 + slack)) ** (1 / steps) * (1 + slack)
 
@@ -121,17 +199,20 @@ class AbsorptionTime:
     median: float | None
     p90: float | None
     p99: float | None
-    tail_mass: float  # probability still transient when the computation stopped
+    tail_mass: float  # probability still transient at the horizon
     mean_bound: float | None = None
     variance: float | None = None
     variance_bound: float | None = None
     decay: tuple[float, float] | None = None  # certified bracket of the tail's geometric rate beyond the push
     brackets: dict | None = None  # quantile name -> (low, high) steps
-    horizon: int = 0
+    horizon: int = 0  # the last step of the pmf
+    pushed: int | None = None  # the last step pushed (the pmf beyond is the certified geometric continuation)
+    error: float = 0.0  # a bound on the error of every value of the CDF (the cumulative sum of the pmf)
 
     def to_dict(self, with_pmf: bool = True) -> dict:
         d = {"unit": "steps", "mean": self.mean, "median": _q(self.median), "p90": _q(self.p90),
              "p99": _q(self.p99), "tail_mass": self.tail_mass, "horizon": self.horizon,
+             "pushed": self.horizon if self.pushed is None else self.pushed, "cdf_bound": self.error,
              "quantile_bounds": {k: [_q(lo), _q(hi)] for k, (lo, hi) in (self.brackets or {}).items()}}
         if self.mean is None:
             del d["mean"]
@@ -192,52 +273,99 @@ def quantile_bracket(low: np.ndarray, high: np.ndarray, q: float) -> tuple[int |
     return _quantile(high, q), _quantile(low, q)
 
 
-def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: int) -> AbsorptionTime:
-    """Push the distribution to the horizon, read its quantiles, and bracket those beyond it."""
-    pmf, left, last, _ = _absorption_times(nxt, pnum, 1.0 / denom, transient, init, tail, max_steps)
+def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: int,
+                    extend_error: float = EXTEND_ERROR) -> AbsorptionTime:
+    """Push the distribution (see the module docstring), continue it geometrically once its decay is certified,
+    read its quantiles, and bracket those beyond the horizon. ``extend_error`` 0 pushes all the way."""
+    tgt, into, most = _targets(nxt, transient)
+    g = float(gamma(max(int(into), 1)))  # one pushed mass, one step
+    blocks = -(-nxt.shape[0] // BLOCK)
+    g_sum = float(gamma(max(int(most), BLOCK) + blocks))  # a block-wise sum of what is absorbed or left
+    start = int(init) if transient[init] else -1
+    pmf, left, last, _, lo_c, hi_c = _absorption_times(tgt, pnum, 1.0 / denom, start, tail, max_steps, g,
+                                                       extend_error)
+    del tgt
+    pushed = pmf.size - 1
+    eps = _push_error(pushed, g) + g_sum  # relative error of every pushed mass, absorbed or left
+    rate = (lo_c, hi_c) if hi_c > 0 else None
+    left_lo, left_hi = left * (1 - eps), left * (1 + eps)  # P(T > pushed)
+    extra = 0.0
+    if rate is not None:  # the certified geometric continuation
+        pmf, left, left_lo, left_hi, extra = _continue(pmf, left, rate, eps, tail, max_steps)
     horizon = pmf.size - 1
-    eps = horizon * float(gamma(nxt.shape[1] + 4))  # relative error of every pushed mass
+    error = (eps + extra + float(gamma(horizon + 1))) * SLACK  # the pushed masses, the continuation, the cumsum
     cdf = np.cumsum(pmf)
-    res = AbsorptionTime(pmf.tolist(), None, None, None, None, float(left), horizon=horizon, brackets={})
-    rate = decay_rate(nxt, pnum, denom, transient, last) if left > 0 else None
-    mass = left
+    res = AbsorptionTime(pmf.tolist(), None, None, None, None, float(left), horizon=horizon, brackets={},
+                         pushed=pushed, error=error)
+    if rate is None and left > 0:
+        rate = decay_rate(nxt, pnum, denom, transient, last, g=g)
     periodic = False
     if left > 0 and rate is None:  # period 2: two steps at a time, at the price of one step each way
-        rate = decay_rate(nxt, pnum, denom, transient, last, steps=2)
+        rate = decay_rate(nxt, pnum, denom, transient, last, steps=2, g=g)
         periodic = rate is not None
         if periodic:
-            mass = left / rate[1]
+            left_hi = left_hi / rate[1]
     res.decay = rate
     for name, q in (("median", 0.5), ("p90", 0.9), ("p99", 0.99)):
-        lo_i, hi_i = quantile_bracket(cdf - eps, cdf + eps, q)
+        lo_i, hi_i = quantile_bracket(cdf - error, cdf + error, q)
         if lo_i is not None and hi_i is not None:
             res.brackets[name] = (float(lo_i), float(hi_i))
             setattr(res, name, float(_quantile(cdf, q)))
             continue
         lo = float(lo_i if lo_i is not None else horizon + 1)
-        hi = _beyond(rate, mass, left, q, horizon, eps) if rate is not None else None
+        hi = _beyond(rate, left_hi, q, horizon) if rate is not None else None
         if hi is None:
             continue
-        lo = max(lo, _beyond_low(rate, left, q, horizon, eps, periodic))
+        lo = max(lo, _beyond_low(rate, left_lo, q, horizon, periodic))
         res.brackets[name] = (lo, hi)
         setattr(res, name, float(round(math.sqrt(lo * hi))) if lo != hi else lo)
     return res
 
 
-def _beyond(rate, mass, left, q, horizon, eps) -> float | None:
-    """The first step by which the upper tail bound ``hi^j mass`` is at most ``1 - q``."""
+def _push_error(t: int, g: float) -> float:
+    """``(1 + g)^t - 1``, bounded above: the relative error of a mass pushed ``t`` steps."""
+    x = t * g
+    return x / (1 - x) if x < 1 else math.inf
+
+
+def _continue(pmf: np.ndarray, left: float, rate: tuple[float, float], eps: float, tail: float,
+              max_steps: int) -> tuple[np.ndarray, float, float, float, float]:
+    """The pmf continued at the rate ``m = sqrt(lo hi)`` from its last pushed value until the tail's upper
+    bound is below ``tail``: ``(pmf, the tail at its end, its lower and upper bounds, the continuation's
+    error bound on the CDF)``.
+
+    ``P(T = t + j)`` is within ``[lo^j, hi^j]`` of ``P(T = t)`` (``t`` the last pushed step), so the value
+    ``P(T = t) m^j`` is off by at most ``(hi / lo)^(j / 2) - 1`` of itself plus the error ``eps`` of
+    ``P(T = t)``; summed over the continuation, at most that relative error times the mass it holds."""
+    lo, hi = rate
+    t = pmf.size - 1
+    m = math.sqrt(lo * hi)
+    left_hi = left * (1 + eps)
+    room = max_steps - t
+    k = min(room, max(1, math.ceil(math.log(tail / left_hi) / math.log(hi)))) if left_hi >= tail else 0
+    j = np.arange(1, k + 1, dtype=np.float64)
+    ext = pmf[t] * np.exp(j * math.log(m))
+    rel = math.expm1(k * 0.5 * math.log(hi / lo)) + eps + 4 * U * (k + 4)  # the powers' rounding too
+    extra = rel * left_hi * (1 + rel) * SLACK
+    out = np.concatenate([pmf, ext])
+    return out, left * m ** k, left * (1 - eps) * lo ** k * (1 - 4 * U * (k + 4)), \
+        left_hi * hi ** k * (1 + 4 * U * (k + 4)), extra
+
+
+def _beyond(rate, upper, q, horizon) -> float | None:
+    """The first step by which the upper tail bound ``hi^j upper`` is at most ``1 - q``."""
     hi = rate[1]
     if not hi < 1:
         return None
-    j = math.log((1 - q) / (mass * (1 + eps))) / math.log(hi)
+    j = math.log((1 - q) / upper) / math.log(hi)
     return float(horizon + max(0, math.ceil(j * (1 + 1e-12)) + 1))
 
 
-def _beyond_low(rate, left, q, horizon, eps, periodic: bool) -> float:
-    """A step before which the lower tail bound ``lo^j left`` stays above ``1 - q``."""
+def _beyond_low(rate, lower, q, horizon, periodic: bool) -> float:
+    """A step before which the lower tail bound ``lo^j lower`` stays above ``1 - q``."""
     lo = rate[0]
     if not lo > 0 or not lo < 1:
         return float(horizon + 1)
-    base = left * (1 - eps) * (lo if periodic else 1)
+    base = lower * (lo if periodic else 1)
     j = math.log((1 - q) / base) / math.log(lo)
     return float(horizon + max(1, math.floor(j * (1 - 1e-12)) - 1))

@@ -56,7 +56,7 @@ def two_sum(s, c, x):
     return t, c
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def forward_residual(nxt, pnum, inv_denom, active, b, x, res, err):
     """``res = b + Q x - x`` on the active rows (columns of ``x`` at once) and the rounding allowance ``err``.
 
@@ -91,7 +91,7 @@ def forward_residual(nxt, pnum, inv_denom, active, b, x, res, err):
             err[i, c] = err[i, c] * g + (k + 4.0) * 9.332636185032189e-302
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def adjoint_residual(nxt, pnum, inv_denom, active, e, v, res, err):
     """``res = e + Q^T v - v`` on the active states (one column) and the rounding allowance ``err``."""
     n = nxt.shape[0]
@@ -122,7 +122,7 @@ def adjoint_residual(nxt, pnum, inv_denom, active, e, v, res, err):
             err[s] = err[s] * g + (cnt[s] + 6.0) * 9.332636185032189e-302
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def compensated_dot(a, b):
     """``sum(a * b)`` by Neumaier's compensated sum, and a bound on its error (exact inputs)."""
     s = 0.0
@@ -139,7 +139,7 @@ def compensated_dot(a, b):
     return total, err
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def into_classes(nxt, pnum, inv_denom, v, class_of, out, err):
     """``out[k] = sum_s v[s] P(s -> class k)`` over the states ``s`` with ``class_of[s] < 0``, compensated,
     and a bound ``err[k]`` on its rounding (three roundings a term: ``pnum / denom`` times ``v``)."""

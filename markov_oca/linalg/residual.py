@@ -8,7 +8,7 @@ import numpy as np
 from .rows import row_width
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _residual(nxt, pnum, inv_denom, active, stop, b, x):
     """``max |x - b - Q x|`` over the active states and columns, ``Q`` without the ``stop`` branches."""
     worst = 0.0
@@ -32,7 +32,7 @@ def _residual(nxt, pnum, inv_denom, active, stop, b, x):
     return worst
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v):
     """``max |v - b - Q^T v|`` over the active states and columns; with ``shift``, a branch with shift ``d``
     carries column ``c`` to column ``(c + d) mod m``."""
@@ -60,13 +60,13 @@ def _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v):
     return worst
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _adjoint_residual(nxt, pnum, inv_denom, active, b, v):
     """``max |v - b - Q^T v|`` over the active states and columns."""
     return _transposed_residual(nxt, pnum, None, inv_denom, active, b, v)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _shifted_adjoint_residual(nxt, pnum, shift, inv_denom, active, b, v):
     """``max |v - b - Q_shift^T v|`` over the active states and every column."""
     return _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v)

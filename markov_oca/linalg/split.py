@@ -85,7 +85,7 @@ def _insert_sorted(cols, nums, cnt, c, num):
     return cnt + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _split_branches(nxt, pnum, denom, active, stop, ids, pos):
     """Build :class:`SplitMatrix` arrays straight from branch form (duplicates merged)."""
     n = ids.size
@@ -162,7 +162,7 @@ def _count_transposed(nxt, pnum, shift, active, ids, pos, m):
     return self_num, selfd, np.cumsum(n_lo), np.cumsum(n_up)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _transposed(nxt, pnum, shift, denom, active, ids, pos, m):
     """``D^-1 (I - Q)^T`` in the order ``ids``, with each entry's seat shift when ``shift`` is ``(shifts,)``.
 
@@ -226,7 +226,7 @@ def _transposed(nxt, pnum, shift, denom, active, ids, pos, m):
     return lp, lx, lv, lsh, up, ux, uv, ush, d, sc, self_num, selfd
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _split_transposed(nxt, pnum, denom, active, ids, pos):
     """:class:`SplitMatrix` arrays of ``D^-1 (I - Q)^T`` in the order ``ids``, straight from branch form
     (see :func:`_transposed`)."""
@@ -234,7 +234,7 @@ def _split_transposed(nxt, pnum, denom, active, ids, pos):
     return lp, lx, lv, up, ux, uv, d
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
     """:func:`_split_transposed` with each entry's seat shift (``lsh``, ``ush``) and its probability as the
     integer numerator (7 bytes an entry instead of 13); self-loops that change the seat are summed by
