@@ -170,7 +170,7 @@ def certify_length(summary: LengthSummary, dist, mean_bound: float, deadlock: tu
     pmf = np.asarray(dist.pmf, np.float64)
     cdf = np.cumsum(pmf)
     rel = (dist.rounding + float(gamma(pmf.size))) * SLACK
-    lost = float(getattr(dist, "misplaced", 0.0)) + absolute  # let go or counted late, and left out
+    lost = float(dist.misplaced) + absolute  # let go or counted late, and left out
     err = rel * cdf + lost + 2e-15  # _quantile reads q less 1e-15
     p_d, b_d = deadlock
     summary.never_ends, summary.more_than = p_d, {}
