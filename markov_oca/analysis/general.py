@@ -306,7 +306,7 @@ def _only(chain: Chain, res: AnyResults, hits: dict[str, Any], only: str, exact:
 def _exact_mode(chain: Chain, exact: bool | None, n_t: int, transient: np.ndarray) -> bool:
     """Whether to answer exactly: asked, or by default for a rational chain of at most 500 transient states."""
     if exact is None:
-        exact = (not isinstance(chain, AnyChain) or chain.exact) and n_t <= 500
+        exact = (not isinstance(chain, AnyChain) or (chain.exact and not chain.decimal)) and n_t <= 500
     if exact:
         _exact_ok(chain)
         why = _exact_too_large(chain, transient)
