@@ -121,9 +121,10 @@ def exact_rows(probs: Numbers, rows: np.ndarray, n: int) -> tuple[np.ndarray, in
 
 
 def decimal_chain(probs: Numbers, n: int, rows: np.ndarray, cols: np.ndarray, *, init: int, labels, rewards,
-                  source: str):
+                  source: str, exact: bool):
     """The chain of a file's decimal probabilities held exactly (rounded rows read back), or None (see
-    :func:`exact_rows`); a note says how many rows were read back."""
+    :func:`exact_rows`); a note says how many rows were read back. Read with ``exact`` it is a rational
+    chain like any other; else :attr:`AnyChain.decimal` keeps floating point the default."""
     if probs.rational:
         return None
     held = exact_rows(probs, rows, n)
@@ -131,6 +132,8 @@ def decimal_chain(probs: Numbers, n: int, rows: np.ndarray, cols: np.ndarray, *,
         return None
     chain = from_scaled_triples(n, rows, cols, held[0], held[1], init=init, labels=labels, rewards=rewards,
                                 source=source)
+    if chain is not None and exact:
+        chain.decimal = False
     if chain is not None and held[2]:
         chain.notes.append(f"{held[2]:,} rows of decimals rounded at the file's precision (off 1 by a rounding) "
                            "read as the simplest fractions within their last digit, each row then summing to "

@@ -463,7 +463,8 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> 
     init, notes = initial_state(labels)
     rewards = _rewards(data, buf, model, names, n, src, exact or not probs.rational,
                        0 if probs.rational else precision_of(probs))
-    chain = decimal_chain(probs, n, model.src, model.dst, init=init, labels=labels, rewards=rewards, source=src)
+    chain = decimal_chain(probs, n, model.src, model.dst, init=init, labels=labels, rewards=rewards, source=src,
+                          exact=exact)
     if chain is None:
         if not exact and not probs.rational:
             rewards = _rewards(data, buf, model, names, n, src, False)

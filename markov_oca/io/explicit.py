@@ -379,7 +379,8 @@ def read_explicit(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False
     for name, p in _reward_files(stem):
         got = _read_rewards(p, prism, n, exact or not probs.rational)
         (trans_rewards if p.suffix == ".trew" else state_rewards)[name] = got
-    chain = decimal_chain(probs, n, rows, cols, init=init, labels=labels, rewards=state_rewards, source=str(tra))
+    chain = decimal_chain(probs, n, rows, cols, init=init, labels=labels, rewards=state_rewards, source=str(tra),
+                          exact=exact)
     if chain is None:
         if not exact and not probs.rational:
             state_rewards = {name: _read_rewards(p, prism, n, False) for name, p in _reward_files(stem)
