@@ -153,3 +153,24 @@ def test_haddad_monmege_adversarial_walk(exact):
     else:
         assert _within(r.hitting["Target"], r.bounds["hitting Target"], Fraction(7, 10))
         assert _within(r.steps, r.bounds["steps"], Fraction(1572862))
+
+
+def test_only_expected_answers_every_initial_state_by_one_solve():
+    """herman: every state is initial; the totals from all of them come from one forward solve, each within its
+    bound of the exact figure from that state."""
+    path = DATA / "herman-3.drn"
+    fast = analyse_file(path, exact=False, only="expected")
+    full = analyse_file(path, exact=True)
+    assert fast.states == full.states
+    assert sum(s["method"] != "none" for r in fast.results for s in r.solver if not s.get("reused")) == 1
+    for s in full.states:
+        one, ref = fast[s], full[s]
+        assert one.only == "expected" and one.classes == [] and one.length is None
+        assert _within(one.steps, one.bounds["steps"], ref.steps)
+        got = one.rewards["steps (reward)"]
+        assert _within(got["total"], got["bound"], ref.rewards["steps (reward)"]["total"])
+    assert max(fast[s].steps for s in fast.states) == pytest.approx(4 / 3, rel=1e-12)
+    d = fast.to_dict()
+    assert d["initial"][0]["expected"]["steps"]["bound"] is not None and d["initial"][0]["only"] == "expected"
+    with pytest.raises(Exception, match="floating point"):
+        analyse_file(path, exact=True, only="expected")
