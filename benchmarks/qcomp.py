@@ -443,24 +443,59 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def summary(rows: list[dict]) -> str:
+    """One line per instance and property: the float run (ours, bound, error, within?) and the two exact runs."""
+    head = ["model", "instance", "states", "property", "reference", "float: ours", "bound", "|error|", "float",
+            "exact (double DRN)", "exact (rational DRN)", "Storm default", "ours float s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    groups: dict[tuple, dict] = {}
+    for r in rows:
+        groups.setdefault((r["family"], r["instance"], r["property"]), {})[r.get("mode", "-")] = r
+    for (fam, inst, prop), by in groups.items():
+        f = by.get("float") or next(iter(by.values()))
+
+        def verdict(r):
+            if r is None:
+                return "-"
+            st = r.get("status", "-")
+            return st if st in ("pass", "FAIL") else st.split(":")[0] + (
+                f" ({r['message'][:70]})" if r.get("message") else "")
+        err = f.get("error")
+        lines.append("| " + " | ".join([
+            fam, inst, f"{f.get('states', 0):,}", prop, str(f.get("reference", "-")), _fmt(f.get("ours")),
+            f"{f['bound']:.2g}" if isinstance(f.get("bound"), float) else _fmt(f.get("bound")),
+            f"{float(err):.2g}" if err is not None else "-", verdict(by.get("float")),
+            verdict(by.get("exact")), verdict(by.get("exact-r")), _fmt(f.get("storm")),
+            f"{f['time']:.1f}" if f.get("time") is not None else "-"]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("qvbs", type=Path, help="a checkout of the QComp benchmark set (github.com/ahartmanns/qcomp)")
     ap.add_argument("out", type=Path, help="directory for the DRN files and results.json")
     ap.add_argument("--max-states", type=int, default=350_000)
     ap.add_argument("--only", action="append", default=[], help="FAMILY or FAMILY:INSTANCE (e.g. brp:16-2)")
+    ap.add_argument("--min-states", type=int, default=0, help="leave out the instances with fewer states")
     ap.add_argument("--no-exact", action="store_true", help="float runs only")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds for each build and each analysis")
     ap.add_argument("--storm-timeout", type=float, default=120.0, help="seconds for Storm's own check")
+    ap.add_argument("--summary", nargs="*", type=Path, default=None,
+                    help="print the one-line-per-property table of these results.json files, run nothing")
     a = ap.parse_args(argv)
+    if a.summary is not None:
+        print(summary([r for f in a.summary for r in json.loads(f.read_text())]))
+        return 0
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for inst in instances(a.qvbs, a.max_states, a.only):
+        if inst["states"] < a.min_states:
+            continue
         got = run_instance(inst, a.out, not a.no_exact, a.timeout, a.storm_timeout)
         rows += got
         for r in got:
             print(table([r]).splitlines()[-1], flush=True)
-    (a.out / "results.json").write_text(json.dumps(rows, default=str, indent=1))
+        (a.out / "results.json").write_text(json.dumps(rows, default=str, indent=1))
     print(table(rows))
     return int(any(r.get("status") in ("FAIL", "failed") for r in rows))
 

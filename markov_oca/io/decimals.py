@@ -72,52 +72,60 @@ def exact_rows(probs: Numbers, rows: np.ndarray, n: int) -> tuple[np.ndarray, in
     Every row must sum to exactly 1 as written, or be a rounded row read back (see the module's
     docstring); None when some row is neither, or the common denominator exceeds ``2**53``.
     """
-    held = probs.scaled()
-    if held is None:
-        return None
-    num, denom = held
     rows = np.asarray(rows, np.int64)
-    sums = np.zeros(n, np.int64)
-    np.add.at(sums, rows, num)
-    bad = np.flatnonzero(sums != denom)
-    if not bad.size:
-        return num, denom, 0
-    off = np.abs(sums[bad] - denom) / denom
-    if (off > ROW_OFF).any():
+    held = probs.scaled()
+    if held is not None:
+        num, denom = held
+        sums = np.zeros(n, np.int64)
+        np.add.at(sums, rows, num)
+        if (sums == denom).all():
+            return num, denom, 0
+    floats = np.zeros(n)
+    np.add.at(floats, rows, probs.value)
+    if (np.abs(floats - 1.0) > ROW_OFF).any():
         return None
     texts = [probs.token(q) for q in range(rows.size)]
     parsed = {t: _significant(t) for t in set(texts)}
     precision = max((v[0] for v in parsed.values() if v is not None), default=0)
     if precision < MIN_DIGITS:
         return None
+    written: dict[str, Fraction] = {}
     back: dict[str, Fraction] = {}
     for t, v in parsed.items():
-        if v is None:  # a fraction or an integer: exact as written
-            back[t] = Fraction(t)
-        elif v[1] > 0:
+        written[t] = Fraction(t) if v is None else v[1]
+        if v is not None and v[1] > 0:
             u = _half_unit(v[1], precision)
             back[t] = simplest_between(v[1] - u, v[1] + u)
         else:
-            back[t] = v[1]
+            back[t] = written[t]
+    as_back = [Fraction(0)] * n
+    as_written = [Fraction(0)] * n
+    for r, t in zip(rows.tolist(), texts, strict=True):
+        as_back[r] += back[t]
+        as_written[r] += written[t]
     fr = [back[t] for t in texts]
-    row_sum = [Fraction(0)] * n
-    for r, f in zip(rows.tolist(), fr, strict=True):
-        row_sum[r] += f
-    keep = np.array([s != 1 for s in row_sum], bool)  # rows whose fractions do not sum to 1: as written, if exact
-    if (keep & (sums != denom)).any():
+    keep = np.array([b != 1 for b in as_back], bool)
+    for r in np.flatnonzero(keep & np.array([w != 1 for w in as_written], bool)).tolist():
+        # the largest entry as 1 minus the others read back, if that is within half a unit of its last digit:
+        # near 1 a decimal has fewer digits to tell its fraction by (1 - 1/3**15 is 0.9999999303)
+        q = np.flatnonzero(rows == r)
+        big = int(q[np.argmax(probs.value[q])])
+        rest = 1 - (as_back[r] - back[texts[big]])
+        v = parsed[texts[big]]
+        if v is not None and v[1] > 0 and abs(rest - v[1]) <= _half_unit(v[1], precision):
+            fr[big], keep[r], as_back[r] = rest, False, Fraction(1)
+    if any(as_written[r] != 1 for r in np.flatnonzero(keep).tolist()):  # rows kept as written must sum to 1 so
         return None
     kept = keep[rows]
+    fr = [written[t] if k else f for t, f, k in zip(texts, fr, kept.tolist(), strict=True)]
     common = 1
-    for d in np.unique(probs.den[kept]).tolist():
+    for d in {f.denominator for f in fr}:
         common = common * d // math.gcd(common, d)
-    for f in {f for f, k in zip(fr, kept.tolist(), strict=True) if not k}:
-        common = common * f.denominator // math.gcd(common, f.denominator)
-    if common > 2 ** 53:
-        return None
-    out = np.array([0 if k else f.numerator * (common // f.denominator)
-                    for f, k in zip(fr, kept.tolist(), strict=True)], np.int64)
-    out[kept] = probs.num[kept] * (common // probs.den[kept])
-    return out, common, int(np.count_nonzero(~keep & (sums != denom)))
+        if common > 2 ** 53:
+            return None
+    out = np.array([f.numerator * (common // f.denominator) for f in fr], np.int64)
+    changed = sum(1 for r in range(n) if not keep[r] and as_written[r] != 1)
+    return out, common, changed
 
 
 def decimal_chain(probs: Numbers, n: int, rows: np.ndarray, cols: np.ndarray, *, init: int, labels, rewards,
@@ -141,10 +149,17 @@ def decimal_chain(probs: Numbers, n: int, rows: np.ndarray, cols: np.ndarray, *,
     return chain
 
 
+def _digit_count(text: str) -> int:
+    """Significant digits of a decimal token (0 for a fraction or an integer)."""
+    t = text.strip().lstrip("+-").lower()
+    if "/" in t or ("." not in t and "e" not in t):
+        return 0
+    return len(t.partition("e")[0].replace(".", "").strip("0")) or 1
+
+
 def precision_of(nums: Numbers, sample: int = 100_000) -> int:
     """The most significant digits a decimal among the first ``sample`` tokens has (0 without decimals)."""
-    got = (_significant(nums.token(q)) for q in range(min(len(nums.start), sample)))
-    return max((v[0] for v in got if v is not None), default=0)
+    return max((_digit_count(t) for t in {nums.token(q) for q in range(min(len(nums.start), sample))}), default=0)
 
 
 def read_back(nums: Numbers, values: list[Fraction], precision: int) -> list[Fraction]:

@@ -174,3 +174,14 @@ def test_only_expected_answers_every_initial_state_by_one_solve():
     assert d["initial"][0]["expected"]["steps"]["bound"] is not None and d["initial"][0]["only"] == "expected"
     with pytest.raises(Exception, match="floating point"):
         analyse_file(path, exact=True, only="expected")
+
+
+def test_tiny_and_near_one_decimals_are_read_back(tmp_path):
+    """A chance of 1/3**15 needs a denominator beyond 2**53 as the decimal 6.969171938e-08, and its complement
+    0.9999999303 has too few digits to tell its fraction by: it is read as 1 minus the other."""
+    body = ("state 0 init\n\taction 0\n\t\t1 : 6.969171938e-08\n\t\t2 : 0.9999999303\n"
+            "state 1 a\n\taction 0\n\t\t1 : 1\nstate 2 b\n\taction 0\n\t\t2 : 1\n")
+    r = analyse_file(_drn(tmp_path, body), exact=True)
+    assert r.outcomes == {"a": Fraction(1, 3 ** 15), "b": 1 - Fraction(1, 3 ** 15)}
+    fl = analyse_file(_drn(tmp_path, body), exact=False)
+    assert _within(fl.outcomes["a"], fl.classes[0].bound, Fraction(1, 3 ** 15))
