@@ -105,6 +105,8 @@ print(json.dumps(out))
 MODES = ("float", "exact", "exact-r")
 #: Beyond this many initial states, reward properties are asked with ``--only expected`` (see run_instance).
 MANY_INITIAL = 16
+#: Storm's exact build (the DRN of rationals) for instances up to this many states: our exact mode's limit.
+EXACT_BUILD_LIMIT = 100_000
 
 
 def _reference(value):
@@ -326,8 +328,10 @@ def run_instance(inst: dict, out_dir: Path, do_exact: bool, timeout: float, stor
     d = out_dir / f"{inst['family']}.{inst['instance']}"
     d.mkdir(parents=True, exist_ok=True)
     rows = []
+    # the runs; Storm's exact build only where our exact mode may answer (beyond, it refuses in one line)
+    modes = ("float",) if not do_exact else MODES if inst["states"] <= EXACT_BUILD_LIMIT else MODES[:2]
     try:
-        storm = _storm(inst, d, do_exact, timeout)
+        storm = _storm(inst, d, "exact-r" in modes, timeout)
     except Exception as e:  # any failure of the build is reported in the table
         return [{**inst, "property": "-", "mode": "-", "status": f"stormpy: {e}"[:120]}]
     try:  # Storm's own answers (default settings: unsound value iteration), when they come within the time
@@ -352,7 +356,7 @@ def run_instance(inst: dict, out_dir: Path, do_exact: bool, timeout: float, stor
             rew = d / f"model.{p['name']}.drn"
             if absorbing_targets(base, q["target"], rew):
                 base = rew
-                if do_exact:
+                if "exact-r" in modes:
                     rex = d / f"exact.{p['name']}.drn"
                     absorbing_targets(exact, q["target"], rex)
                     exact = rex
@@ -369,11 +373,11 @@ def run_instance(inst: dict, out_dir: Path, do_exact: bool, timeout: float, stor
             if got[0] is not None:
                 q0 = group[0][1]
                 top = max(_per_initial(got[0]), key=lambda one: _value(one, q0, False)[0])["chain"]["init"]
-            for mode in MODES[1:] if do_exact else ():
+            for mode in modes[1:]:
                 results[(base, mode)] = (None, "no float figure to start from", 0.0) if top is None else analyse(
                     exact if mode == "exact-r" else base, hits, True, timeout, ("--init", str(top)))
             continue
-        for mode in MODES if do_exact else ("float",):
+        for mode in modes:
             results[(base, mode)] = analyse(exact if mode == "exact-r" else base, hits, mode != "float", timeout)
     for p, q in questions:
         ref_exact, ref_float, ref_text = _reference(inst["refs"].get(p["name"], None)) if p["name"] in inst["refs"] \
@@ -386,7 +390,7 @@ def run_instance(inst: dict, out_dir: Path, do_exact: bool, timeout: float, stor
             rows.append({**row, "mode": "-", "status": "not asked (bounded)"})
             continue
         base = next(b for (b, _e), g in files.items() if any(pp is p for pp, _ in g))
-        for mode in MODES if do_exact else ("float",):
+        for mode in modes:
             res, err, took = results[(base, mode)]
             r = {**row, "mode": mode, "time": took, "file": base.name}
             if res is None:

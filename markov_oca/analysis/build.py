@@ -463,9 +463,12 @@ def from_scaled_triples(n: int, rows: np.ndarray, cols: np.ndarray, num: np.ndar
         return None
     if isinstance(init, bool) or not isinstance(init, (int, np.integer)) or not 0 <= int(init) < n:
         return None
-    m = sp.csr_array((num, (rows, cols)), shape=(n, n))  # int64: duplicates summed exactly
-    m.sort_indices()
-    if not (np.asarray(m.sum(axis=1)).ravel() == denom).all():
+    if _canonical(rows, cols, num):  # a file written row by row: CSR as it stands
+        m = sp.csr_array((num, cols, np.searchsorted(rows, np.arange(n + 1))), shape=(n, n))
+    else:
+        m = sp.csr_array((num, (rows, cols)), shape=(n, n))  # int64: duplicates summed exactly
+        m.sort_indices()
+    if not (np.bincount(rows, weights=num, minlength=n) == denom).all():  # exact: integers below 2**53
         return None
     chain = _assemble(n, m.indptr, m.indices, m.data.astype(np.int64), int(denom), int(init), labels, rewards,
                       None, True, source, [])

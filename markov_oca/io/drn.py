@@ -462,7 +462,7 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> 
     labels = _labels(data, model)
     init, notes = initial_state(labels)
     rewards = _rewards(data, buf, model, names, n, src, exact or not probs.rational,
-                       0 if probs.rational else precision_of(probs))
+                       0 if probs.rational or not (names and model.rstart.size) else precision_of(probs))
     chain = decimal_chain(probs, n, model.src, model.dst, init=init, labels=labels, rewards=rewards, source=src,
                           exact=exact)
     if chain is None:

@@ -177,11 +177,14 @@ class Numbers:
             self.flags, _, self.num, self.den = _convert(self.buf, self.start, self.length, True)
         if (self.flags & (EXACT_SLOW | ODD)).any() or (self.num.size and (self.den <= 0).any()):
             return None
-        denom = 1
-        for d in np.unique(self.den).tolist():
-            denom = denom * d // gcd(denom, d)
-            if denom > _BIG:
-                return None
+        denom = int(self.den.max(initial=1))
+        if denom > _BIG:
+            return None
+        if (denom % self.den).any():  # not all powers of ten: the least common multiple of the distinct ones
+            for d in np.unique(self.den).tolist():
+                denom = denom * d // gcd(denom, d)
+                if denom > _BIG:
+                    return None
         if self.num.size and (np.abs(self.num) > self.den).any():  # beyond 1: no probability, let the floats say
             return None
         return self.num * (denom // self.den), denom
