@@ -447,6 +447,11 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _short(text: str) -> str:
+    """A long integer as its first and last digits and its length."""
+    return text if len(text) <= 28 or not text.isdigit() else f"{text[:6]}...{text[-3:]} ({len(text)} digits)"
+
+
 def summary(rows: list[dict]) -> str:
     """One line per instance and property: the float run (ours, bound, error, within?) and the two exact runs."""
     head = ["model", "instance", "states", "property", "reference", "float: ours", "bound", "|error|", "float",
@@ -466,7 +471,7 @@ def summary(rows: list[dict]) -> str:
                 f" ({r['message'][:70]})" if r.get("message") else "")
         err = f.get("error")
         lines.append("| " + " | ".join([
-            fam, inst, f"{f.get('states', 0):,}", prop, str(f.get("reference", "-")), _fmt(f.get("ours")),
+            fam, inst, f"{f.get('states', 0):,}", prop, _short(str(f.get("reference", "-"))), _fmt(f.get("ours")),
             f"{f['bound']:.2g}" if isinstance(f.get("bound"), float) else _fmt(f.get("bound")),
             f"{float(err):.2g}" if err is not None else "-", verdict(by.get("float")),
             verdict(by.get("exact")), verdict(by.get("exact-r")), _fmt(f.get("storm")),
