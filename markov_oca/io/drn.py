@@ -416,7 +416,9 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> 
         How far from 1 a row of decimal probabilities may sum.
     exact : bool
         Read decimals exactly too (``0.7`` is ``7/10``, whatever ``@value_type`` says); then every row must
-        sum to exactly 1. Otherwise a file of integers and fractions is exact, one with decimals is floats.
+        sum to exactly 1, or read back as a rounding (:mod:`.decimals`). Otherwise a file of integers and
+        fractions is exact, one with decimals is held exactly where it can be (``chain.decimal``, answered
+        in floating point by default), else floats.
 
     Returns
     -------
