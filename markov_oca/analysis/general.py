@@ -377,6 +377,13 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
     """The exact figures: asked for, or the sound route of float figures that could not be certified."""
     chain, res, transient = job.chain, job.res, job.transient
     why = "" if exact else _exact_too_large(chain, transient)
+    if why and all(" given " in f for f in failed):
+        # only figures given a class (of a tiny chance, most often) miss: they are left out, the rest stands
+        _drop_given(res, job.precision)
+        res.notes.append(f"left out: {', '.join(failed[:3])}{' and more' if len(failed) > 3 else ''}, not "
+                         f"certified under {job.precision:g} ({job.why()}) and the chain too large for the exact "
+                         f"route ({why})")
+        return
     if why:
         raise SolverError(f"no bound under {job.precision:g} (relative) for {', '.join(failed[:3])}: floating point "
                           f"cannot certify this chain ({job.why()}), and the exact fallback takes up to "
@@ -389,6 +396,17 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
         as_floats(res)
         res.route = (f"solved exactly over the rationals of the chain's probabilities: the float solve could "
                      f"not certify {', '.join(failed[:3])} ({job.why()})")
+
+
+def _drop_given(res: AnyResults, precision: float) -> None:
+    """Leave out the figures given a class whose bound misses ``precision``."""
+    for c in res.classes:
+        if c.steps_given is not None and not meets(c.steps_given, c.steps_given_bound, precision):
+            c.steps_given = c.steps_given_bound = None
+    for r in res.rewards.values():
+        for k in [k for k, x in r["given"].items() if not meets(x, r["given_bound"].get(k), precision)]:
+            del r["given"][k]
+            r["given_bound"].pop(k, None)
 
 
 def _length_moments(res: AnyResults) -> None:
