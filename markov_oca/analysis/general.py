@@ -377,12 +377,18 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
     """The exact figures: asked for, or the sound route of float figures that could not be certified."""
     chain, res, transient = job.chain, job.res, job.transient
     why = "" if exact else _exact_too_large(chain, transient)
-    if why and all(" given " in f for f in failed):
-        # only figures given a class (of a tiny chance, most often) miss: they are left out, the rest stands
+    if why and all(" given " in f or (f.startswith("P(") and not f.startswith("P(visits ")) for f in failed):
+        # only the chances of ending in some classes (tiny ones, most often) and figures given a class miss: the
+        # chances keep their certified (looser) bounds, the figures given a class are left out, the rest stands
         _drop_given(res, job.precision)
-        res.notes.append(f"left out: {', '.join(failed[:3])}{' and more' if len(failed) > 3 else ''}, not "
-                         f"certified under {job.precision:g} ({job.why()}) and the chain too large for the exact "
-                         f"route ({why})")
+        given = [f for f in failed if " given " in f]
+        chances = [f for f in failed if " given " not in f]
+        def more(xs: list[str]) -> str:
+            return f"{', '.join(xs[:3])}{' and more' if len(xs) > 3 else ''}"
+        res.notes.append(f"not certified under {job.precision:g} ({job.why()}) and the chain too large for the "
+                         f"exact route ({why}): " + "; ".join(
+                             ([f"{more(chances)} given with their looser certified bounds"] if chances else []) +
+                             ([f"left out: {more(given)}"] if given else [])))
         return
     if why:
         raise SolverError(f"no bound under {job.precision:g} (relative) for {', '.join(failed[:3])}: floating point "
