@@ -473,7 +473,7 @@ def summary(rows: list[dict]) -> str:
         lines.append("| " + " | ".join([
             fam, inst, f"{f.get('states', 0):,}", prop, _short(str(f.get("reference", "-"))), _fmt(f.get("ours")),
             f"{f['bound']:.2g}" if isinstance(f.get("bound"), float) else _fmt(f.get("bound")),
-            f"{float(err):.2g}" if err is not None else "-", verdict(by.get("float")),
+            f"{float(err):.2g}" if err is not None else "-", verdict(by.get("float") or f),
             verdict(by.get("exact")), verdict(by.get("exact-r")), _fmt(f.get("storm")),
             f"{f['time']:.1f}" if f.get("time") is not None else "-"]) + " |")
     return "\n".join(lines)
