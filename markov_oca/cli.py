@@ -315,9 +315,10 @@ def analyse(
                              "chance of each) in JSON output"),
     precision: float = typer.Option(1e-9, "--precision",
                                     help="relative error every floating-point figure is proved to be within"),
-    only: list[str] | None = typer.Option(None, "--only", metavar="hit:LABEL",
-                                          help="give only the chance of ever reaching a state with this label, "
-                                          "none of the other figures; repeatable"),
+    only: list[str] | None = typer.Option(None, "--only", metavar="hit:LABEL|expected",
+                                          help="give only the chance of ever reaching a state with this label "
+                                          "(repeatable), or only the expected steps and rewards ('expected': one "
+                                          "solve for every initial state), none of the other figures"),
     init: str | None = typer.Option(None, "--init", metavar="STATE", help=_INIT_HELP),
     init_dist: str | None = typer.Option(None, "--init-dist", metavar="FILE", help=_INIT_DIST_HELP),
 ) -> None:
@@ -326,10 +327,15 @@ def analyse(
 
     def body() -> None:
         asked = {}
-        if only:
+        if only == ["expected"]:
+            if hit:
+                raise RulesError("--only expected gives the expected steps and rewards alone: no --hit beside it")
+            asked = {"only": "expected"}
+        elif only:
             bad = [x for x in only if not x.startswith("hit:") or not x[4:]]
             if bad:
-                raise RulesError(f"--only {bad[0]!r}: the form is hit:LABEL (the one figure given alone)")
+                raise RulesError(f"--only {bad[0]!r}: the form is hit:LABEL, or expected alone (the figures given "
+                                 "alone)")
             asked = {"only": "hit", "hit": [x[4:] for x in only] + list(hit or [])}
         _print(analyse_file(file, exact=exact, **{"hit": hit or None, **asked}, tail=tail, precision=precision,
                              init=init, init_dist=init_dist),

@@ -34,6 +34,7 @@ from .bounds import norm_bound
 from .build import AnyChain, ChainError
 from .chain import Chain
 from .exact import DENSE_LIMIT, ExactChain
+from .labelexpr import label_states
 
 Number = float | Fraction
 #: Rounds of iterative refinement the visits get when their bound misses the precision asked.
@@ -404,10 +405,7 @@ def exact_hitting(chain: Chain, target_set: np.ndarray) -> Fraction:
 
 def _states(chain: Chain, states: Any) -> np.ndarray:
     if isinstance(states, str):
-        labels = getattr(chain, "labels", {})
-        if states not in labels:
-            raise ChainError(f"no label {states!r} (labels: {', '.join(labels) or 'none'})", key="hit")
-        return labels[states]
+        return label_states(getattr(chain, "labels", {}), states, chain.n)
     a = np.asarray(states)
     if a.dtype == bool:
         a = np.flatnonzero(a)

@@ -48,7 +48,7 @@ class AnyResults:
     moments: dict[str, Moment] = field(default_factory=dict)  # "steps" and each reward: mean, 2nd moment, variance
     precision: float | None = None  # the relative precision every float figure was certified to
     route: str | None = None  # how float figures were had when the float solve could not certify them
-    only: str | None = None  # "hit": only the hitting probabilities were asked (no classes, steps or length)
+    only: str | None = None  # "hit" or "expected": only those figures were asked (no classes, visits or length)
     distribution: dict[int, Number] | None = None  # state -> weight, when analysed from a distribution
 
     @property
@@ -85,7 +85,7 @@ class AnyResults:
             d.update(outcomes_bound=self.outcome_bounds, deadlock_bound=None if self.only else self.deadlock_bound,
                      hitting_bound={k: self.bounds.get(f"hitting {k}") for k in self.hitting},
                      precision=self.precision, route=self.route)
-            if self.only:
+            if self.only == "hit":
                 d["expected"] = {}
                 return d
             d["expected"]["steps"]["bound"] = self.bounds.get("steps")
@@ -97,7 +97,7 @@ class AnyResults:
 
     def _base_dict(self, with_pmf: bool) -> dict:
         listed = self.states <= VISITS_LISTED and not self.only
-        expected = {} if self.only else {
+        expected = {} if self.only == "hit" else {
             "steps": {"total": number(self.steps),
                       "given": {k.name: number(k.steps_given) for k in self.classes if k.steps_given is not None}},
             **{name: {"total": number(r["total"]), "given": {k: number(v) for k, v in r["given"].items()}}

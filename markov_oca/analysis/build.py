@@ -69,13 +69,16 @@ class AnyChain(Chain):
     """A :class:`Chain` built from a user's matrix, graph or file: the chain plus what came with it.
 
     ``labels`` maps each label to the sorted states that carry it; ``exact`` says whether
-    ``pnum / denom`` are the given probabilities exactly (rational entries); ``names`` are
+    ``pnum / denom`` are the given probabilities exactly (rational entries); ``decimal`` that they
+    are a file's decimals held exactly (over a power of ten: ``0.98`` is ``98/100``), which the
+    analyses answer in floating point unless exact mode is asked for; ``names`` are
     the states' own names (a graph's nodes), or None; ``exact_rewards`` keeps rewards given as
     fractions; ``source`` names where the chain came from.
     """
 
     labels: dict[str, np.ndarray] = field(default_factory=dict)
     exact: bool = False
+    decimal: bool = False
     names: list | None = None
     exact_rewards: dict[str, list[Fraction]] = field(default_factory=dict)
     source: str = "matrix"
@@ -265,10 +268,26 @@ def _outcome_names(absorbing: np.ndarray, labels: Mapping[str, np.ndarray], name
     return out
 
 
+#: The name under which a reward called ``steps`` is reported: ``steps`` is the expected number of steps
+#: itself in every result (``expected["steps"]``, ``moments["steps"]``), which such a reward (Storm's
+#: herman model has one) would otherwise overwrite.
+STEPS_REWARD = "steps (reward)"
+
+
+def reward_name(name: str) -> str:
+    """The name a chain keeps for a reward given as ``name``: :data:`STEPS_REWARD` for ``steps``.
+
+    >>> reward_name("steps"), reward_name("cost")
+    ('steps (reward)', 'cost')
+    """
+    return STEPS_REWARD if name == "steps" else name
+
+
 def _rewards(rewards: Mapping[str, Any] | None, n: int, source: str) -> tuple[dict, dict]:
     state_rewards: dict[str, np.ndarray] = {}
     exact: dict[str, list[Fraction]] = {}
     for name, values in (rewards or {}).items():
+        name = reward_name(name)
         vals = list(values) if not isinstance(values, np.ndarray) else values
         if len(vals) != n:
             raise ChainError(f"reward {name!r} has {len(vals)} values for {n} states", source=source)
@@ -415,6 +434,46 @@ def from_triples(n: int, rows: np.ndarray, cols: np.ndarray, vals: Any, *, init:
     else:
         m = sp.csr_array((vals, (rows, cols)), shape=(n, n))
     return _float_chain(m, int(init), labels, rewards, names, tol, source, notes)
+
+
+def from_scaled_triples(n: int, rows: np.ndarray, cols: np.ndarray, num: np.ndarray, denom: int, *, init: int,
+                        labels: Mapping[str, Any] | None = None, rewards: Mapping[str, Any] | None = None,
+                        source: str = "matrix") -> AnyChain | None:
+    """A chain whose probabilities are ``num / denom`` exactly (a file's decimals over a power of ten), marked
+    :attr:`AnyChain.decimal`; None when some row does not sum to exactly ``denom`` or an entry is not in
+    ``(0, denom]`` (the caller then reads the values as floats, which :func:`from_triples` checks).
+
+    Decimals such as ``0.98`` and ``0.02`` are not floats' values: held as floats (over ``2**53``) the chain
+    would be another chain, a rounding of the file's, and a figure certified for it could miss the file's
+    own by more than its bound. Held exactly, every figure and its bound are the file's.
+
+    Examples
+    --------
+    >>> c = from_scaled_triples(2, np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([98, 2, 100]), 100, init=0)
+    >>> c.exact, c.decimal, c.denom, c.pnum[0].tolist()
+    (True, True, 100, [98, 2])
+    >>> from_scaled_triples(2, np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([33, 66, 100]), 100, init=0)
+    """
+    rows = np.asarray(rows, np.int64)
+    cols = np.asarray(cols, np.int64)
+    num = np.asarray(num, np.int64)
+    if not 0 < denom <= EXACT_DENOM_LIMIT or (num.size and (num.min() <= 0 or num.max() > denom)):
+        return None
+    if rows.size and (min(rows.min(), cols.min()) < 0 or max(rows.max(), cols.max()) >= n):
+        return None
+    if isinstance(init, bool) or not isinstance(init, (int, np.integer)) or not 0 <= int(init) < n:
+        return None
+    if _canonical(rows, cols, num):  # a file written row by row: CSR as it stands
+        m = sp.csr_array((num, cols, np.searchsorted(rows, np.arange(n + 1))), shape=(n, n))
+    else:
+        m = sp.csr_array((num, (rows, cols)), shape=(n, n))  # int64: duplicates summed exactly
+        m.sort_indices()
+    if not (np.bincount(rows, weights=num, minlength=n) == denom).all():  # exact: integers below 2**53
+        return None
+    chain = _assemble(n, m.indptr, m.indices, m.data.astype(np.int64), int(denom), int(init), labels, rewards,
+                      None, True, source, [])
+    chain.decimal = True
+    return chain
 
 
 @numba.njit(cache=True)

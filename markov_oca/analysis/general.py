@@ -131,8 +131,11 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
         Compute the absorption-time distribution.
     precision : float
         Relative precision every float figure is certified to (a variance: relative to its second moment).
-    only : {None, "hit"}
-        ``"hit"``: answer only the hitting probabilities of ``hit`` (each one solve, with its bound),
+    only : {None, "hit", "expected"}
+        ``"expected"``: answer only the expected steps and reward totals, from one forward solve shared by
+        every initial state (float mode; a chain whose every state is initial, as Storm's herman model, is
+        answered at the cost of one solve); ``"hit"``: answer only the hitting probabilities of ``hit`` (each
+        one solve, with its bound),
         none of the other figures.
 
     Returns
@@ -186,7 +189,9 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
     start = starts(chain, init, exact)
     shared = _Shared(classes, class_of, exact, _reward_values(chain, rewards), _hit_sets(hit), rewards,
                      time.perf_counter() - t0)
-    if len(start.states) > 1 and start.weights is None:  # every start's visits are kept
+    if only == "expected" and start.weights is not None:
+        raise ChainError("only='expected' answers from each initial state, not from a distribution", key="only")
+    if len(start.states) > 1 and start.weights is None and only is None:  # every start's visits are kept
         check_fits(f"{getattr(chain, 'source', 'chain')}: the expected visits from {len(start.states):,} initial "
                    f"states to {chain.n:,} states each", len(start.states) * chain.n * (8 + 100 * exact))
     visits = Visits(chain.n) if start.weights is not None else None
@@ -245,8 +250,10 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
     classes = [replace(k) for k in shared.classes]
     res = AnyResults(source=getattr(chain, "source", "chain"), states=chain.n, transitions=chain.n_transitions,
                      transient=int(transient.sum()), init=int(chain.init), exact=False, classes=classes, steps=0.0,
-                     visits=np.zeros(chain.n), length=None, notes=list(getattr(chain, "notes", [])), timings=timer,
-                     precision=None if exact else precision)
+                     visits=np.zeros(0 if only == "expected" else chain.n), length=None,
+                     notes=list(getattr(chain, "notes", [])), timings=timer, precision=None if exact else precision)
+    if only == "expected":
+        return _only_expected(chain, res, shared, exact, precision)
     if only is not None:
         return _only(chain, res, shared.hits, only, exact, precision)
     job = _Float(chain, res, shared.class_of, shared.values, shared.hits, conditional, precision)
@@ -278,12 +285,42 @@ def _pushed(chain: Chain, transient: np.ndarray, tail: float, max_steps: int,
     return got, time.perf_counter() - t
 
 
+def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, precision: float) -> AnyResults:
+    """The expected steps and reward totals alone (``only="expected"``), from one forward solve shared by every
+    initial state: ``x = N r`` from every state at once, each figure bounded by ``||N||_inf`` times the solve's
+    certified residual (the same bound for every state). Float mode only."""
+    if exact:
+        raise ChainError("only='expected' answers in floating point (one forward solve for every initial state); "
+                         "drop exact, or drop only for the exact figures from each initial state", key="only")
+    t0 = time.perf_counter()
+    res.classes, res.only = [], "expected"
+    job = _Float(chain, res, shared.class_of, shared.values, {}, 0, precision)
+    job.forward = shared.forward
+    fwd, reused = job._forward(job._columns([]))
+    res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
+    s = chain.init
+    transient = shared.class_of[s] < 0
+    figures = []
+    for c, name in enumerate(["steps", *shared.values]):
+        value = float(fwd.x[s, c]) if transient and fwd.x is not None else 0.0
+        bound = fwd.delta(c) if transient else 0.0
+        figures.append((name, value, bound))
+        if not meets(value, bound, precision):
+            raise SolverError(f"no bound under {precision:g} (relative) for the expected {name} from state {s} by "
+                              f"one forward solve ({job.why() if fwd.x is not None else 'the solve failed'}: bound "
+                              f"{bound:.2g}); drop only='expected' for the full analysis")
+    (_, res.steps, res.bounds["steps"]), rest = figures[0], figures[1:]
+    res.rewards = {name: {"total": v, "bound": b, "given": {}, "given_bound": {}} for name, v, b in rest}
+    res.timings["expected"] = time.perf_counter() - t0
+    return res
+
+
 def _only(chain: Chain, res: AnyResults, hits: dict[str, Any], only: str, exact: bool,
           precision: float) -> AnyResults:
     """The hitting probabilities alone (``only="hit"``): the other figures stay unanswered."""
     if only != "hit" or not hits:
-        raise ChainError(f"only={only!r}: the one figure that can be asked alone is a hitting probability "
-                         "(only='hit', with the sets in hit)", key="only")
+        raise ChainError(f"only={only!r}: what can be asked alone is a hitting probability (only='hit', with the "
+                         "sets in hit) or the expected steps and rewards (only='expected')", key="only")
     res.classes, res.steps, res.only = [], None, only
     t0 = time.perf_counter()
     for name, states in hits.items():
@@ -306,7 +343,7 @@ def _only(chain: Chain, res: AnyResults, hits: dict[str, Any], only: str, exact:
 def _exact_mode(chain: Chain, exact: bool | None, n_t: int, transient: np.ndarray) -> bool:
     """Whether to answer exactly: asked, or by default for a rational chain of at most 500 transient states."""
     if exact is None:
-        exact = (not isinstance(chain, AnyChain) or chain.exact) and n_t <= 500
+        exact = (not isinstance(chain, AnyChain) or (chain.exact and not chain.decimal)) and n_t <= 500
     if exact:
         _exact_ok(chain)
         why = _exact_too_large(chain, transient)
@@ -340,6 +377,19 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
     """The exact figures: asked for, or the sound route of float figures that could not be certified."""
     chain, res, transient = job.chain, job.res, job.transient
     why = "" if exact else _exact_too_large(chain, transient)
+    if why and all(" given " in f or (f.startswith("P(") and not f.startswith("P(visits ")) for f in failed):
+        # only the chances of ending in some classes (tiny ones, most often) and figures given a class miss: the
+        # chances keep their certified (looser) bounds, the figures given a class are left out, the rest stands
+        _drop_given(res, job.precision)
+        given = [f for f in failed if " given " in f]
+        chances = [f for f in failed if " given " not in f]
+        def more(xs: list[str]) -> str:
+            return f"{', '.join(xs[:3])}{' and more' if len(xs) > 3 else ''}"
+        res.notes.append(f"not certified under {job.precision:g} ({job.why()}) and the chain too large for the "
+                         f"exact route ({why}): " + "; ".join(
+                             ([f"{more(chances)} given with their looser certified bounds"] if chances else []) +
+                             ([f"left out: {more(given)}"] if given else [])))
+        return
     if why:
         raise SolverError(f"no bound under {job.precision:g} (relative) for {', '.join(failed[:3])}: floating point "
                           f"cannot certify this chain ({job.why()}), and the exact fallback takes up to "
@@ -352,6 +402,17 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
         as_floats(res)
         res.route = (f"solved exactly over the rationals of the chain's probabilities: the float solve could "
                      f"not certify {', '.join(failed[:3])} ({job.why()})")
+
+
+def _drop_given(res: AnyResults, precision: float) -> None:
+    """Leave out the figures given a class whose bound misses ``precision``."""
+    for c in res.classes:
+        if c.steps_given is not None and not meets(c.steps_given, c.steps_given_bound, precision):
+            c.steps_given = c.steps_given_bound = None
+    for r in res.rewards.values():
+        for k in [k for k, x in r["given"].items() if not meets(x, r["given_bound"].get(k), precision)]:
+            del r["given"][k]
+            r["given_bound"].pop(k, None)
 
 
 def _length_moments(res: AnyResults) -> None:

@@ -31,7 +31,10 @@ def read_chain(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -
         How far from 1 a row of decimal probabilities may sum.
     exact : bool
         Read decimal literals exactly too (``0.7`` is ``7/10``, whatever the file's value type says), and
-        refuse, naming the state, a row that does not then sum to exactly 1. UMB doubles stay doubles.
+        refuse, naming the state, a row that does not then sum to exactly 1 (nor reads back as a rounding:
+        :mod:`markov_oca.io.decimals`). Without it, decimals are held exactly all the same when they can
+        be (``chain.decimal``: floating point stays the default mode), else read as floats. UMB doubles
+        stay doubles.
 
     Returns
     -------
@@ -49,10 +52,10 @@ def read_chain(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "coin.tra"
     >>> _ = p.write_text("dtmc\\n0 0 0.5\\n0 1 0.5\\n1 1 1\\n")
     >>> c = read_chain(p)
-    >>> c.n, c.outcomes, c.exact
-    (2, {'state 1': 1}, False)
-    >>> read_chain(p, exact=True).exact
-    True
+    >>> c.n, c.outcomes, c.exact, c.decimal  # the decimals held exactly; floating point by default
+    (2, {'state 1': 1}, True, True)
+    >>> read_chain(p, exact=True).decimal
+    False
     """
     p = Path(path)
     if p.suffix.lower() == ".drn":

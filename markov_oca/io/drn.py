@@ -14,6 +14,7 @@ are converted at once (:mod:`.lex`), and rows written in order become the matrix
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.files import line_of, read_text_bytes
+from .decimals import decimal_chain, precision_of, read_back
 from .edges import _identifier, _merged_edges, _turn_rewards, check_rows
 from .explicit import _state_labels
 from .lex import _digits, _is_space, _skip_to_line_end, numbers
@@ -414,7 +416,9 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> 
         How far from 1 a row of decimal probabilities may sum.
     exact : bool
         Read decimals exactly too (``0.7`` is ``7/10``, whatever ``@value_type`` says); then every row must
-        sum to exactly 1. Otherwise a file of integers and fractions is exact, one with decimals is floats.
+        sum to exactly 1, or read back as a rounding (:mod:`.decimals`). Otherwise a file of integers and
+        fractions is exact, one with decimals is held exactly where it can be (``chain.decimal``, answered
+        in floating point by default), else floats.
 
     Returns
     -------
@@ -457,12 +461,18 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> 
         names = _model_names(" " * model.nrew)
     _check_states(model, n, header, src)
     probs = numbers(data, buf, model.tstart, model.tlen, src, exact)
-    vals = probs.fractions() if exact or probs.rational else probs.value
     labels = _labels(data, model)
     init, notes = initial_state(labels)
-    rewards = _rewards(data, buf, model, names, n, src, exact)
-    chain = from_triples(n, model.src, model.dst, vals, init=init, labels=labels, rewards=rewards, tol=tol,
-                         source=src)
+    rewards = _rewards(data, buf, model, names, n, src, exact or not probs.rational,
+                       0 if probs.rational or not (names and model.rstart.size) else precision_of(probs))
+    chain = decimal_chain(probs, n, model.src, model.dst, init=init, labels=labels, rewards=rewards, source=src,
+                          exact=exact)
+    if chain is None:
+        if not exact and not probs.rational:
+            rewards = _rewards(data, buf, model, names, n, src, False)
+        vals = probs.fractions() if exact or probs.rational else probs.value
+        chain = from_triples(n, model.src, model.dst, vals, init=init, labels=labels, rewards=rewards, tol=tol,
+                             source=src)
     chain.notes.extend(notes)
     return chain
 
@@ -483,17 +493,23 @@ def _check_states(model: _Model, n: int, header: dict[str, str], src: str) -> No
                          source=src)
 
 
+#: A label on a state line: quoted (Storm quotes a label with spaces or operators, such as the
+#: ``"(s = 5)"`` it builds for an expression in a property) or a word.
+_LABEL = re.compile(r'"([^"]*)"|([^\s"]+)')
+
+
 def _labels(data: bytes, model: _Model) -> dict[str, np.ndarray]:
     per: dict[str, list[int]] = {}
     for s, a, b in zip(model.lstate.tolist(), model.lstart.tolist(), model.lend.tolist(), strict=True):
-        for lab in data[a:b].decode().split():
-            per.setdefault(lab.strip('"'), []).append(s)
+        for quoted, word in _LABEL.findall(data[a:b].decode()):
+            per.setdefault(quoted or word, []).append(s)
     return {k: np.unique(np.array(v, np.int64)) for k, v in per.items()}
 
 
 def _rewards(data: bytes, buf: np.ndarray, model: _Model, names: list[str], n: int, src: str,
-             exact: bool) -> dict[str, Any]:
-    """Each model's reward a state: its state reward plus its action reward."""
+             exact: bool, precision: int = 0) -> dict[str, Any]:
+    """Each model's reward a state: its state reward plus its action reward (read exactly: a decimal rounded at
+    the file's ``precision`` read back as a fraction, see :func:`.decimals.read_back`)."""
     if not names or model.rstart.size == 0:
         return {name: np.zeros(n, np.int64) for name in names}
     got = numbers(data, buf, model.rstart, model.rlen, src, exact)
@@ -501,6 +517,8 @@ def _rewards(data: bytes, buf: np.ndarray, model: _Model, names: list[str], n: i
         flat = np.bincount(model.rmodel * n + model.rstate, weights=got.value, minlength=n * len(names))
         return {name: flat[k * n:(k + 1) * n] for k, name in enumerate(names)}
     fractions = got.fractions()
+    if not got.rational:
+        fractions = read_back(got, fractions, max(precision, precision_of(got)))
     if all(f.denominator == 1 for f in fractions):
         whole = np.array([f.numerator for f in fractions], np.int64)
         flat = np.zeros(n * len(names), np.int64)

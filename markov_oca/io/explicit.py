@@ -18,11 +18,12 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
+from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples, reward_name
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.errors import RulesError
 from ..core.files import read_text_bytes
+from .decimals import decimal_chain
 from .edges import _factorize, _merged_edges, _turn_rewards, check_rows, label_names
 from .lex import numbers, scan_rows
 from .properties import _props_text, _reward_names, _reward_suffix
@@ -376,11 +377,17 @@ def read_explicit(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False
     state_rewards: dict[str, Any] = {}
     trans_rewards: dict[str, tuple] = {}
     for name, p in _reward_files(stem):
-        got = _read_rewards(p, prism, n, exact)
+        got = _read_rewards(p, prism, n, exact or not probs.rational)
         (trans_rewards if p.suffix == ".trew" else state_rewards)[name] = got
-    chain = from_triples(n, rows, cols, probs.fractions() if exact or probs.rational else probs.value, init=init,
-                         labels=labels, rewards=state_rewards, tol=tol, source=str(tra))
+    chain = decimal_chain(probs, n, rows, cols, init=init, labels=labels, rewards=state_rewards, source=str(tra),
+                          exact=exact)
+    if chain is None:
+        if not exact and not probs.rational:
+            state_rewards = {name: _read_rewards(p, prism, n, False) for name, p in _reward_files(stem)
+                             if p.suffix != ".trew"}
+        chain = from_triples(n, rows, cols, probs.fractions() if exact or probs.rational else probs.value,
+                             init=init, labels=labels, rewards=state_rewards, tol=tol, source=str(tra))
     chain.notes.extend(notes)
     for name, (s, t, v) in trans_rewards.items():
-        chain.branch_rewards[name] = _branch_values(chain, s, t, v, name)
+        chain.branch_rewards[reward_name(name)] = _branch_values(chain, s, t, v, name)
     return chain

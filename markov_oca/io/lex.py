@@ -11,6 +11,7 @@ or exact one.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 
 import numba
 import numpy as np
@@ -167,6 +168,26 @@ class Numbers:
                     raise ChainError(f"line {line_of(self.data, int(self.start[q]))}: {tok!r} is not a number",
                                      source=self.source) from None
             out[q] = seen[tok]
+
+    def scaled(self) -> tuple[np.ndarray, int] | None:
+        """Every token as an integer over one denominator, exactly: (numerators, denominator), or None when
+        some token's exact value is not at hand in 64 bits or the common denominator exceeds ``2**53``
+        (decimals of up to 15 places fit: ``0.98`` and ``0.02`` are ``98`` and ``2`` over ``100``)."""
+        if self.num.size != self.start.size:
+            self.flags, _, self.num, self.den = _convert(self.buf, self.start, self.length, True)
+        if (self.flags & (EXACT_SLOW | ODD)).any() or (self.num.size and (self.den <= 0).any()):
+            return None
+        denom = int(self.den.max(initial=1))
+        if denom > _BIG:
+            return None
+        if (denom % self.den).any():  # not all powers of ten: the least common multiple of the distinct ones
+            for d in np.unique(self.den).tolist():
+                denom = denom * d // gcd(denom, d)
+                if denom > _BIG:
+                    return None
+        if self.num.size and (np.abs(self.num) > self.den).any():  # beyond 1: no probability, let the floats say
+            return None
+        return self.num * (denom // self.den), denom
 
     def fractions(self) -> list[Fraction]:
         """The exact value of every token (decimals too: ``0.7`` is ``7/10``)."""

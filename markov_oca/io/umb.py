@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
+from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples, reward_name
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.files import read_bytes
@@ -184,7 +184,7 @@ def read_umb(path: str | Path, *, tol: float = ROW_TOL) -> AnyChain:
                          rewards=state_rew, tol=tol, source=src)
     chain.notes.extend(notes)
     for name, v in branch_rew.items():
-        chain.branch_rewards[name] = _branch_values(chain, rows, cols, v, name)
+        chain.branch_rewards[reward_name(name)] = _branch_values(chain, rows, cols, v, name)
     return chain
 
 

@@ -73,3 +73,22 @@ def test_bad_initial_states_exit_2_in_one_line(drn, tmp_path, args, message):
     dist.write_text("1 0.4\n2 0.5\n")
     r = run(str(drn), *(a.format(dist=dist) for a in args))
     assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1 and not r.stdout
+
+
+def test_only_expected_and_a_label_formula(drn):
+    """``--only expected``: the expected steps and rewards from each initial state, certified, nothing else;
+    ``--hit`` with a formula over labels as Storm prints one."""
+    got = run(str(drn), "--only", "expected", "--format", "json")
+    assert got.returncode == 0, got.stderr
+    each = {r["chain"]["init"]: r for r in json.loads(got.stdout)["initial"]}
+    # fair game from 1 and 2 between 0 and 3: 2 steps from either; the reward (1 a step) the same
+    for s in (1, 2):
+        e = each[s]["expected"]
+        assert abs(e["steps"]["total"] - 2) <= e["steps"]["bound"] < 1e-9
+        assert abs(e["default"]["total"] - 2) <= e["default"]["bound"]
+        assert each[s]["only"] == "expected" and each[s]["classes"] == [] and each[s]["length"] is None
+    bad = run(str(drn), "--only", "expected", "--hit", "top")
+    assert bad.returncode == 2 and "no --hit beside it" in bad.stderr
+    formula = run(str(drn), "--exact", "--init", "1", "--hit", '"top" & !broke', "--format", "json")
+    assert formula.returncode == 0, formula.stderr
+    assert F(json.loads(formula.stdout)["hitting"]['"top" & !broke']["fraction"]) == F(1, 2)

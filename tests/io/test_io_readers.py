@@ -84,8 +84,8 @@ def test_decimals_exact_and_bad_rows_named(tmp_path):
     chain = read_chain(p, exact=True)
     assert chain.exact and chain.denom == 10 and chain.pnum[0].tolist() == [7, 3]
     assert analyse(chain, exact=True).outcomes["a"] == F(7, 10)
-    float_chain = read_chain(p)
-    assert not float_chain.exact  # float mode as before
+    float_chain = read_chain(p)  # the file's decimals held exactly, answered in floating point by default
+    assert float_chain.decimal and float_chain.pnum[0].tolist() == [7, 3] and not analyse(float_chain).exact
     bad = tmp_path / "bad.drn"
     bad.write_text(p.read_text().replace("2 : 3e-1", "2 : 0.30000001"))
     with pytest.raises(ChainError, match=r"bad.drn: state 0: probabilities sum to 100000001/100000000, not 1 "
