@@ -383,6 +383,7 @@ class _Float:
         self.pool: ThreadPoolExecutor | None = None  # the worker for the forward block (and what follows it)
         self.push: Callable[[], Future] | None = None  # queues the distribution's push on that worker
         self.pushed: Future | None = None
+        self.mass: tuple[np.ndarray, np.ndarray] | None = None  # y = rb N and its residual bound (relative bounds)
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
@@ -407,6 +408,10 @@ class _Float:
             res.solver.append(rep)
             res.visits = v
             p, err = self._absorption(v)
+            self.mass = None
+            if solver is not None and any(p[k] > 0 and not c.bound <= self.precision * p[k]
+                                          for k, c in enumerate(res.classes)):
+                self._relative_mass(solver, vb, err)
             timer["visits"] = time.perf_counter() - t1
             t1 = time.perf_counter()
             self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
@@ -454,6 +459,33 @@ class _Float:
             c.bound = float((total + 2 * err[k]) * SLACK) if reach[c.states[0]] else 0.0
             c.steps_given = c.steps_given_bound = None
         return p, err
+
+    def _mass_solve(self, solver, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``y = b N`` (``b >= 0``) on the visits' states, its certified residual bound per state, and
+        ``y . R_k`` for every class with the bound of that sum's rounding."""
+        chain = self.chain
+        y, _ = solver.solve(b)
+        _, yb = residual_bound(chain, solver.active, np.ascontiguousarray(y), b)
+        a, ea = np.zeros(len(self.res.classes)), np.zeros(len(self.res.classes))
+        into_classes(chain.next, chain.pnum, 1.0 / chain.denom, np.ascontiguousarray(y), self.class_of, a, ea)
+        return y, yb, a, ea
+
+    def _relative_mass(self, solver, vb: np.ndarray, err: np.ndarray) -> None:
+        """Bounds relative to each class's own probability, for every class at once.
+
+        The error of ``p_k = v . R_k`` is ``r . h_k`` (``r`` the visits' true residual, ``h_k = N R_k``), at
+        most ``rb . h_k = (rb N) . R_k`` with ``rb >= |r|`` the certified bound per state: one more adjoint
+        solve ``y = rb N`` answers every class. The computed ``y'`` is off by ``r_y N``, which adds at most
+        ``||rb_y||_1`` (``h_k <= 1``). Where ``rb`` is small relative to the visits (a residual of rounding
+        alone), the bound is small relative to ``p_k``, however small ``p_k`` is.
+        """
+        y, yb, a, ea = self._mass_solve(solver, vb)
+        self.mass = (y, yb)
+        tail = float(yb.sum()) * SLACK
+        for k, c in enumerate(self.res.classes):
+            if c.bound:
+                rel = float(((a[k] + 2 * ea[k] + tail) * SLACK + 2 * err[k]) * SLACK)
+                c.bound = min(c.bound, rel)
 
     def _columns(self, ks: list[int]) -> np.ndarray:
         """Step rewards, then the one-step chance into each class of ``ks``, as forward columns."""
@@ -536,13 +568,17 @@ class _Float:
             into_classes(chain.next, chain.pnum, inv, np.ascontiguousarray(w[:, c]), self.class_of, a, ea)
             if c == 0:
                 off = (slack + float(wb.sum())) * SLACK
+                offs = self._relative_steps(solver, vb, wb, t_up) if any(
+                    not meets(a[k] / p[k], ratio_bound(a[k], off + 2 * ea[k], p[k], res.classes[k].bound),
+                              self.precision) for k in self.wanted) else None
             else:  # the product v r is rounded once more: U |v r| N |r| more
                 big = float(np.abs(rhos[c - 1]).max(initial=0.0))
                 off = (slack * big + float(wb.sum()) + U * float(np.abs(rhs[:, c]).sum()) * big * float(t_up.max()))
                 off *= SLACK
             for k in self.wanted:
                 cls = res.classes[k]
-                got, bound = float(a[k]) / p[k], ratio_bound(a[k], off + 2 * ea[k], p[k], cls.bound)
+                o = min(off, offs[k]) if c == 0 and offs is not None else off
+                got, bound = float(a[k]) / p[k], ratio_bound(a[k], o + 2 * ea[k], p[k], cls.bound)
                 if c == 0:
                     cls.steps_given, cls.steps_given_bound = got, bound
                 else:
@@ -551,6 +587,21 @@ class _Float:
                     res.rewards[name]["given_bound"][cls.name] = bound
         res.solver.append({"analysis": f"steps and {rhs.shape[1] - 1} reward(s) given each class: v N", "method":
                            solver.method, "residual": worst, "iterations": int(iters)})
+
+    def _relative_steps(self, solver, vb: np.ndarray, wb: np.ndarray, t_up: np.ndarray) -> np.ndarray:
+        """Bounds of ``E[T 1{k}] = w . R_k`` (``w' `` solved from the computed visits ``v'``) relative to each
+        class: the error is ``r . g_k + r_w . h_k`` (``g_k = N h_k``, ``r``, ``r_w`` the true residuals of the
+        two solves), at most ``(rb N + rb_w) N . R_k``. With ``y' = rb N`` solved (off by ``r_y N``,
+        ``|r_y| <= rb_y``) and ``z' = (y' + rb_w) N`` (off by ``rb_z N``), that is at most
+        ``z' . R_k + ||rb_z||_1 + rb_y . t`` (``h_k <= 1``, ``g_k <= t``, the expected steps)."""
+        if self.mass is None:
+            self.mass = self._mass_solve(solver, vb)[:2]
+        y, yb = self.mass
+        second = float(yb @ t_up) * SLACK
+        rhs = (np.maximum(y, 0.0) + wb) * (1 + 4 * U)
+        _, zb, az, ez = self._mass_solve(solver, rhs)
+        tail = float(zb.sum()) * SLACK
+        return ((az + 2 * ez + tail + second) * SLACK).astype(np.float64)
 
     def _failures(self) -> list[str]:
         """The figures whose bound misses the precision (a variance: relative to its second moment)."""
