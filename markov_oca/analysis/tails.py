@@ -36,19 +36,24 @@ from .results import number
 BLOCK = 1024
 #: Relative error allowed to the pmf continued geometrically beyond the push (see the module docstring).
 EXTEND_ERROR = 1e-11
+#: The push visits only the states holding mass while they are at most one in this many of all states.
+FRONTIER = 8
 
 
 @numba.njit(cache=True, nogil=True)
 def _targets(nxt, transient):
     """``nxt`` with every step into a closed class sent to one extra slot ``n`` (-1 still pads a row); the
     largest number of branches from transient states into one transient state, and into the extra slot
-    from one block of :data:`BLOCK` rows."""
+    from one block of :data:`BLOCK` rows or of :data:`BLOCK` rows of the push's frontier (at most ``BLOCK``
+    times the most from one row)."""
     n, width = nxt.shape
     out = np.empty((n, width), np.int32)
     into = np.zeros(n, np.int64)
     most = 0
     exits = 0
+    row_most = 0
     for s in range(n):
+        row = 0
         for j in range(width):
             u = nxt[s, j]
             out[s, j] = -1 if u < 0 else (u if transient[u] else n)
@@ -56,11 +61,13 @@ def _targets(nxt, transient):
                 if transient[u]:
                     into[u] += 1
                 else:
-                    exits += 1
+                    row += 1
+        exits += row
+        row_most = max(row_most, row)
         if (s % BLOCK) == BLOCK - 1 or s == n - 1:
             most = max(most, exits)
             exits = 0
-    return out, into.max() if n else 0, most
+    return out, into.max() if n else 0, max(most, BLOCK * row_most)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -94,6 +101,26 @@ def _ratios(v, w, n):
 
 
 @numba.njit(cache=True, nogil=True)
+def _ratios_on(v, w, fv, nv, fw, nw):
+    """:func:`_ratios` where ``v`` is nonzero only on ``fv[:nv]`` and ``w`` only on ``fw[:nw]``."""
+    lo = np.inf
+    hi = 0.0
+    for i in range(nw):
+        s = fw[i]
+        if w[s] > 0.0 and not v[s] > 0.0:
+            return 0.0, np.inf, False
+    for i in range(nv):
+        s = fv[i]
+        if v[s] > 0.0:
+            r = w[s] / v[s]
+            if r < lo:
+                lo = r
+            if r > hi:
+                hi = r
+    return lo, hi, True
+
+
+@numba.njit(cache=True, nogil=True)
 def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
     """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left, or until the decay's
     bracket makes the rest a geometric continuation within ``extend`` (relative); what is left; the
@@ -102,8 +129,14 @@ def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
 
     ``tgt`` is :func:`_targets`' table: what is absorbed in a step is gathered in its extra slot ``n``
     (emptied into a running total every :data:`BLOCK` rows), so that the push has no branch on where
-    a step lands. ``g`` bounds the relative rounding of one pushed mass in one step."""
+    a step lands. ``g`` bounds the relative rounding of one pushed mass in one step.
+
+    While the states holding mass are few (at most :data:`FRONTIER` of them), only those are visited,
+    kept in a list (the frontier): a layered chain, whose mass moves from one layer to the next, is
+    pushed in one pass over its transitions in all, however many steps it takes. The frontier's rows
+    are summed in blocks of :data:`BLOCK` entries, as the rows are."""
     n = tgt.shape[0]
+    width = tgt.shape[1]
     pmf = np.zeros(1024)
     v = np.zeros(n + 1)
     w = np.zeros(n + 1)
@@ -113,34 +146,87 @@ def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
         pmf[0] = 1.0
         return pmf[:1].copy(), 0.0, v[:n], w[:n], lo_c, hi_c
     v[init] = 1.0
+    limit = max(n // FRONTIER, 16)
+    fv = np.empty(limit + width + 1, np.int32)
+    fw = np.empty(limit + width + 1, np.int32)
+    mark = np.zeros(n, np.bool_)
+    fv[0] = init
+    nv = 1
+    nw = 0
+    sparse = True
     left = 1.0
     t = 0
     while t < max_steps and left >= tail:
         t += 1
-        for s in range(n + 1):
-            w[s] = 0.0
         absorbed = 0.0
-        for s in range(n):
-            m = v[s]
-            if m != 0.0:
-                for j in range(tgt.shape[1]):
-                    u = tgt[s, j]
-                    if u < 0:
-                        break
-                    w[u] += m * pnum[s, j] * inv_denom
-            if (s % BLOCK) == BLOCK - 1:
-                absorbed += w[n]
-                w[n] = 0.0
-        absorbed += w[n]
-        w[n] = 0.0
+        if sparse:
+            nw = 0
+            for i in range(nv):
+                s = fv[i]
+                m = v[s]
+                if m != 0.0 and nw <= limit:
+                    for j in range(width):
+                        u = tgt[s, j]
+                        if u < 0:
+                            break
+                        if u < n and not mark[u]:
+                            mark[u] = True
+                            fw[nw] = u
+                            nw += 1
+                        w[u] += m * pnum[s, j] * inv_denom
+                elif m != 0.0:  # the frontier outgrew its list: the rest of this step row by row
+                    for j in range(width):
+                        u = tgt[s, j]
+                        if u < 0:
+                            break
+                        w[u] += m * pnum[s, j] * inv_denom
+                if (i % BLOCK) == BLOCK - 1:
+                    absorbed += w[n]
+                    w[n] = 0.0
+            absorbed += w[n]
+            w[n] = 0.0
+            if nw > limit:  # from now on every row, every step
+                sparse = False
+                for i in range(nw):
+                    mark[fw[i]] = False
+                left = _blocked_sum(w, n)
+            else:
+                left = 0.0
+                part = 0.0
+                for i in range(nw):
+                    part += w[fw[i]]
+                    mark[fw[i]] = False
+                    if (i % BLOCK) == BLOCK - 1:
+                        left += part
+                        part = 0.0
+                left += part
+        else:
+            for s in range(n + 1):
+                w[s] = 0.0
+            for s in range(n):
+                m = v[s]
+                if m != 0.0:
+                    for j in range(width):
+                        u = tgt[s, j]
+                        if u < 0:
+                            break
+                        w[u] += m * pnum[s, j] * inv_denom
+                if (s % BLOCK) == BLOCK - 1:
+                    absorbed += w[n]
+                    w[n] = 0.0
+            absorbed += w[n]
+            w[n] = 0.0
+            left = _blocked_sum(w, n)
         if t >= pmf.size:
             bigger = np.zeros(pmf.size * 2)
             bigger[:pmf.size] = pmf
             pmf = bigger
         pmf[t] = absorbed
-        left = _blocked_sum(w, n)
         if extend > 0.0 and left >= tail and t < max_steps:
-            lo, hi, ok = _ratios(v, w, n)
+            if sparse:
+                lo, hi, ok = _ratios_on(v, w, fv, nv, fw, nw)
+            else:
+                lo, hi, ok = _ratios(v, w, n)
             if ok and lo > 0.0:
                 lo = lo * (1.0 - 2.0 * g)
                 hi = hi * (1.0 + 2.0 * g)
@@ -149,6 +235,11 @@ def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
                     if to_go * math.log(hi / lo) <= extend:
                         lo_c, hi_c = lo, hi
                         break
+        if sparse:  # v becomes the next step's w: emptied where it held mass
+            for i in range(nv):
+                v[fv[i]] = 0.0
+            fv, fw = fw, fv
+            nv = nw
         v, w = w, v
     if hi_c > 0.0:
         return pmf[:t + 1].copy(), left, w[:n], v[:n], lo_c, hi_c
