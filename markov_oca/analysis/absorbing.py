@@ -29,6 +29,7 @@ from ..linalg.adjoint import AdjointSystem
 from ..linalg.certify import SLACK, adjoint_residual, compensated_dot, forward_residual
 from ..linalg.rows import row_width
 from ..linalg.solve import DIRECT_LIMIT, LinearSystem
+from ..linalg.topological import COMPONENT_LIMIT, TopologicalSystem
 from ..rational.blocks import BlockSolver
 from .bounds import norm_bound
 from .build import AnyChain, ChainError
@@ -141,7 +142,10 @@ class _Adjoint:
         self.chain, self.active = chain, active
         self.ids = np.flatnonzero(active)
         self.lu = self.system = None
-        if self.ids.size <= DIRECT_LIMIT:
+        self.topo = topological(chain, active) if self.ids.size > DIRECT_LIMIT else None
+        if self.topo is not None:
+            self.method = f"{self.topo.method} (the largest of {self.topo.largest:,} states), adjoint"
+        elif self.ids.size <= DIRECT_LIMIT:
             pos = np.full(chain.n, -1, np.int64)
             pos[self.ids] = np.arange(self.ids.size)
             at = (sp.eye_array(self.ids.size, format="csr") - _q_transient(chain, self.ids, pos)).T.tocsc()
@@ -152,6 +156,11 @@ class _Adjoint:
         out = np.zeros(b.shape)
         if self.lu is not None:
             out[self.ids] = self.lu.solve(b[self.ids])
+            return out, 1
+        if self.topo is not None:
+            out = self.topo.adjoint(b)
+            if not np.isfinite(out).all():
+                raise SolverError(f"{self.method}: the solution is not finite")
             return out, 1
         # The figures derived from v are sums over every state, so their error is the residual's 1-norm:
         # ask for an inf-norm residual n times smaller than the usual 1e-12 (down to 1e-15, near
@@ -168,6 +177,27 @@ class _Adjoint:
             x, rep = self.system.solve(b / scale, check=False)  # the residual is certified by the caller
         self.method = rep.method
         return x * scale, int(rep.iterations)
+
+
+def topological(chain: Chain, active: np.ndarray) -> TopologicalSystem | None:
+    """The solver by strongly connected components in topological order for the states ``active``, or None when
+    a component of the chain among them has more than :data:`~markov_oca.linalg.topological.COMPONENT_LIMIT`
+    states (told from the chain's own components, which those of any set of its states refine)."""
+    label = chain.strong_classes[0][active]
+    if label.size == 0 or np.bincount(label).max() > COMPONENT_LIMIT:
+        return None
+    system = TopologicalSystem(chain.next, chain.pnum, chain.denom, active)
+    return system if system.ok else None
+
+
+def forward_system(chain: Chain) -> TopologicalSystem | None:
+    """:func:`topological` on the transient states, found once and kept with the chain (None: the chain's own
+    :attr:`~markov_oca.analysis.chain.Chain.system` solves)."""
+    if "_forward_topological" not in chain.__dict__:
+        transient = chain.structure.transient
+        chain.__dict__["_forward_topological"] = topological(chain, transient) if transient.sum() > DIRECT_LIMIT \
+            else None
+    return chain.__dict__["_forward_topological"]
 
 
 def expected_visits(chain: Chain, transient: np.ndarray | None = None, *,
