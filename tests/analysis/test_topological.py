@@ -16,9 +16,9 @@ from markov_oca.linalg.topological import TopologicalSystem
 
 def small_cycles(n_t: int, block: int, seed: int, exact: bool = False):
     """``n_t`` transient states in blocks of ``block`` (``n_t`` a multiple of it; each block a cycle), every
-    state stepping to the next in its block (the last one also to the next block), to two random states of later blocks (or the ends) and to one of
-    the two absorbing states ``n_t`` ("good") and ``n_t + 1`` ("bad"), with random weights of 1 to 3. Returns
-    (n, rows, cols, vals), the probabilities fractions when ``exact``."""
+    state stepping to the next in its block (the last one also to the next block), to two random states of
+    later blocks (or the ends) and to one of the two absorbing states ``n_t`` ("good") and ``n_t + 1``
+    ("bad"), with random weights of 1 to 3. Returns (n, rows, cols, vals), fractions when ``exact``."""
     rng = np.random.default_rng(seed)
     rows, cols, vals = [], [], []
     for s in range(n_t):
