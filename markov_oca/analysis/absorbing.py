@@ -80,16 +80,16 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
     label, is_closed = chain.strong_classes
     n_comp = is_closed.size
     closed = np.flatnonzero(is_closed)
-    # classes in the order of their smallest state
+    # classes in the order of their smallest state (a stable sort keeps each class's states ascending)
     members = np.argsort(label, kind="stable")
     starts = np.searchsorted(label[members], np.arange(n_comp + 1))
-    closed = closed[np.argsort([members[starts[c]] for c in closed], kind="stable")]
+    closed = closed[np.argsort(members[starts[closed]], kind="stable")]
     outcome_of = {s: k for k, s in chain.outcomes.items()}
     classes: list[Closed] = []
     of = np.full(chain.n, -1, np.int64)
     dead = 0
     for c in closed.tolist():
-        states = np.sort(members[starts[c]:starts[c + 1]])
+        states = members[starts[c]:starts[c + 1]].copy()
         if states.size == 1 and int(states[0]) in outcome_of:
             classes.append(Closed(outcome_of[int(states[0])], "absorbing", states))
         else:
@@ -322,11 +322,17 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
     (0.5, Fraction(1, 2))
     """
     ids = _states(chain, states)
-    classes, class_of = closed_classes(chain)
+    label, is_closed = chain.strong_classes
+    class_of = np.where(is_closed[label], label, -1)  # -1 for a transient state (any class id otherwise)
     rep = {"analysis": "hitting", "method": "none", "residual": 0.0, "iterations": 0, "bound": 0.0}
     if np.isin(chain.init, ids):
         return (Fraction(1) if exact else 1.0), rep
-    target_set = _target_key(chain, ids, classes, class_of)
+    target_set = np.zeros(chain.n, bool)  # the set, with every closed class it touches (never left)
+    target_set[ids] = True
+    touched = np.unique(label[ids])
+    touched = touched[is_closed[touched]]
+    if touched.size:
+        target_set |= np.isin(label, touched)
     if exact:
         _exact_ok(chain)
         return exact_hitting(chain, target_set), {**rep, "method": "exact (FLINT)"}

@@ -504,8 +504,7 @@ class _Float:
 
     def _moments(self, fwd: Forward, v: np.ndarray, vb: np.ndarray) -> None:
         chain, res = self.chain, self.res
-        ones = np.ones(chain.next.shape)
-        res.moments = {"steps": moment(chain, fwd, 0, ones, v, vb)}
+        res.moments = {"steps": moment(chain, fwd, 0, None, v, vb)}
         res.steps, res.bounds["steps"] = res.moments["steps"].mean, res.moments["steps"].mean_bound
         res.rewards = {}
         for i, name in enumerate(self.values):

@@ -73,7 +73,8 @@ def forward_block(chain: Chain, columns: np.ndarray) -> Forward:
 
 @numba.njit(cache=True, nogil=True)
 def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
-    """``c(s) = sum_j p_j (rho_j^2 + 2 rho_j g(next_j))``, the magnitudes of its terms, and ``sum_j p_j |rho_j|``."""
+    """``c(s) = sum_j p_j (rho_j^2 + 2 rho_j g(next_j))``, the magnitudes of its terms, and ``sum_j p_j |rho_j|``
+    (``rho`` None: every branch 1, the steps)."""
     for s in range(nxt.shape[0]):
         c[s] = 0.0
         c_abs[s] = 0.0
@@ -83,7 +84,7 @@ def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
         for j in range(row_width(nxt, s)):
             t = nxt[s, j]
             p = pnum[s, j] * inv_denom
-            r = rho[s, j]
+            r = 1.0 if rho is None else rho[s, j]
             gt = g[t] if transient[t] else 0.0
             c[s] += p * (r * r + 2.0 * r * gt)
             c_abs[s] += p * (r * r + 2.0 * abs(r * gt))
@@ -137,8 +138,10 @@ class Moment:
         return d
 
 
-def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray, v: np.ndarray, v_bound: np.ndarray) -> Moment:
-    """The total whose step rewards are column ``col`` of the forward block, per branch ``rho``, from the visits."""
+def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray | None, v: np.ndarray,
+           v_bound: np.ndarray) -> Moment:
+    """The total whose step rewards are column ``col`` of the forward block, per branch ``rho`` (None: 1 on every
+    branch, the steps), from the visits."""
     transient = chain.structure.transient
     g = fwd.x[:, col] if fwd.x is not None else np.zeros(chain.n)
     step = np.asarray(fwd_rhs(chain, rho), np.float64)
@@ -157,8 +160,9 @@ def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray, v: np.ndarray,
     return Moment(float(mean), float(second), mean_bound, second_bound)
 
 
-def fwd_rhs(chain: Chain, rho: np.ndarray) -> np.ndarray:
-    """The expected reward of one step from each transient state (0 elsewhere), for per-branch values ``rho``."""
+def fwd_rhs(chain: Chain, rho: np.ndarray | None) -> np.ndarray:
+    """The expected reward of one step from each transient state (0 elsewhere), for per-branch values ``rho``
+    (None: 1 on every branch)."""
     out = np.empty(chain.n)
     _step_means(chain.next, chain.pnum, float(chain.denom), rho, chain.structure.transient, out)
     return out
@@ -171,7 +175,7 @@ def _step_means(nxt, pnum, denom, rho, transient, out):
         acc = 0.0
         if transient[s]:
             for j in range(row_width(nxt, s)):
-                acc += (pnum[s, j] / denom) * rho[s, j]
+                acc += (pnum[s, j] / denom) * (1.0 if rho is None else rho[s, j])
         out[s] = acc
 
 
