@@ -294,13 +294,16 @@ print(json.dumps(out))
 """
 
 
+#: The checkout whose ``markov_oca`` the side-by-side runs time (``--tree``; by default this one).
+TREE = Path(__file__).resolve().parents[1]
+
+
 def timed_run(cmd: list[str]) -> tuple[str, float, float, float]:
     """Run ``cmd`` under ``/usr/bin/time -v``: (stdout, wall seconds, CPU seconds, peak MB)."""
     import re
     import subprocess
 
-    got = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1])
+    got = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, cwd=TREE)
     if got.returncode != 0:
         lines = [x for x in got.stderr.splitlines() if x.strip() and not x.startswith("\t")]
         raise RuntimeError(f"{' '.join(cmd[:4])}... failed: {lines[-1] if lines else got.returncode}")
@@ -444,7 +447,12 @@ def main() -> None:
     ap.add_argument("--export-prism", nargs=5, action="append", default=[],
                     metavar=("MODEL", "CONSTANTS", "LABEL", "EXPRESSION", "OUT"),
                     help="build a PRISM model with Storm, the label LABEL = EXPRESSION added, and write it as DRN")
+    ap.add_argument("--tree", default=None, help="with --drn: time the markov_oca of this checkout (say, the "
+                    "commit before a change) instead of this one")
     args = ap.parse_args()
+    if args.tree:
+        global TREE
+        TREE = Path(args.tree).resolve()
     if args.export_prism or args.drn:
         for prism, consts, label, expr, out in args.export_prism:
             export_prism(str(Path(prism).resolve()), consts, label, expr, Path(out).resolve())
