@@ -304,14 +304,17 @@ def timed_run(cmd: list[str]) -> tuple[str, float, float, float]:
     import subprocess
 
     got = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, cwd=TREE)
-    if got.returncode != 0:
-        lines = [x for x in got.stderr.splitlines() if x.strip() and not x.startswith("\t")]
-        raise RuntimeError(f"{' '.join(cmd[:4])}... failed: {lines[-1] if lines else got.returncode}")
     err = got.stderr
     h, m, sec = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err).groups()
     wall = int(h or 0) * 3600 + int(m) * 60 + float(sec)
     cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", err))
     peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", err).group(1)) / 1024
+    if got.returncode != 0:
+        lines = [x for x in err.splitlines() if x.strip() and not x.startswith("\t")]
+        said = [x for x in lines if "error" in x.lower() and not x.startswith("Command exited")]
+        why = (said or lines or [str(got.returncode)])[-1]
+        raise RuntimeError(f"{' '.join(cmd[:4])}... failed after {wall:.2f} s wall, {cpu:.2f} s CPU, peak "
+                           f"{peak:,.0f} MB: {why}")
     return got.stdout, wall, cpu, peak
 
 
@@ -385,7 +388,7 @@ def side_by_side(path: Path, label: str, note: str = "", reference: float | None
         try:
             out, wall, cpu, peak = timed_run(cli + extra)
         except RuntimeError as exc:  # an older tree without the option, or a figure it cannot bound
-            line(f"markov-oca {what}", path.name, str(exc).splitlines()[-1][:300])
+            line(f"markov-oca {what}", path.name, str(exc).splitlines()[-1][:400])
             continue
         d_ = json.loads(out)
         figures, worst = _worst_relative(d_)
