@@ -356,7 +356,7 @@ def _load() -> str:
 
 
 def side_by_side(path: Path, label: str, note: str = "", reference: float | None = None, sound: bool = True,
-                 ours: bool = True) -> None:
+                 ours: bool = True, storm: bool = True) -> None:
     """One DRN file, side by side, each in a process of its own timed from outside: Storm (read, then
     ``P=? [F "label"]`` with the default and, with ``sound``, with sound settings) against ``markov-oca analyse
     FILE --float --hit label`` (every figure with its bound) and ``markov-oca analyse FILE --float --only
@@ -370,8 +370,9 @@ def side_by_side(path: Path, label: str, note: str = "", reference: float | None
     try:
         import stormpy  # noqa: F401
     except ImportError:
+        storm = False
         line(f"Storm, {head}", "stormpy absent")
-    else:
+    if storm:
         out, wall, cpu, peak = timed_run([py, "-c", STORM, str(path), label, "1" if sound else "0"])
         st = json.loads(out)
         lo_hi = st.get("sound_bounds")
@@ -447,6 +448,7 @@ def main() -> None:
                     help="a DRN file of your own, side by side with Storm on P=? [F \"LABEL\"] (repeatable)")
     ap.add_argument("--no-sound", action="store_true", help="Storm's default check only (no sound check)")
     ap.add_argument("--storm-only", action="store_true", help="with --drn: Storm's side alone")
+    ap.add_argument("--no-storm", action="store_true", help="with --drn: our side alone")
     ap.add_argument("--export-prism", nargs=5, action="append", default=[],
                     metavar=("MODEL", "CONSTANTS", "LABEL", "EXPRESSION", "OUT"),
                     help="build a PRISM model with Storm, the label LABEL = EXPRESSION added, and write it as DRN")
@@ -462,7 +464,7 @@ def main() -> None:
         for spec in args.drn:
             path, label, *ref = spec.split(":")
             side_by_side(Path(path).resolve(), label, reference=float(ref[0]) if ref else None, sound=not args.no_sound,
-                         ours=not args.storm_only)
+                         ours=not args.storm_only, storm=not args.no_storm)
         return
     limit = args.pydtmc_limit
     cases = {f"ruin-{k}": (lambda k=k: case_ruin(k, limit)) for k in (10, 100, 1_000)}
