@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -242,7 +242,7 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
     """The analysis from ``chain.init``."""
     timer = {"structure": shared.structure}
     exact, transient = shared.exact, shared.class_of < 0
-    classes = [replace(k) for k in shared.classes]
+    classes = [copy.copy(k) for k in shared.classes]  # a class each start fills in (shallow: states shared)
     res = AnyResults(source=getattr(chain, "source", "chain"), states=chain.n, transitions=chain.n_transitions,
                      transient=int(transient.sum()), init=int(chain.init), exact=False, classes=classes, steps=0.0,
                      visits=np.zeros(chain.n), length=None, notes=list(getattr(chain, "notes", [])), timings=timer,
