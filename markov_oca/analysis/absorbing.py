@@ -158,10 +158,14 @@ class _Adjoint:
             out[self.ids] = self.lu.solve(b[self.ids])
             return out, 1
         if self.topo is not None:
-            out = self.topo.adjoint(b)
-            if not np.isfinite(out).all():
-                raise SolverError(f"{self.method}: the solution is not finite")
-            return out, 1
+            try:
+                out = self.topo.adjoint(b)
+            except SolverError:  # a component it cannot eliminate: the iterative route from now on
+                self.topo = None
+            else:
+                if np.isfinite(out).all():
+                    return out, 1
+                self.topo = None
         # The figures derived from v are sums over every state, so their error is the residual's 1-norm:
         # ask for an inf-norm residual n times smaller than the usual 1e-12 (down to 1e-15, near
         # where double precision stalls on a million states; the default 1e-12 if even that fails).

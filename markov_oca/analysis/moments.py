@@ -54,10 +54,14 @@ def forward_block(chain: Chain, columns: np.ndarray) -> Forward:
     b = np.concatenate([transient.astype(np.float64)[:, None], columns.reshape(chain.n, -1)], axis=1)
     try:
         topo = forward_system(chain)
+        x = None
         if topo is not None:
-            x = topo.forward(b)
+            try:
+                x = topo.forward(b)
+            except SolverError:  # a component it cannot eliminate: the iterative route
+                x = None
             rep = SolveReport(f"{topo.method} (the largest of {topo.largest:,} states)", float("nan"), 1)
-        else:
+        if x is None or not np.isfinite(x).all():
             x, rep = chain.system.solve(b)
     except SolverError as exc:
         return Forward(None, None, INF, {"analysis": "forward block", "method": str(exc), "residual": None,

@@ -5,11 +5,11 @@ component one state; a protocol whose rounds have short loops), each component's
 only on its own and on those of components solved before it: the forward system (``x`` from the
 successors) takes the components successors first, the adjoint one (``v`` from the predecessors)
 predecessors first. A component of one state is a substitution, ``x_s = (b_s + sum_t q_st x_t) /
-(1 - q_ss)``; a larger one a dense solve of its own size (Gaussian elimination with partial
-pivoting). One pass over the transitions solves the system up to rounding, where an iteration
-needs a pass per step; the adjoint pass pushes each component's values along its own rows, so it
-needs no transposed matrix. The caller certifies the answer by its true residual, as it does any
-solve's (:mod:`~markov_oca.linalg.certify`).
+(1 - q_ss)``; a larger one a solve of its own size (Gaussian elimination, which an M-matrix needs no
+pivoting for, over the nonzero entries). One pass over the transitions solves the system up to
+rounding, where an iteration needs a pass per step; the adjoint pass pushes each component's values
+along its own rows, so it needs no transposed matrix. The caller certifies the answer by its true
+residual, as it does any solve's (:mod:`~markov_oca.linalg.certify`).
 
 :func:`_components` is Tarjan's algorithm, iterative, which hands the components out in the
 order the forward pass wants (each after every component it reaches).
@@ -101,30 +101,27 @@ def _components(nxt, active):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _dense_solve(a, x, k, m):
-    """``a[:k, :k] y = x[:k, :m]`` in place (``x`` becomes ``y``), partial pivoting; False when singular."""
+def _dense_solve(a, x, k, m, cols):
+    """``a[:k, :k] y = x[:k, :m]`` in place (``x`` becomes ``y``); False when a pivot is not positive.
+
+    ``a`` is ``I - Q_CC`` of a component or its transpose: a nonsingular M-matrix, diagonally dominant,
+    whose Gaussian elimination needs no pivoting (every pivot stays positive, the growth is bounded). The
+    components of a chain are sparse, so each elimination step updates only the nonzero columns of its
+    pivot row (``cols`` is scratch for their indices) and only the rows with a nonzero multiplier."""
     for c in range(k):
-        piv = c
-        big = abs(a[c, c])
-        for r in range(c + 1, k):
-            if abs(a[r, c]) > big:
-                big = abs(a[r, c])
-                piv = r
-        if not big > 0.0:
+        piv = a[c, c]
+        if not piv > 0.0:
             return False
-        if piv != c:
-            for q in range(k):
-                tmp = a[c, q]
-                a[c, q] = a[piv, q]
-                a[piv, q] = tmp
-            for q in range(m):
-                tmp = x[c, q]
-                x[c, q] = x[piv, q]
-                x[piv, q] = tmp
+        nnz = 0
+        for q in range(c + 1, k):
+            if a[c, q] != 0.0:
+                cols[nnz] = q
+                nnz += 1
         for r in range(c + 1, k):
-            f = a[r, c] / a[c, c]
-            if f != 0.0:
-                for q in range(c + 1, k):
+            if a[r, c] != 0.0:
+                f = a[r, c] / piv
+                for t in range(nnz):
+                    q = cols[t]
                     a[r, q] -= f * a[c, q]
                 for q in range(m):
                     x[r, q] -= f * x[c, q]
@@ -132,7 +129,8 @@ def _dense_solve(a, x, k, m):
         for q in range(m):
             acc = x[c, q]
             for r in range(c + 1, k):
-                acc -= a[c, r] * x[r, q]
+                if a[c, r] != 0.0:
+                    acc -= a[c, r] * x[r, q]
             x[c, q] = acc / a[c, c]
     return True
 
@@ -148,6 +146,7 @@ def _forward(nxt, pnum, denom, active, order, starts, comp, b, x):
         big = max(big, starts[c + 1] - starts[c])
     a = np.zeros((big, big))
     y = np.zeros((big, m))
+    cols = np.empty(big, np.int64)
     local = np.full(n, -1, np.int32)
     for s in range(n):
         for q in range(m):
@@ -194,7 +193,7 @@ def _forward(nxt, pnum, denom, active, order, starts, comp, b, x):
                 else:
                     for q in range(m):
                         y[i, q] += p * x[t, q]
-        if not _dense_solve(a, y, k, m):
+        if not _dense_solve(a, y, k, m, cols):
             return False
         for i in range(k):
             s = order[lo + i]
@@ -216,6 +215,7 @@ def _adjoint(nxt, pnum, denom, active, order, starts, comp, b, v):
         big = max(big, starts[c + 1] - starts[c])
     a = np.zeros((big, big))
     y = np.zeros((big, m))
+    cols = np.empty(big, np.int64)
     local = np.full(n, -1, np.int32)
     for s in range(n):
         for q in range(m):
@@ -250,7 +250,7 @@ def _adjoint(nxt, pnum, denom, active, order, starts, comp, b, v):
                     t = nxt[s, j]
                     if active[t] and comp[t] == c:
                         a[local[t], i] -= pnum[s, j] * inv
-            if not _dense_solve(a, y, k, m):
+            if not _dense_solve(a, y, k, m, cols):
                 return False
             for i in range(k):
                 s = order[lo + i]
