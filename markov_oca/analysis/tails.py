@@ -41,33 +41,46 @@ FRONTIER = 8
 
 
 @numba.njit(cache=True, nogil=True)
-def _targets(nxt, transient):
-    """``nxt`` with every step into a closed class sent to one extra slot ``n`` (-1 still pads a row); the
-    largest number of branches from transient states into one transient state, and into the extra slot
-    from one block of :data:`BLOCK` rows or of :data:`BLOCK` rows of the push's frontier (at most ``BLOCK``
-    times the most from one row)."""
+def _targets(nxt, pnum, transient):
+    """The transient rows' branches packed row after row (``ptr``, ``tgt``, ``num``: no padding), every step
+    into a closed class sent to one extra slot ``n``, the numerators as floats (exact: at most ``2**53``); the
+    largest number of branches from transient states into one transient state, and into the extra slot from
+    one block of :data:`BLOCK` rows or of :data:`BLOCK` rows of the push's frontier (at most ``BLOCK`` times
+    the most from one row)."""
     n, width = nxt.shape
-    out = np.empty((n, width), np.int32)
+    ptr = np.zeros(n + 1, np.int64)
+    for s in range(n):
+        cnt = 0
+        if transient[s]:
+            for j in range(width):
+                if nxt[s, j] < 0:
+                    break
+                cnt += 1
+        ptr[s + 1] = ptr[s] + cnt
+    tgt = np.empty(ptr[n], np.int32)
+    num = np.empty(ptr[n], np.float64)
     into = np.zeros(n, np.int64)
     most = 0
     exits = 0
     row_most = 0
     for s in range(n):
         row = 0
-        for j in range(width):
+        k = ptr[s]
+        for j in range(ptr[s + 1] - ptr[s]):
             u = nxt[s, j]
-            out[s, j] = -1 if u < 0 else (u if transient[u] else n)
-            if u >= 0 and transient[s]:
-                if transient[u]:
-                    into[u] += 1
-                else:
-                    row += 1
+            num[k + j] = pnum[s, j]
+            if transient[u]:
+                tgt[k + j] = u
+                into[u] += 1
+            else:
+                tgt[k + j] = n
+                row += 1
         exits += row
         row_most = max(row_most, row)
         if (s % BLOCK) == BLOCK - 1 or s == n - 1:
             most = max(most, exits)
             exits = 0
-    return out, into.max() if n else 0, max(most, BLOCK * row_most)
+    return ptr, tgt, num, into.max() if n else 0, max(most, BLOCK * row_most)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -121,22 +134,24 @@ def _ratios_on(v, w, fv, nv, fw, nw):
 
 
 @numba.njit(cache=True, nogil=True)
-def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
+def _absorption_times(ptr, tgt, num, inv_denom, init, tail, max_steps, g, extend):
     """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left, or until the decay's
     bracket makes the rest a geometric continuation within ``extend`` (relative); what is left; the
     last two pushed vectors; the bracket ``(lo, hi)`` the push stopped on (``hi = 0`` when it did not
     stop early).
 
-    ``tgt`` is :func:`_targets`' table: what is absorbed in a step is gathered in its extra slot ``n``
-    (emptied into a running total every :data:`BLOCK` rows), so that the push has no branch on where
-    a step lands. ``g`` bounds the relative rounding of one pushed mass in one step.
+    ``ptr``, ``tgt``, ``num`` are :func:`_targets`' packed rows: what is absorbed in a step is gathered in
+    the extra slot ``n`` (emptied into a running total every :data:`BLOCK` rows), so that the push has no
+    branch on where a step lands. ``g`` bounds the relative rounding of one pushed mass in one step.
 
     While the states holding mass are few (at most :data:`FRONTIER` of them), only those are visited,
     kept in a list (the frontier): a layered chain, whose mass moves from one layer to the next, is
     pushed in one pass over its transitions in all, however many steps it takes. The frontier's rows
     are summed in blocks of :data:`BLOCK` entries, as the rows are."""
-    n = tgt.shape[0]
-    width = tgt.shape[1]
+    n = ptr.size - 1
+    width = 1
+    for s in range(n):
+        width = max(width, ptr[s + 1] - ptr[s])
     pmf = np.zeros(1024)
     v = np.zeros(n + 1)
     w = np.zeros(n + 1)
@@ -165,21 +180,17 @@ def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
                 s = fv[i]
                 m = v[s]
                 if m != 0.0 and nw <= limit:
-                    for j in range(width):
-                        u = tgt[s, j]
-                        if u < 0:
-                            break
+                    for k in range(ptr[s], ptr[s + 1]):
+                        u = tgt[k]
                         if u < n and not mark[u]:
                             mark[u] = True
                             fw[nw] = u
                             nw += 1
-                        w[u] += m * pnum[s, j] * inv_denom
+                        w[u] += m * num[k] * inv_denom
                 elif m != 0.0:  # the frontier outgrew its list: the rest of this step row by row
-                    for j in range(width):
-                        u = tgt[s, j]
-                        if u < 0:
-                            break
-                        w[u] += m * pnum[s, j] * inv_denom
+                    for k in range(ptr[s], ptr[s + 1]):
+                        u = tgt[k]
+                        w[u] += m * num[k] * inv_denom
                 if (i % BLOCK) == BLOCK - 1:
                     absorbed += w[n]
                     w[n] = 0.0
@@ -206,11 +217,8 @@ def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
             for s in range(n):
                 m = v[s]
                 if m != 0.0:
-                    for j in range(width):
-                        u = tgt[s, j]
-                        if u < 0:
-                            break
-                        w[u] += m * pnum[s, j] * inv_denom
+                    for k in range(ptr[s], ptr[s + 1]):
+                        w[tgt[k]] += m * num[k] * inv_denom
                 if (s % BLOCK) == BLOCK - 1:
                     absorbed += w[n]
                     w[n] = 0.0
@@ -368,14 +376,14 @@ def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: i
                     extend_error: float = EXTEND_ERROR) -> AbsorptionTime:
     """Push the distribution (see the module docstring), continue it geometrically once its decay is certified,
     read its quantiles, and bracket those beyond the horizon. ``extend_error`` 0 pushes all the way."""
-    tgt, into, most = _targets(nxt, transient)
+    ptr, tgt, num, into, most = _targets(nxt, pnum, transient)
     g = float(gamma(max(int(into), 1)))  # one pushed mass, one step
     blocks = -(-nxt.shape[0] // BLOCK)
     g_sum = float(gamma(max(int(most), BLOCK) + blocks))  # a block-wise sum of what is absorbed or left
     start = int(init) if transient[init] else -1
-    pmf, left, last, _, lo_c, hi_c = _absorption_times(tgt, pnum, 1.0 / denom, start, tail, max_steps, g,
+    pmf, left, last, _, lo_c, hi_c = _absorption_times(ptr, tgt, num, 1.0 / denom, start, tail, max_steps, g,
                                                        extend_error)
-    del tgt
+    del ptr, tgt, num
     pushed = pmf.size - 1
     eps = _push_error(pushed, g) + g_sum  # relative error of every pushed mass, absorbed or left
     rate = (lo_c, hi_c) if hi_c > 0 else None
