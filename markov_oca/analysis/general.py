@@ -384,6 +384,7 @@ class _Float:
         self.push: Callable[[], Future] | None = None  # queues the distribution's push on that worker
         self.pushed: Future | None = None
         self.mass: tuple[np.ndarray, np.ndarray] | None = None  # y = rb N and its residual bound (relative bounds)
+        self.w: tuple[np.ndarray, int, np.ndarray] | None = None  # v N (and (v r) N) solved beside y, with its rhs
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
@@ -408,10 +409,16 @@ class _Float:
             res.solver.append(rep)
             res.visits = v
             p, err = self._absorption(v)
-            self.mass = None
+            self.mass = self.w = None
             if solver is not None and any(p[k] > 0 and not c.bound <= self.precision * p[k]
                                           for k, c in enumerate(res.classes)):
-                self._relative_mass(solver, vb, err)
+                if self.conditional > 0:  # y = rb N and w = v N (and (v r) N) in one pass: both rhs are known
+                    rhs = self._w_rhs(v)
+                    both, iters = solver.solve(np.column_stack([vb, rhs]))
+                    self.w = (np.ascontiguousarray(both[:, 1:]), iters, rhs)
+                    self._relative_mass(solver, vb, err, np.ascontiguousarray(both[:, 0]))
+                else:
+                    self._relative_mass(solver, vb, err)
             timer["visits"] = time.perf_counter() - t1
             t1 = time.perf_counter()
             self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
@@ -460,17 +467,19 @@ class _Float:
             c.steps_given = c.steps_given_bound = None
         return p, err
 
-    def _mass_solve(self, solver, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``y = b N`` (``b >= 0``) on the visits' states, its certified residual bound per state, and
-        ``y . R_k`` for every class with the bound of that sum's rounding."""
+    def _mass_solve(self, solver, b: np.ndarray,
+                    y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``y = b N`` (``b >= 0``) on the visits' states (solved here unless given), its certified residual
+        bound per state, and ``y . R_k`` for every class with the bound of that sum's rounding."""
         chain = self.chain
-        y, _ = solver.solve(b)
+        if y is None:
+            y, _ = solver.solve(b)
         _, yb = residual_bound(chain, solver.active, np.ascontiguousarray(y), b)
         a, ea = np.zeros(len(self.res.classes)), np.zeros(len(self.res.classes))
         into_classes(chain.next, chain.pnum, 1.0 / chain.denom, np.ascontiguousarray(y), self.class_of, a, ea)
         return y, yb, a, ea
 
-    def _relative_mass(self, solver, vb: np.ndarray, err: np.ndarray) -> None:
+    def _relative_mass(self, solver, vb: np.ndarray, err: np.ndarray, y: np.ndarray | None = None) -> None:
         """Bounds relative to each class's own probability, for every class at once.
 
         The error of ``p_k = v . R_k`` is ``r . h_k`` (``r`` the visits' true residual, ``h_k = N R_k``), at
@@ -479,7 +488,7 @@ class _Float:
         ``||rb_y||_1`` (``h_k <= 1``). Where ``rb`` is small relative to the visits (a residual of rounding
         alone), the bound is small relative to ``p_k``, however small ``p_k`` is.
         """
-        y, yb, a, ea = self._mass_solve(solver, vb)
+        y, yb, a, ea = self._mass_solve(solver, vb, y)
         self.mass = (y, yb)
         tail = float(yb.sum()) * SLACK
         for k, c in enumerate(self.res.classes):
@@ -555,8 +564,11 @@ class _Float:
         t_up = upper_steps(fwd.x[:, 0], fwd.res[:, 0], fwd.norm)
         slack = float(vb @ t_up) * SLACK
         rhos = [np.where(self.transient, r, 0.0) for r in self.values.values()]
-        rhs = np.stack([v] + [v * rh for rh in rhos], axis=1)
-        w, iters = solver.solve(rhs)
+        if self.w is not None:  # solved beside y = rb N
+            w, iters, rhs = self.w
+        else:
+            rhs = self._w_rhs(v)
+            w, iters = solver.solve(rhs)
         inv = 1.0 / chain.denom
         worst = 0.0
         for c in range(rhs.shape[1]):
@@ -586,6 +598,11 @@ class _Float:
                     res.rewards[name]["given_bound"][cls.name] = bound
         res.solver.append({"analysis": f"steps and {rhs.shape[1] - 1} reward(s) given each class: v N", "method":
                            solver.method, "residual": worst, "iterations": int(iters)})
+
+    def _w_rhs(self, v: np.ndarray) -> np.ndarray:
+        """The right-hand sides of ``w = v N`` and ``w_r = (v r) N``, a column each."""
+        rhos = [np.where(self.transient, r, 0.0) for r in self.values.values()]
+        return np.stack([v] + [v * rh for rh in rhos], axis=1)
 
     def _relative_steps(self, solver, vb: np.ndarray, wb: np.ndarray, t_up: np.ndarray) -> np.ndarray:
         """Bounds of ``E[T 1{k}] = w . R_k`` (``w' `` solved from the computed visits ``v'``) relative to each
