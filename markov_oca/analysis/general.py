@@ -68,6 +68,7 @@ from .absorbing import (
     _exact_ok,
     closed_classes,
     expected_visits,
+    forward_system,
     hitting_probability,
     reachable,
     residual_bound,
@@ -242,7 +243,7 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
     """The analysis from ``chain.init``."""
     timer = {"structure": shared.structure}
     exact, transient = shared.exact, shared.class_of < 0
-    classes = [copy.copy(k) for k in shared.classes]  # a class each start fills in (shallow: states shared)
+    classes = [Closed(k.name, k.kind, k.states) for k in shared.classes]  # each start fills in its own
     res = AnyResults(source=getattr(chain, "source", "chain"), states=chain.n, transitions=chain.n_transitions,
                      transient=int(transient.sum()), init=int(chain.init), exact=False, classes=classes, steps=0.0,
                      visits=np.zeros(chain.n), length=None, notes=list(getattr(chain, "notes", [])), timings=timer,
@@ -400,9 +401,11 @@ class _Float:
         _ = chain.structure  # worked out here, not by the two threads at once
         with ThreadPoolExecutor(1) if self.pool is None else nullcontext(self.pool) as pool:
             base = self._columns([])
-            ahead = pool.submit(self._forward, base)
+            # A forward block solved by components is one pass: this thread takes it after the visits, and the
+            # worker starts on the push at once; an iterative one is the worker's, the push queued behind it.
+            ahead = None if forward_system(chain) is not None else pool.submit(self._forward, base)
             if self.push is not None and self.pushed is None:
-                self.pushed = self.push()  # queued behind the forward block
+                self.pushed = self.push()
             v, rep, solver = visits_solve(chain, self.transient, target=target)
             visits = (v, dict(rep))
             vb = rep.pop("bound")
@@ -424,7 +427,7 @@ class _Float:
             self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
             loose = [k for k, c in enumerate(res.classes) if p[k] > 0
                      and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
-            fwd, reused = ahead.result()
+            fwd, reused = self._forward(base) if ahead is None else ahead.result()
         if loose:  # classes whose bound is to be tightened: their columns join the block
             fwd, reused = self._forward(self._columns(loose))
         res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
