@@ -37,7 +37,7 @@ BLOCK = 1024
 #: Relative error allowed to the pmf continued geometrically beyond the push (see the module docstring).
 EXTEND_ERROR = 1e-11
 #: The push visits only the states holding mass while they are at most one in this many of all states.
-FRONTIER = 8
+FRONTIER = 2
 
 
 @numba.njit(cache=True, nogil=True)
@@ -134,7 +134,7 @@ def _ratios_on(v, w, fv, nv, fw, nw):
 
 
 @numba.njit(cache=True, nogil=True)
-def _absorption_times(ptr, tgt, num, inv_denom, init, tail, max_steps, g, extend):
+def _absorption_times(ptr, tgt, num, inv_denom, init, tail, max_steps, g, extend, limit):
     """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left, or until the decay's
     bracket makes the rest a geometric continuation within ``extend`` (relative); what is left; the
     last two pushed vectors; the bracket ``(lo, hi)`` the push stopped on (``hi = 0`` when it did not
@@ -144,8 +144,8 @@ def _absorption_times(ptr, tgt, num, inv_denom, init, tail, max_steps, g, extend
     the extra slot ``n`` (emptied into a running total every :data:`BLOCK` rows), so that the push has no
     branch on where a step lands. ``g`` bounds the relative rounding of one pushed mass in one step.
 
-    While the states holding mass are few (at most :data:`FRONTIER` of them), only those are visited,
-    kept in a list (the frontier): a layered chain, whose mass moves from one layer to the next, is
+    While the states holding mass are few (at most ``limit`` of them), only those are visited, kept in a
+    list (the frontier): a layered chain, whose mass moves from one layer to the next, is
     pushed in one pass over its transitions in all, however many steps it takes. The frontier's rows
     are summed in blocks of :data:`BLOCK` entries, as the rows are."""
     n = ptr.size - 1
@@ -161,7 +161,6 @@ def _absorption_times(ptr, tgt, num, inv_denom, init, tail, max_steps, g, extend
         pmf[0] = 1.0
         return pmf[:1].copy(), 0.0, v[:n], w[:n], lo_c, hi_c
     v[init] = 1.0
-    limit = max(n // FRONTIER, 16)
     fv = np.empty(limit + width + 1, np.int32)
     fw = np.empty(limit + width + 1, np.int32)
     mark = np.zeros(n, np.bool_)
@@ -373,16 +372,17 @@ def quantile_bracket(low: np.ndarray, high: np.ndarray, q: float) -> tuple[int |
 
 
 def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: int,
-                    extend_error: float = EXTEND_ERROR) -> AbsorptionTime:
+                    extend_error: float = EXTEND_ERROR, frontier: int = FRONTIER) -> AbsorptionTime:
     """Push the distribution (see the module docstring), continue it geometrically once its decay is certified,
-    read its quantiles, and bracket those beyond the horizon. ``extend_error`` 0 pushes all the way."""
+    read its quantiles, and bracket those beyond the horizon. ``extend_error`` 0 pushes all the way; the push
+    visits only the states holding mass while they are at most one in ``frontier`` of all states."""
     ptr, tgt, num, into, most = _targets(nxt, pnum, transient)
     g = float(gamma(max(int(into), 1)))  # one pushed mass, one step
     blocks = -(-nxt.shape[0] // BLOCK)
     g_sum = float(gamma(max(int(most), BLOCK) + blocks))  # a block-wise sum of what is absorbed or left
     start = int(init) if transient[init] else -1
     pmf, left, last, _, lo_c, hi_c = _absorption_times(ptr, tgt, num, 1.0 / denom, start, tail, max_steps, g,
-                                                       extend_error)
+                                                       extend_error, max(nxt.shape[0] // frontier, 16))
     del ptr, tgt, num
     pushed = pmf.size - 1
     eps = _push_error(pushed, g) + g_sum  # relative error of every pushed mass, absorbed or left
