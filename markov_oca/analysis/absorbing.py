@@ -86,16 +86,19 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
     closed = closed[np.argsort(members[starts[closed]], kind="stable")]
     outcome_of = {s: k for k, s in chain.outcomes.items()}
     classes: list[Closed] = []
-    of = np.full(chain.n, -1, np.int64)
+    order = np.full(n_comp, -1, np.int64)
+    order[closed] = np.arange(closed.size)  # each closed component's place in the list of classes
+    of = order[label]
     dead = 0
-    for c in closed.tolist():
-        states = members[starts[c]:starts[c + 1]].copy()
-        if states.size == 1 and int(states[0]) in outcome_of:
-            classes.append(Closed(outcome_of[int(states[0])], "absorbing", states))
+    lo, hi = starts[closed].tolist(), starts[closed + 1].tolist()
+    for a, b in zip(lo, hi, strict=True):
+        states = members[a:b].copy()
+        name = outcome_of.get(int(states[0])) if b - a == 1 else None
+        if name is not None:
+            classes.append(Closed(name, "absorbing", states))
         else:
             dead += 1
             classes.append(Closed(f"closed class {dead}", "closed class", states))
-        of[states] = len(classes) - 1
     return classes, of
 
 
@@ -190,6 +193,9 @@ def topological(chain: Chain, active: np.ndarray) -> TopologicalSystem | None:
     label = chain.strong_classes[0][active]
     if label.size == 0 or np.bincount(label).max() > COMPONENT_LIMIT:
         return None
+    kept = chain.__dict__.get("_forward_topological")
+    if kept is not None and np.array_equal(kept.active, active):  # the same states: the same components
+        return kept
     system = TopologicalSystem(chain.next, chain.pnum, chain.denom, active)
     return system if system.ok else None
 

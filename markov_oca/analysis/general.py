@@ -464,9 +464,10 @@ class _Float:
             p[self.class_of[chain.init]] = 1.0
         reach = reachable(chain, chain.init)
         total = self.res.solver[0]["residual_bound"]
-        for k, c in enumerate(classes):
-            c.absorption = min(max(float(p[k]), 0.0), 1.0)
-            c.bound = float((total + 2 * err[k]) * SLACK) if reach[c.states[0]] else 0.0
+        first = np.array([c.states[0] for c in classes], np.int64)
+        bounds = np.where(reach[first], (total + 2 * err) * SLACK, 0.0).tolist()
+        for c, x, b in zip(classes, np.clip(p, 0.0, 1.0).tolist(), bounds, strict=True):
+            c.absorption, c.bound = x, b
             c.steps_given = c.steps_given_bound = None
         return p, err
 
