@@ -180,7 +180,11 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
     """
     t0 = time.perf_counter()
     _ = chain.P  # the graph searches share it (the visits' reachable states need it anyway)
-    classes, class_of = closed_classes(chain)
+    if only is None:
+        classes, class_of = closed_classes(chain)
+    else:  # no figure of the classes is asked: which states are transient is all that is needed
+        label, is_closed = chain.strong_classes
+        classes, class_of = [], np.where(is_closed[label], 0, -1)
     transient = class_of < 0
     n_t = int(transient.sum())
     exact = _exact_mode(chain, exact, n_t, transient)
