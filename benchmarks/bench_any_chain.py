@@ -22,6 +22,14 @@ Peak memory of one case, from outside::
 ``--case retransmission-5000``: the almost acyclic chain of :func:`retransmission` (5,043 states, 120
 chunks of six attempts), answered exactly by strongly connected components in topological order.
 
+Any DRN file against Storm: ``--drn FILE:LABEL[:REFERENCE]`` (repeatable), the same side-by-side run on
+that file (``P=? [F "LABEL"]``; ``--no-sound`` leaves out Storm's sound check). A public model exported by
+Storm: ``--export-prism MODEL.prism CONSTANTS LABEL EXPRESSION OUT.drn`` builds it (the label added to the
+model, so that the DRN carries it) and writes the DRN first, for instance the QVBS ``nand`` model::
+
+    python benchmarks/bench_any_chain.py --export-prism nand.prism N=40,K=2 reliable "s=4 & z/N<0.1" \
+        nand-40-2.drn --drn nand-40-2.drn:reliable:0.483805479851772
+
 DRN against Storm (``--case drn-100000``, ``drn-1000000``, ``drn-2500000``, not run by default): a random
 absorbing chain written as Storm writes DRN (ten-digit decimals), then, in the same run, each in a
 process of its own timed from outside by ``/usr/bin/time -v``: Storm (``build_model_from_drn``, then
@@ -258,7 +266,7 @@ def write_storm_drn(path: Path, n: int, per_row: int = 10, absorbing: int = 10, 
 
 
 #: Storm in a process of its own: build_model_from_drn, then P=? [F "label"] with the default settings and
-#: with sound ones (precision 1e-6, relative), each timed; one JSON line out.
+#: (unless the third argument is 0) with sound ones (precision 1e-6, relative), each timed; one JSON line out.
 STORM = """
 import json, sys, time
 import stormpy
@@ -271,6 +279,9 @@ s0 = model.initial_states[0]
 t = time.perf_counter()
 res = stormpy.model_checking(model, prop, only_initial_states=True)
 out.update(check=time.perf_counter() - t, value=res.get_value(s0))
+if len(sys.argv) > 3 and sys.argv[3] == "0":
+    print(json.dumps(out))
+    sys.exit(0)
 env = stormpy.environments.sound()
 native = env.solver().native()
 native.precision = stormpy.Rational("1/1000000")
@@ -283,21 +294,27 @@ print(json.dumps(out))
 """
 
 
+#: The checkout whose ``markov_oca`` the side-by-side runs time (``--tree``; by default this one).
+TREE = Path(__file__).resolve().parents[1]
+
+
 def timed_run(cmd: list[str]) -> tuple[str, float, float, float]:
     """Run ``cmd`` under ``/usr/bin/time -v``: (stdout, wall seconds, CPU seconds, peak MB)."""
     import re
     import subprocess
 
-    got = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1])
-    if got.returncode != 0:
-        lines = [x for x in got.stderr.splitlines() if x.strip() and not x.startswith("\t")]
-        raise RuntimeError(f"{' '.join(cmd[:4])}... failed: {lines[-1] if lines else got.returncode}")
+    got = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, cwd=TREE)
     err = got.stderr
     h, m, sec = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err).groups()
     wall = int(h or 0) * 3600 + int(m) * 60 + float(sec)
     cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", err))
     peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", err).group(1)) / 1024
+    if got.returncode != 0:
+        lines = [x for x in err.splitlines() if x.strip() and not x.startswith("\t")]
+        said = [x for x in lines if "error" in x.lower() and not x.startswith("Command exited")]
+        why = (said or lines or [str(got.returncode)])[-1]
+        raise RuntimeError(f"{' '.join(cmd[:4])}... failed after {wall:.2f} s wall, {cpu:.2f} s CPU, peak "
+                           f"{peak:,.0f} MB: {why}")
     return got.stdout, wall, cpu, peak
 
 
@@ -315,10 +332,8 @@ def _worst_relative(d: dict) -> tuple[int, float]:
 
 
 def case_drn(n: int, keep: str | None = None, label: str = "goal") -> None:
-    """A Storm-style DRN, side by side, each in a process of its own timed from outside: Storm (read, then
-    ``P=? [F "goal"]`` with the default and with sound settings) against ``markov-oca analyse FILE`` (every
-    figure with its bound, and ``--hit goal``) and ``markov-oca analyse FILE --only hit:goal``."""
-    import json
+    """A random Storm-style DRN of ``n`` states (written into ``keep``, or a temporary folder), side by side
+    (:func:`side_by_side`)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
@@ -329,35 +344,98 @@ def case_drn(n: int, keep: str | None = None, label: str = "goal") -> None:
             t = time.perf_counter()
             write_storm_drn(path, n)
             made = time.perf_counter() - t
-        size = path.stat().st_size / 2 ** 20
-        py = sys.executable
+        side_by_side(path, label, note=f"written in {made:.0f} s")
+
+
+def _load() -> str:
+    """The load averages (1, 5, 15 minutes) now."""
+    try:
+        return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "load unknown"
+
+
+def side_by_side(path: Path, label: str, note: str = "", reference: float | None = None, sound: bool = True,
+                 ours: bool = True, storm: bool = True) -> None:
+    """One DRN file, side by side, each in a process of its own timed from outside: Storm (read, then
+    ``P=? [F "label"]`` with the default and, with ``sound``, with sound settings) against ``markov-oca analyse
+    FILE --float --hit label`` (every figure with its bound) and ``markov-oca analyse FILE --float --only
+    hit:label``; ``reference`` is the figure's known value (say, from QVBS), printed beside each answer."""
+    import json
+
+    size = path.stat().st_size / 2 ** 20
+    py = sys.executable
+    ref = f"; reference {reference:.12f}" if reference is not None else ""
+    head = f"{path.name}, {size:,.0f} MB{', ' + note if note else ''}"
+    try:
+        import stormpy  # noqa: F401
+    except ImportError:
+        storm = False
+        line(f"Storm, {head}", "stormpy absent")
+    if storm:
+        out, wall, cpu, peak = timed_run([py, "-c", STORM, str(path), label, "1" if sound else "0"])
+        st = json.loads(out)
+        lo_hi = st.get("sound_bounds")
+        snd = (f", sound check {st['sound']:.2f} s (P in [{lo_hi[0]:.10f}, {lo_hi[1]:.10f}])"
+               if lo_hi else "")
+        line(f"Storm, {head}", f"{st['states']:,}",
+             f"build_model_from_drn {st['read']:.2f} s, check {st['check']:.2f} s (P = {st['value']:.12f}{ref})"
+             f"{snd}", f"process {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:,.0f} MB, {_load()}")
+    if not ours:
+        return
+    cli = [py, "-m", "markov_oca.launch", "analyse", str(path), "--float", "--format", "json", "--no-pmf"]
+    for what, extra in (("analyse, every figure", ["--hit", label]), (f"analyse --only hit:{label}",
+                                                                      ["--only", f"hit:{label}"])):
         try:
-            import stormpy  # noqa: F401
-        except ImportError:
-            line(f"Storm DRN {n:,} states", "stormpy absent")
-        else:
-            out, wall, cpu, peak = timed_run([py, "-c", STORM, str(path), label])
-            st = json.loads(out)
-            lo_hi = st["sound_bounds"]
-            line(f"Storm, {size:,.0f} MB DRN (written in {made:.0f} s)", f"{st['states']:,}",
-                 f"build_model_from_drn {st['read']:.2f} s, check {st['check']:.2f} s (P = {st['value']:.10f}), "
-                 f"sound check {st['sound']:.2f} s (P in [{lo_hi[0]:.10f}, {lo_hi[1]:.10f}])",
-                 f"process {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:,.0f} MB")
-        cli = [py, "-m", "markov_oca.launch", "analyse", str(path), "--float", "--format", "json", "--no-pmf"]
-        for what, extra in (("analyse, every figure", ["--hit", label]), (f"analyse --only hit:{label}",
-                                                                          ["--only", f"hit:{label}"])):
-            try:
-                out, wall, cpu, peak = timed_run(cli + extra)
-            except RuntimeError as exc:  # an older tree without the option
-                line(f"markov-oca {what}", f"{n:,}", str(exc).splitlines()[-1][:120])
-                continue
-            d_ = json.loads(out)
-            figures, worst = _worst_relative(d_)
-            stages = ", ".join(f"{k} {v:.2f}" for k, v in d_["timings"].items())
-            line(f"markov-oca {what}", f"{d_['chain']['states']:,}",
-                 f"{stages}; P = {d_['hitting'][label]:.10f} ± {d_['hitting_bound'][label]:.1e}; {figures} figures "
-                 f"with bounds, the largest {worst:.1e} of its figure",
-                 f"process {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:,.0f} MB")
+            out, wall, cpu, peak = timed_run(cli + extra)
+        except RuntimeError as exc:  # an older tree without the option, or a figure it cannot bound
+            line(f"markov-oca {what}", path.name, str(exc).splitlines()[-1][:400])
+            continue
+        d_ = json.loads(out)
+        figures, worst = _worst_relative(d_)
+        stages = ", ".join(f"{k} {v:.2f}" for k, v in d_["timings"].items())
+        line(f"markov-oca {what}", f"{d_['chain']['states']:,}",
+             f"{stages}; P = {d_['hitting'][label]:.12f} ± {d_['hitting_bound'][label]:.1e}{ref}; {figures} "
+             f"figures with bounds, the largest {worst:.1e} of its figure",
+             f"process {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:,.0f} MB, {_load()}")
+
+
+#: A PRISM model to DRN by Storm in a process of its own: the model, its constants, a label to add (name and
+#: expression, so that the DRN carries it), the output file; Storm's default DRN export (ten digits).
+EXPORT = """
+import json, os, sys, tempfile, time
+import stormpy
+src, consts, label, expr, out = sys.argv[1:6]
+with tempfile.NamedTemporaryFile("w", suffix=".prism", delete=False) as fh:
+    fh.write(open(src).read() + f'\\nlabel "{label}" = {expr};\\n')
+try:
+    prog = stormpy.parse_prism_program(fh.name)
+finally:
+    os.unlink(fh.name)
+prog = stormpy.instantiate_constants(prog, consts)[0]
+props = stormpy.parse_properties(f'P=? [F "{label}"]', prog)
+t = time.perf_counter()
+model = stormpy.build_model(prog, props)
+built = time.perf_counter() - t
+stormpy.io.export_to_drn(model, out)
+print(json.dumps({"states": model.nr_states, "transitions": model.nr_transitions, "built": built,
+                  "labels": sorted(model.labeling.get_labels())}))
+"""
+
+
+def export_prism(prism: str, consts: str, label: str, expr: str, out: Path) -> None:
+    """Build a PRISM model with Storm (its constants ``consts``, the label ``label`` = ``expr`` added) and write
+    it as DRN to ``out`` (skipped when ``out`` exists)."""
+    import json
+
+    if out.exists():
+        line(f"{out.name}", "exists, kept")
+        return
+    got, wall, cpu, peak = timed_run([sys.executable, "-c", EXPORT, prism, consts, label, expr, str(out)])
+    d = json.loads(got)
+    line(f"{out.name} from {Path(prism).name} ({consts})", f"{d['states']:,}",
+         f"{d['transitions']:,} transitions, labels {', '.join(d['labels'])}",
+         f"built in {d['built']:.1f} s, process {wall:.1f} s, peak {peak:,.0f} MB")
 
 
 def main() -> None:
@@ -366,7 +444,28 @@ def main() -> None:
     ap.add_argument("--pydtmc-limit", type=int, default=2_000)
     ap.add_argument("--big", action="store_true")
     ap.add_argument("--keep", default=None, help="the folder to write the DRN cases into and read them from again")
+    ap.add_argument("--drn", action="append", default=[], metavar="FILE:LABEL[:REFERENCE]",
+                    help="a DRN file of your own, side by side with Storm on P=? [F \"LABEL\"] (repeatable)")
+    ap.add_argument("--no-sound", action="store_true", help="Storm's default check only (no sound check)")
+    ap.add_argument("--storm-only", action="store_true", help="with --drn: Storm's side alone")
+    ap.add_argument("--no-storm", action="store_true", help="with --drn: our side alone")
+    ap.add_argument("--export-prism", nargs=5, action="append", default=[],
+                    metavar=("MODEL", "CONSTANTS", "LABEL", "EXPRESSION", "OUT"),
+                    help="build a PRISM model with Storm, the label LABEL = EXPRESSION added, and write it as DRN")
+    ap.add_argument("--tree", default=None, help="with --drn: time the markov_oca of this checkout (say, the "
+                    "commit before a change) instead of this one")
     args = ap.parse_args()
+    if args.tree:
+        global TREE
+        TREE = Path(args.tree).resolve()
+    if args.export_prism or args.drn:
+        for prism, consts, label, expr, out in args.export_prism:
+            export_prism(str(Path(prism).resolve()), consts, label, expr, Path(out).resolve())
+        for spec in args.drn:
+            path, label, *ref = spec.split(":")
+            side_by_side(Path(path).resolve(), label, reference=float(ref[0]) if ref else None, sound=not args.no_sound,
+                         ours=not args.storm_only, storm=not args.no_storm)
+        return
     limit = args.pydtmc_limit
     cases = {f"ruin-{k}": (lambda k=k: case_ruin(k, limit)) for k in (10, 100, 1_000)}
     cases.update({f"random-{k}": (lambda k=k: case_random(k, limit)) for k in (200, 2_000, 100_000, 1_000_000)})

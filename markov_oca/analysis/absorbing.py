@@ -29,6 +29,7 @@ from ..linalg.adjoint import AdjointSystem
 from ..linalg.certify import SLACK, adjoint_residual, compensated_dot, forward_residual
 from ..linalg.rows import row_width
 from ..linalg.solve import DIRECT_LIMIT, LinearSystem
+from ..linalg.topological import COMPONENT_LIMIT, TopologicalSystem
 from ..rational.blocks import BlockSolver
 from .bounds import norm_bound
 from .build import AnyChain, ChainError
@@ -80,22 +81,25 @@ def closed_classes(chain: Chain) -> tuple[list[Closed], np.ndarray]:
     label, is_closed = chain.strong_classes
     n_comp = is_closed.size
     closed = np.flatnonzero(is_closed)
-    # classes in the order of their smallest state
+    # classes in the order of their smallest state (a stable sort keeps each class's states ascending)
     members = np.argsort(label, kind="stable")
     starts = np.searchsorted(label[members], np.arange(n_comp + 1))
-    closed = closed[np.argsort([members[starts[c]] for c in closed], kind="stable")]
+    closed = closed[np.argsort(members[starts[closed]], kind="stable")]
     outcome_of = {s: k for k, s in chain.outcomes.items()}
     classes: list[Closed] = []
-    of = np.full(chain.n, -1, np.int64)
+    order = np.full(n_comp, -1, np.int64)
+    order[closed] = np.arange(closed.size)  # each closed component's place in the list of classes
+    of = order[label]
     dead = 0
-    for c in closed.tolist():
-        states = np.sort(members[starts[c]:starts[c + 1]])
-        if states.size == 1 and int(states[0]) in outcome_of:
-            classes.append(Closed(outcome_of[int(states[0])], "absorbing", states))
+    lo, hi = starts[closed].tolist(), starts[closed + 1].tolist()
+    for a, b in zip(lo, hi, strict=True):
+        states = members[a:b].copy()
+        name = outcome_of.get(int(states[0])) if b - a == 1 else None
+        if name is not None:
+            classes.append(Closed(name, "absorbing", states))
         else:
             dead += 1
             classes.append(Closed(f"closed class {dead}", "closed class", states))
-        of[states] = len(classes) - 1
     return classes, of
 
 
@@ -142,7 +146,10 @@ class _Adjoint:
         self.chain, self.active = chain, active
         self.ids = np.flatnonzero(active)
         self.lu = self.system = None
-        if self.ids.size <= DIRECT_LIMIT:
+        self.topo = topological(chain, active) if self.ids.size > DIRECT_LIMIT else None
+        if self.topo is not None:
+            self.method = f"{self.topo.method} (the largest of {self.topo.largest:,} states), adjoint"
+        elif self.ids.size <= DIRECT_LIMIT:
             pos = np.full(chain.n, -1, np.int64)
             pos[self.ids] = np.arange(self.ids.size)
             at = (sp.eye_array(self.ids.size, format="csr") - _q_transient(chain, self.ids, pos)).T.tocsc()
@@ -154,6 +161,15 @@ class _Adjoint:
         if self.lu is not None:
             out[self.ids] = self.lu.solve(b[self.ids])
             return out, 1
+        if self.topo is not None:
+            try:
+                out = self.topo.adjoint(b)
+            except SolverError:  # a component it cannot eliminate: the iterative route from now on
+                self.topo = None
+            else:
+                if np.isfinite(out).all():
+                    return out, 1
+                self.topo = None
         # The figures derived from v are sums over every state, so their error is the residual's 1-norm:
         # ask for an inf-norm residual n times smaller than the usual 1e-12 (down to 1e-15, near
         # where double precision stalls on a million states; the default 1e-12 if even that fails).
@@ -169,6 +185,30 @@ class _Adjoint:
             x, rep = self.system.solve(b / scale, check=False)  # the residual is certified by the caller
         self.method = rep.method
         return x * scale, int(rep.iterations)
+
+
+def topological(chain: Chain, active: np.ndarray) -> TopologicalSystem | None:
+    """The solver by strongly connected components in topological order for the states ``active``, or None when
+    a component of the chain among them has more than :data:`~markov_oca.linalg.topological.COMPONENT_LIMIT`
+    states (told from the chain's own components, which those of any set of its states refine)."""
+    label = chain.strong_classes[0][active]
+    if label.size == 0 or np.bincount(label).max() > COMPONENT_LIMIT:
+        return None
+    kept = chain.__dict__.get("_forward_topological")
+    if kept is not None and np.array_equal(kept.active, active):  # the same states: the same components
+        return kept
+    system = TopologicalSystem(chain.next, chain.pnum, chain.denom, active)
+    return system if system.ok else None
+
+
+def forward_system(chain: Chain) -> TopologicalSystem | None:
+    """:func:`topological` on the transient states, found once and kept with the chain (None: the chain's own
+    :attr:`~markov_oca.analysis.chain.Chain.system` solves)."""
+    if "_forward_topological" not in chain.__dict__:
+        transient = chain.structure.transient
+        chain.__dict__["_forward_topological"] = topological(chain, transient) if transient.sum() > DIRECT_LIMIT \
+            else None
+    return chain.__dict__["_forward_topological"]
 
 
 def expected_visits(chain: Chain, transient: np.ndarray | None = None, *,
@@ -293,11 +333,17 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
     (0.5, Fraction(1, 2))
     """
     ids = _states(chain, states)
-    classes, class_of = closed_classes(chain)
+    label, is_closed = chain.strong_classes
+    class_of = np.where(is_closed[label], label, -1)  # -1 for a transient state (any class id otherwise)
     rep = {"analysis": "hitting", "method": "none", "residual": 0.0, "iterations": 0, "bound": 0.0}
     if np.isin(chain.init, ids):
         return (Fraction(1) if exact else 1.0), rep
-    target_set = _target_key(chain, ids, classes, class_of)
+    target_set = np.zeros(chain.n, bool)  # the set, with every closed class it touches (never left)
+    target_set[ids] = True
+    touched = np.unique(label[ids])
+    touched = touched[is_closed[touched]]
+    if touched.size:
+        target_set |= np.isin(label, touched)
     if exact:
         _exact_ok(chain)
         return exact_hitting(chain, target_set), {**rep, "method": "exact (FLINT)"}

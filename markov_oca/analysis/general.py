@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,7 @@ from .absorbing import (
     _exact_ok,
     closed_classes,
     expected_visits,
+    forward_system,
     hitting_probability,
     reachable,
     residual_bound,
@@ -182,7 +183,11 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
     """
     t0 = time.perf_counter()
     _ = chain.P  # the graph searches share it (the visits' reachable states need it anyway)
-    classes, class_of = closed_classes(chain)
+    if only is None:
+        classes, class_of = closed_classes(chain)
+    else:  # no figure of the classes is asked: which states are transient is all that is needed
+        label, is_closed = chain.strong_classes
+        classes, class_of = [], np.where(is_closed[label], 0, -1)
     transient = class_of < 0
     n_t = int(transient.sum())
     exact = _exact_mode(chain, exact, n_t, transient)
@@ -247,7 +252,7 @@ def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, ma
     """The analysis from ``chain.init``."""
     timer = {"structure": shared.structure}
     exact, transient = shared.exact, shared.class_of < 0
-    classes = [replace(k) for k in shared.classes]
+    classes = [Closed(k.name, k.kind, k.states) for k in shared.classes]  # each start fills in its own
     res = AnyResults(source=getattr(chain, "source", "chain"), states=chain.n, transitions=chain.n_transitions,
                      transient=int(transient.sum()), init=int(chain.init), exact=False, classes=classes, steps=0.0,
                      visits=np.zeros(0 if only == "expected" else chain.n), length=None,
@@ -444,6 +449,8 @@ class _Float:
         self.pool: ThreadPoolExecutor | None = None  # the worker for the forward block (and what follows it)
         self.push: Callable[[], Future] | None = None  # queues the distribution's push on that worker
         self.pushed: Future | None = None
+        self.mass: tuple[np.ndarray, np.ndarray] | None = None  # y = rb N and its residual bound (relative bounds)
+        self.w: tuple[np.ndarray, int, np.ndarray] | None = None  # v N (and (v r) N) solved beside y, with its rhs
 
     def why(self) -> str:
         norm = self.fwd.norm if self.fwd is not None else float("inf")
@@ -459,21 +466,33 @@ class _Float:
         _ = chain.structure  # worked out here, not by the two threads at once
         with ThreadPoolExecutor(1) if self.pool is None else nullcontext(self.pool) as pool:
             base = self._columns([])
-            ahead = pool.submit(self._forward, base)
+            # A forward block solved by components is one pass: this thread takes it after the visits, and the
+            # worker starts on the push at once; an iterative one is the worker's, the push queued behind it.
+            ahead = None if forward_system(chain) is not None else pool.submit(self._forward, base)
             if self.push is not None and self.pushed is None:
-                self.pushed = self.push()  # queued behind the forward block
+                self.pushed = self.push()
             v, rep, solver = visits_solve(chain, self.transient, target=target)
             visits = (v, dict(rep))
             vb = rep.pop("bound")
             res.solver.append(rep)
             res.visits = v
             p, err = self._absorption(v)
+            self.mass = self.w = None
+            if solver is not None and any(p[k] > 0 and not c.bound <= self.precision * p[k]
+                                          for k, c in enumerate(res.classes)):
+                if self.conditional > 0:  # y = rb N and w = v N (and (v r) N) in one pass: both rhs are known
+                    rhs = self._w_rhs(v)
+                    both, iters = solver.solve(np.column_stack([vb, rhs]))
+                    self.w = (np.ascontiguousarray(both[:, 1:]), iters, rhs)
+                    self._relative_mass(solver, vb, err, np.ascontiguousarray(both[:, 0]))
+                else:
+                    self._relative_mass(solver, vb, err)
             timer["visits"] = time.perf_counter() - t1
             t1 = time.perf_counter()
             self.wanted = [int(k) for k in np.argsort(-p, kind="stable")[:max(0, self.conditional)] if p[k] > 0]
             loose = [k for k, c in enumerate(res.classes) if p[k] > 0
                      and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
-            fwd, reused = ahead.result()
+            fwd, reused = self._forward(base) if ahead is None else ahead.result()
         if loose:  # classes whose bound is to be tightened: their columns join the block
             fwd, reused = self._forward(self._columns(loose))
         res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
@@ -510,11 +529,41 @@ class _Float:
             p[self.class_of[chain.init]] = 1.0
         reach = reachable(chain, chain.init)
         total = self.res.solver[0]["residual_bound"]
-        for k, c in enumerate(classes):
-            c.absorption = min(max(float(p[k]), 0.0), 1.0)
-            c.bound = float((total + 2 * err[k]) * SLACK) if reach[c.states[0]] else 0.0
+        first = np.array([c.states[0] for c in classes], np.int64)
+        bounds = np.where(reach[first], (total + 2 * err) * SLACK, 0.0).tolist()
+        for c, x, b in zip(classes, np.clip(p, 0.0, 1.0).tolist(), bounds, strict=True):
+            c.absorption, c.bound = x, b
             c.steps_given = c.steps_given_bound = None
         return p, err
+
+    def _mass_solve(self, solver, b: np.ndarray,
+                    y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``y = b N`` (``b >= 0``) on the visits' states (solved here unless given), its certified residual
+        bound per state, and ``y . R_k`` for every class with the bound of that sum's rounding."""
+        chain = self.chain
+        if y is None:
+            y, _ = solver.solve(b)
+        _, yb = residual_bound(chain, solver.active, np.ascontiguousarray(y), b)
+        a, ea = np.zeros(len(self.res.classes)), np.zeros(len(self.res.classes))
+        into_classes(chain.next, chain.pnum, 1.0 / chain.denom, np.ascontiguousarray(y), self.class_of, a, ea)
+        return y, yb, a, ea
+
+    def _relative_mass(self, solver, vb: np.ndarray, err: np.ndarray, y: np.ndarray | None = None) -> None:
+        """Bounds relative to each class's own probability, for every class at once.
+
+        The error of ``p_k = v . R_k`` is ``r . h_k`` (``r`` the visits' true residual, ``h_k = N R_k``), at
+        most ``rb . h_k = (rb N) . R_k`` with ``rb >= |r|`` the certified bound per state: one more adjoint
+        solve ``y = rb N`` answers every class. The computed ``y'`` is off by ``r_y N``, which adds at most
+        ``||rb_y||_1`` (``h_k <= 1``). Where ``rb`` is small relative to the visits (a residual of rounding
+        alone), the bound is small relative to ``p_k``, however small ``p_k`` is.
+        """
+        y, yb, a, ea = self._mass_solve(solver, vb, y)
+        self.mass = (y, yb)
+        tail = float(yb.sum()) * SLACK
+        for k, c in enumerate(self.res.classes):
+            if c.bound:
+                rel = float(((a[k] + 2 * ea[k] + tail) * SLACK + 2 * err[k]) * SLACK)
+                c.bound = min(c.bound, rel)
 
     def _columns(self, ks: list[int]) -> np.ndarray:
         """Step rewards, then the one-step chance into each class of ``ks``, as forward columns."""
@@ -533,8 +582,7 @@ class _Float:
 
     def _moments(self, fwd: Forward, v: np.ndarray, vb: np.ndarray) -> None:
         chain, res = self.chain, self.res
-        ones = np.ones(chain.next.shape)
-        res.moments = {"steps": moment(chain, fwd, 0, ones, v, vb)}
+        res.moments = {"steps": moment(chain, fwd, 0, None, v, vb)}
         res.steps, res.bounds["steps"] = res.moments["steps"].mean, res.moments["steps"].mean_bound
         res.rewards = {}
         for i, name in enumerate(self.values):
@@ -585,8 +633,11 @@ class _Float:
         t_up = upper_steps(fwd.x[:, 0], fwd.res[:, 0], fwd.norm)
         slack = float(vb @ t_up) * SLACK
         rhos = [np.where(self.transient, r, 0.0) for r in self.values.values()]
-        rhs = np.stack([v] + [v * rh for rh in rhos], axis=1)
-        w, iters = solver.solve(rhs)
+        if self.w is not None:  # solved beside y = rb N
+            w, iters, rhs = self.w
+        else:
+            rhs = self._w_rhs(v)
+            w, iters = solver.solve(rhs)
         inv = 1.0 / chain.denom
         worst = 0.0
         for c in range(rhs.shape[1]):
@@ -597,13 +648,17 @@ class _Float:
             into_classes(chain.next, chain.pnum, inv, np.ascontiguousarray(w[:, c]), self.class_of, a, ea)
             if c == 0:
                 off = (slack + float(wb.sum())) * SLACK
+                offs = self._relative_steps(solver, vb, wb, t_up) if any(
+                    not meets(a[k] / p[k], ratio_bound(a[k], off + 2 * ea[k], p[k], res.classes[k].bound),
+                              self.precision) for k in self.wanted) else None
             else:  # the product v r is rounded once more: U |v r| N |r| more
                 big = float(np.abs(rhos[c - 1]).max(initial=0.0))
                 off = (slack * big + float(wb.sum()) + U * float(np.abs(rhs[:, c]).sum()) * big * float(t_up.max()))
                 off *= SLACK
             for k in self.wanted:
                 cls = res.classes[k]
-                got, bound = float(a[k]) / p[k], ratio_bound(a[k], off + 2 * ea[k], p[k], cls.bound)
+                o = min(off, offs[k]) if c == 0 and offs is not None else off
+                got, bound = float(a[k]) / p[k], ratio_bound(a[k], o + 2 * ea[k], p[k], cls.bound)
                 if c == 0:
                     cls.steps_given, cls.steps_given_bound = got, bound
                 else:
@@ -612,6 +667,26 @@ class _Float:
                     res.rewards[name]["given_bound"][cls.name] = bound
         res.solver.append({"analysis": f"steps and {rhs.shape[1] - 1} reward(s) given each class: v N", "method":
                            solver.method, "residual": worst, "iterations": int(iters)})
+
+    def _w_rhs(self, v: np.ndarray) -> np.ndarray:
+        """The right-hand sides of ``w = v N`` and ``w_r = (v r) N``, a column each."""
+        rhos = [np.where(self.transient, r, 0.0) for r in self.values.values()]
+        return np.stack([v] + [v * rh for rh in rhos], axis=1)
+
+    def _relative_steps(self, solver, vb: np.ndarray, wb: np.ndarray, t_up: np.ndarray) -> np.ndarray:
+        """Bounds of ``E[T 1{k}] = w . R_k`` (``w' `` solved from the computed visits ``v'``) relative to each
+        class: the error is ``r . g_k + r_w . h_k`` (``g_k = N h_k``, ``r``, ``r_w`` the true residuals of the
+        two solves), at most ``(rb N + rb_w) N . R_k``. With ``y' = rb N`` solved (off by ``r_y N``,
+        ``|r_y| <= rb_y``) and ``z' = (y' + rb_w) N`` (off by ``rb_z N``), that is at most
+        ``z' . R_k + ||rb_z||_1 + rb_y . t`` (``h_k <= 1``, ``g_k <= t``, the expected steps)."""
+        if self.mass is None:
+            self.mass = self._mass_solve(solver, vb)[:2]
+        y, yb = self.mass
+        second = float(yb @ t_up) * SLACK
+        rhs = (np.maximum(y, 0.0) + wb) * (1 + 4 * U)
+        _, zb, az, ez = self._mass_solve(solver, rhs)
+        tail = float(zb.sum()) * SLACK
+        return ((az + 2 * ez + tail + second) * SLACK).astype(np.float64)
 
     def _failures(self) -> list[str]:
         """The figures whose bound misses the precision (a variance: relative to its second moment)."""

@@ -22,8 +22,10 @@ import numpy as np
 
 from ..core.errors import SolverError
 from ..linalg.certify import SLACK, U, compensated_dot, gamma
+from ..linalg.report import SolveReport
 from ..linalg.rows import row_width
 from ..rational.blocks import dot
+from .absorbing import forward_system
 from .bounds import forward_bound, norm_bound
 from .chain import Chain
 
@@ -51,11 +53,22 @@ def forward_block(chain: Chain, columns: np.ndarray) -> Forward:
     transient = chain.structure.transient
     b = np.concatenate([transient.astype(np.float64)[:, None], columns.reshape(chain.n, -1)], axis=1)
     try:
-        x, rep = chain.system.solve(b)
+        topo = forward_system(chain)
+        x = None
+        if topo is not None:
+            try:
+                x = topo.forward(b)
+            except SolverError:  # a component it cannot eliminate: the iterative route
+                x = None
+            rep = SolveReport(f"{topo.method} (the largest of {topo.largest:,} states)", float("nan"), 1)
+        if x is None or not np.isfinite(x).all():
+            x, rep = chain.system.solve(b)
     except SolverError as exc:
         return Forward(None, None, INF, {"analysis": "forward block", "method": str(exc), "residual": None,
                                          "iterations": 0})
     res = forward_bound(chain, b, x)
+    if not np.isfinite(rep.residual):  # the topological pass leaves the residual to this certified one
+        rep.residual = float(res.max(initial=0.0))
     norm, d = norm_bound(chain, x[:, 0])
     return Forward(x, res, norm, {"analysis": f"expected steps, rewards and {b.shape[1] - 1} columns from every "
                                               f"state", "method": rep.method, "residual": rep.residual,
@@ -64,7 +77,8 @@ def forward_block(chain: Chain, columns: np.ndarray) -> Forward:
 
 @numba.njit(cache=True, nogil=True)
 def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
-    """``c(s) = sum_j p_j (rho_j^2 + 2 rho_j g(next_j))``, the magnitudes of its terms, and ``sum_j p_j |rho_j|``."""
+    """``c(s) = sum_j p_j (rho_j^2 + 2 rho_j g(next_j))``, the magnitudes of its terms, and ``sum_j p_j |rho_j|``
+    (``rho`` None: every branch 1, the steps)."""
     for s in range(nxt.shape[0]):
         c[s] = 0.0
         c_abs[s] = 0.0
@@ -74,7 +88,7 @@ def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
         for j in range(row_width(nxt, s)):
             t = nxt[s, j]
             p = pnum[s, j] * inv_denom
-            r = rho[s, j]
+            r = 1.0 if rho is None else rho[s, j]
             gt = g[t] if transient[t] else 0.0
             c[s] += p * (r * r + 2.0 * r * gt)
             c_abs[s] += p * (r * r + 2.0 * abs(r * gt))
@@ -128,8 +142,10 @@ class Moment:
         return d
 
 
-def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray, v: np.ndarray, v_bound: np.ndarray) -> Moment:
-    """The total whose step rewards are column ``col`` of the forward block, per branch ``rho``, from the visits."""
+def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray | None, v: np.ndarray,
+           v_bound: np.ndarray) -> Moment:
+    """The total whose step rewards are column ``col`` of the forward block, per branch ``rho`` (None: 1 on every
+    branch, the steps), from the visits."""
     transient = chain.structure.transient
     g = fwd.x[:, col] if fwd.x is not None else np.zeros(chain.n)
     step = np.asarray(fwd_rhs(chain, rho), np.float64)
@@ -148,8 +164,9 @@ def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray, v: np.ndarray,
     return Moment(float(mean), float(second), mean_bound, second_bound)
 
 
-def fwd_rhs(chain: Chain, rho: np.ndarray) -> np.ndarray:
-    """The expected reward of one step from each transient state (0 elsewhere), for per-branch values ``rho``."""
+def fwd_rhs(chain: Chain, rho: np.ndarray | None) -> np.ndarray:
+    """The expected reward of one step from each transient state (0 elsewhere), for per-branch values ``rho``
+    (None: 1 on every branch)."""
     out = np.empty(chain.n)
     _step_means(chain.next, chain.pnum, float(chain.denom), rho, chain.structure.transient, out)
     return out
@@ -162,7 +179,7 @@ def _step_means(nxt, pnum, denom, rho, transient, out):
         acc = 0.0
         if transient[s]:
             for j in range(row_width(nxt, s)):
-                acc += (pnum[s, j] / denom) * rho[s, j]
+                acc += (pnum[s, j] / denom) * (1.0 if rho is None else rho[s, j])
         out[s] = acc
 
 

@@ -36,31 +36,51 @@ from .results import number
 BLOCK = 1024
 #: Relative error allowed to the pmf continued geometrically beyond the push (see the module docstring).
 EXTEND_ERROR = 1e-11
+#: The push visits only the states holding mass while they are at most one in this many of all states.
+FRONTIER = 2
 
 
 @numba.njit(cache=True, nogil=True)
-def _targets(nxt, transient):
-    """``nxt`` with every step into a closed class sent to one extra slot ``n`` (-1 still pads a row); the
-    largest number of branches from transient states into one transient state, and into the extra slot
-    from one block of :data:`BLOCK` rows."""
+def _targets(nxt, pnum, transient):
+    """The transient rows' branches packed row after row (``ptr``, ``tgt``, ``num``: no padding), every step
+    into a closed class sent to one extra slot ``n``, the numerators as floats (exact: at most ``2**53``); the
+    largest number of branches from transient states into one transient state, and into the extra slot from
+    one block of :data:`BLOCK` rows or of :data:`BLOCK` rows of the push's frontier (at most ``BLOCK`` times
+    the most from one row)."""
     n, width = nxt.shape
-    out = np.empty((n, width), np.int32)
+    ptr = np.zeros(n + 1, np.int64)
+    for s in range(n):
+        cnt = 0
+        if transient[s]:
+            for j in range(width):
+                if nxt[s, j] < 0:
+                    break
+                cnt += 1
+        ptr[s + 1] = ptr[s] + cnt
+    tgt = np.empty(ptr[n], np.int32)
+    num = np.empty(ptr[n], np.float64)
     into = np.zeros(n, np.int64)
     most = 0
     exits = 0
+    row_most = 0
     for s in range(n):
-        for j in range(width):
+        row = 0
+        k = ptr[s]
+        for j in range(ptr[s + 1] - ptr[s]):
             u = nxt[s, j]
-            out[s, j] = -1 if u < 0 else (u if transient[u] else n)
-            if u >= 0 and transient[s]:
-                if transient[u]:
-                    into[u] += 1
-                else:
-                    exits += 1
+            num[k + j] = pnum[s, j]
+            if transient[u]:
+                tgt[k + j] = u
+                into[u] += 1
+            else:
+                tgt[k + j] = n
+                row += 1
+        exits += row
+        row_most = max(row_most, row)
         if (s % BLOCK) == BLOCK - 1 or s == n - 1:
             most = max(most, exits)
             exits = 0
-    return out, into.max() if n else 0, most
+    return ptr, tgt, num, into.max() if n else 0, max(most, BLOCK * row_most)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -94,16 +114,44 @@ def _ratios(v, w, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
+def _ratios_on(v, w, fv, nv, fw, nw):
+    """:func:`_ratios` where ``v`` is nonzero only on ``fv[:nv]`` and ``w`` only on ``fw[:nw]``."""
+    lo = np.inf
+    hi = 0.0
+    for i in range(nw):
+        s = fw[i]
+        if w[s] > 0.0 and not v[s] > 0.0:
+            return 0.0, np.inf, False
+    for i in range(nv):
+        s = fv[i]
+        if v[s] > 0.0:
+            r = w[s] / v[s]
+            if r < lo:
+                lo = r
+            if r > hi:
+                hi = r
+    return lo, hi, True
+
+
+@numba.njit(cache=True, nogil=True)
+def _absorption_times(ptr, tgt, num, inv_denom, init, tail, max_steps, g, extend, limit):
     """P(absorbed on step t) for t = 0, 1, ..., until less than ``tail`` is left, or until the decay's
     bracket makes the rest a geometric continuation within ``extend`` (relative); what is left; the
     last two pushed vectors; the bracket ``(lo, hi)`` the push stopped on (``hi = 0`` when it did not
     stop early).
 
-    ``tgt`` is :func:`_targets`' table: what is absorbed in a step is gathered in its extra slot ``n``
-    (emptied into a running total every :data:`BLOCK` rows), so that the push has no branch on where
-    a step lands. ``g`` bounds the relative rounding of one pushed mass in one step."""
-    n = tgt.shape[0]
+    ``ptr``, ``tgt``, ``num`` are :func:`_targets`' packed rows: what is absorbed in a step is gathered in
+    the extra slot ``n`` (emptied into a running total every :data:`BLOCK` rows), so that the push has no
+    branch on where a step lands. ``g`` bounds the relative rounding of one pushed mass in one step.
+
+    While the states holding mass are few (at most ``limit`` of them), only those are visited, kept in a
+    list (the frontier): a layered chain, whose mass moves from one layer to the next, is
+    pushed in one pass over its transitions in all, however many steps it takes. The frontier's rows
+    are summed in blocks of :data:`BLOCK` entries, as the rows are."""
+    n = ptr.size - 1
+    width = 1
+    for s in range(n):
+        width = max(width, ptr[s + 1] - ptr[s])
     pmf = np.zeros(1024)
     v = np.zeros(n + 1)
     w = np.zeros(n + 1)
@@ -113,34 +161,79 @@ def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
         pmf[0] = 1.0
         return pmf[:1].copy(), 0.0, v[:n], w[:n], lo_c, hi_c
     v[init] = 1.0
+    fv = np.empty(limit + width + 1, np.int32)
+    fw = np.empty(limit + width + 1, np.int32)
+    mark = np.zeros(n, np.bool_)
+    fv[0] = init
+    nv = 1
+    nw = 0
+    sparse = True
     left = 1.0
     t = 0
     while t < max_steps and left >= tail:
         t += 1
-        for s in range(n + 1):
-            w[s] = 0.0
         absorbed = 0.0
-        for s in range(n):
-            m = v[s]
-            if m != 0.0:
-                for j in range(tgt.shape[1]):
-                    u = tgt[s, j]
-                    if u < 0:
-                        break
-                    w[u] += m * pnum[s, j] * inv_denom
-            if (s % BLOCK) == BLOCK - 1:
-                absorbed += w[n]
-                w[n] = 0.0
-        absorbed += w[n]
-        w[n] = 0.0
+        if sparse:
+            nw = 0
+            for i in range(nv):
+                s = fv[i]
+                m = v[s]
+                if m != 0.0 and nw <= limit:
+                    for k in range(ptr[s], ptr[s + 1]):
+                        u = tgt[k]
+                        if u < n and not mark[u]:
+                            mark[u] = True
+                            fw[nw] = u
+                            nw += 1
+                        w[u] += m * num[k] * inv_denom
+                elif m != 0.0:  # the frontier outgrew its list: the rest of this step row by row
+                    for k in range(ptr[s], ptr[s + 1]):
+                        u = tgt[k]
+                        w[u] += m * num[k] * inv_denom
+                if (i % BLOCK) == BLOCK - 1:
+                    absorbed += w[n]
+                    w[n] = 0.0
+            absorbed += w[n]
+            w[n] = 0.0
+            if nw > limit:  # from now on every row, every step
+                sparse = False
+                for i in range(nw):
+                    mark[fw[i]] = False
+                left = _blocked_sum(w, n)
+            else:
+                left = 0.0
+                part = 0.0
+                for i in range(nw):
+                    part += w[fw[i]]
+                    mark[fw[i]] = False
+                    if (i % BLOCK) == BLOCK - 1:
+                        left += part
+                        part = 0.0
+                left += part
+        else:
+            for s in range(n + 1):
+                w[s] = 0.0
+            for s in range(n):
+                m = v[s]
+                if m != 0.0:
+                    for k in range(ptr[s], ptr[s + 1]):
+                        w[tgt[k]] += m * num[k] * inv_denom
+                if (s % BLOCK) == BLOCK - 1:
+                    absorbed += w[n]
+                    w[n] = 0.0
+            absorbed += w[n]
+            w[n] = 0.0
+            left = _blocked_sum(w, n)
         if t >= pmf.size:
             bigger = np.zeros(pmf.size * 2)
             bigger[:pmf.size] = pmf
             pmf = bigger
         pmf[t] = absorbed
-        left = _blocked_sum(w, n)
         if extend > 0.0 and left >= tail and t < max_steps:
-            lo, hi, ok = _ratios(v, w, n)
+            if sparse:
+                lo, hi, ok = _ratios_on(v, w, fv, nv, fw, nw)
+            else:
+                lo, hi, ok = _ratios(v, w, n)
             if ok and lo > 0.0:
                 lo = lo * (1.0 - 2.0 * g)
                 hi = hi * (1.0 + 2.0 * g)
@@ -149,6 +242,11 @@ def _absorption_times(tgt, pnum, inv_denom, init, tail, max_steps, g, extend):
                     if to_go * math.log(hi / lo) <= extend:
                         lo_c, hi_c = lo, hi
                         break
+        if sparse:  # v becomes the next step's w: emptied where it held mass
+            for i in range(nv):
+                v[fv[i]] = 0.0
+            fv, fw = fw, fv
+            nv = nw
         v, w = w, v
     if hi_c > 0.0:
         return pmf[:t + 1].copy(), left, w[:n], v[:n], lo_c, hi_c
@@ -274,17 +372,18 @@ def quantile_bracket(low: np.ndarray, high: np.ndarray, q: float) -> tuple[int |
 
 
 def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: int,
-                    extend_error: float = EXTEND_ERROR) -> AbsorptionTime:
+                    extend_error: float = EXTEND_ERROR, frontier: int = FRONTIER) -> AbsorptionTime:
     """Push the distribution (see the module docstring), continue it geometrically once its decay is certified,
-    read its quantiles, and bracket those beyond the horizon. ``extend_error`` 0 pushes all the way."""
-    tgt, into, most = _targets(nxt, transient)
+    read its quantiles, and bracket those beyond the horizon. ``extend_error`` 0 pushes all the way; the push
+    visits only the states holding mass while they are at most one in ``frontier`` of all states."""
+    ptr, tgt, num, into, most = _targets(nxt, pnum, transient)
     g = float(gamma(max(int(into), 1)))  # one pushed mass, one step
     blocks = -(-nxt.shape[0] // BLOCK)
     g_sum = float(gamma(max(int(most), BLOCK) + blocks))  # a block-wise sum of what is absorbed or left
     start = int(init) if transient[init] else -1
-    pmf, left, last, _, lo_c, hi_c = _absorption_times(tgt, pnum, 1.0 / denom, start, tail, max_steps, g,
-                                                       extend_error)
-    del tgt
+    pmf, left, last, _, lo_c, hi_c = _absorption_times(ptr, tgt, num, 1.0 / denom, start, tail, max_steps, g,
+                                                       extend_error, max(nxt.shape[0] // frontier, 16))
+    del ptr, tgt, num
     pushed = pmf.size - 1
     eps = _push_error(pushed, g) + g_sum  # relative error of every pushed mass, absorbed or left
     rate = (lo_c, hi_c) if hi_c > 0 else None

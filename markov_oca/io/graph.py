@@ -33,14 +33,16 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from ..analysis.chain import Chain
 from ..core.errors import TooLargeError
 from .edges import _Edges, _merged_edges, _turn_rewards
+
+if TYPE_CHECKING:  # networkx is imported where a graph is made or read (it takes a fifth of a second)
+    import networkx as nx
 
 #: Above this many states ``to_networkx`` refuses: a NetworkX graph needs about 1 KB an edge
 #: (the graph files stop earlier, at :data:`FILE_LIMIT`; use ``prism`` or ``storm``).
@@ -153,6 +155,8 @@ def to_networkx(chain: Chain, *, model: Any = None, rules: str | None = None,
         raise TooLargeError(f"{chain.n:,} states: too many for a NetworkX graph (limit {max_states:,}); "
                             "use the prism or storm format")
     t = _tables(chain, model, rules)
+    import networkx as nx
+
     G = nx.DiGraph()
     G.graph.update(t.graph)
     G.add_nodes_from(enumerate(t.nodes))
@@ -275,6 +279,8 @@ def deadlock_classes(G: nx.DiGraph) -> list[set[int]]:
     # The chain marked its deadlocked states (Chain.structure); no edge joins two closed classes, so each
     # class is one weakly connected piece of the graph those states span.
     dead = [s for s, a in G.nodes(data=True) if a.get("deadlock")]
+    import networkx as nx
+
     return sorted((set(c) for c in nx.weakly_connected_components(G.subgraph(dead))), key=min)
 
 
@@ -309,6 +315,8 @@ def most_likely_paths(G: nx.DiGraph, source: int | None = None) -> dict[str, tup
         source = G.graph.get("init")
         if source is None:
             source = next(s for s, init in G.nodes(data="init") if init)
+    import networkx as nx
+
     dist, paths = nx.single_source_dijkstra(G, source, weight=lambda u, v, d: -math.log(d["probability"]))
     out: dict[str, tuple[Fraction, list[int]]] = {}
     for s, name in G.nodes(data="outcome"):

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
@@ -16,6 +14,9 @@ from .drn import write_drn
 from .explicit import write_explicit
 from .graph import to_networkx
 from .umb import write_umb
+
+if TYPE_CHECKING:  # imported where a graph is written (it takes a fifth of a second)
+    import networkx as nx
 
 #: Suffixes of the explicit files, dropped from ``out`` to get the stem.
 _EXPLICIT_SUFFIXES = {".tra", ".lab", ".srew", ".trew", ".props"}
@@ -78,6 +79,8 @@ def write_chain(chain: Chain, path: str | Path, fmt: str, *, model: Any = None,
                             "use --format prism or storm")
     if not path.suffix:
         path = path.with_suffix(GRAPH_SUFFIX[fmt])
+    import networkx as nx
+
     G = to_networkx(chain, model=model, rules=rules, max_states=max_states)
     with atomic_files([path]) as (tmp,):
         if fmt == "graphml":
@@ -107,4 +110,6 @@ def _write_dot(G: nx.DiGraph, path: Path) -> None:
         a["shape"] = "box"
     for _, _, a in H.edges(data=True):
         a["label"] = a["p"]
+    import networkx as nx
+
     nx.drawing.nx_pydot.write_dot(H, path)

@@ -94,9 +94,15 @@ def test_rare_event_has_a_relative_bound():
         p = res.outcomes["rich"]
         bound = next(c.bound for c in res.classes if c.name == "rich")
         assert abs(p - want) <= 1e-12 * want and bound <= 1e-9 * p
-    # the probability is certified by the float solves alone; the steps given so rare an end take the exact route
+    # the probability, and the steps given so rare an end, are certified by the float solves alone (bounds
+    # relative to the class: (rb N) . R_k and (y + rb_w) N . R_k), against the exact answer
     assert analyse(ruin(N, 1 / 3, 1, exact=False), conditional=0).route is None
-    assert "steps given rich" in res.route
+    assert res.route is None
+    ex = analyse(ruin(N, F(1, 3), 1), exact=True)
+    rich, exact_rich = (next(c for c in r.classes if c.name == "rich") for r in (res, ex))
+    assert abs(rich.absorption - float(exact_rich.absorption)) <= rich.bound <= 1e-9 * rich.absorption
+    assert abs(rich.steps_given - float(exact_rich.steps_given)) <= rich.steps_given_bound
+    assert rich.steps_given_bound <= 1e-9 * rich.steps_given
 
 
 def test_tail_beyond_the_horizon_from_the_decay():

@@ -10,9 +10,9 @@ from markov_oca.analysis.general import analyse
 from markov_oca.analysis.tails import absorption_time
 
 
-def _length(chain, transient, extend_error, tail=1e-10, max_steps=100_000):
+def _length(chain, transient, extend_error, tail=1e-10, max_steps=100_000, frontier=2):
     return absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps,
-                           extend_error=extend_error)
+                           extend_error=extend_error, frontier=frontier)
 
 
 def test_geometric_time_continued_within_its_bound():
@@ -69,3 +69,49 @@ def test_analyse_reports_where_the_push_stopped(precision):
     d = analyse(from_matrix(P, init=0), exact=False, precision=precision).to_dict(with_pmf=False)["length"]
     assert d["pushed"] < d["horizon"] and 0 < d["cdf_bound"] < precision * 1e-2
     assert d["median"] == 7 and d["quantile_bounds"]["median"] == [7, 7]  # 0.9**6 > 1/2 >= 0.9**7
+
+
+def _pmf_by_powers(P: np.ndarray, transient: np.ndarray, init: int, steps: int) -> np.ndarray:
+    """P(T = t) for t = 0..steps from dense matrix powers: the mass leaving the transient states at step t."""
+    Q = P[np.ix_(transient, transient)]
+    exit_ = P[np.ix_(transient, ~transient)].sum(axis=1)
+    x = np.zeros(int(transient.sum()))
+    x[np.flatnonzero(np.flatnonzero(transient) == init)[0]] = 1.0
+    out = [0.0]
+    for _ in range(steps):
+        out.append(float(x @ exit_))
+        x = x @ Q
+    return np.array(out)
+
+
+@pytest.mark.parametrize("layers, width, frontier", [(60, 3, 2), (6, 40, 8), (6, 40, 10**6)])
+def test_frontier_push_agrees_with_matrix_powers(layers, width, frontier):
+    # A layered chain (each state steps to the next layer or ends): the push visits only the layer holding
+    # mass, a small one throughout (width 3) or, with 40 states a layer, more than one in eight of all
+    # states (frontier 8: the push then goes over every row; a frontier of 16 states: from the first
+    # steps); a back step in the middle makes it cyclic.
+    rng = np.random.default_rng(layers)
+    n_t = layers * width
+    n = n_t + 2
+    P = np.zeros((n, n))
+    for layer in range(layers):
+        for i in range(width):
+            s = layer * width + i
+            if layer + 1 < layers:
+                nxt = (layer + 1) * width + rng.integers(0, width, size=3)
+                np.add.at(P[s], nxt, 0.3)
+                P[s, n_t + rng.integers(0, 2)] += 0.1
+            else:
+                P[s, n_t] = 0.5
+                P[s, n_t + 1] = 0.5
+    P[width * (layers // 2), :] = 0.0
+    P[width * (layers // 2), [0, n_t]] = 0.5  # a step back to the start: a cycle
+    P[n_t, n_t] = P[n_t + 1, n_t + 1] = 1.0
+    transient = np.arange(n) < n_t
+    got = _length(from_matrix(P, init=0), transient, 0.0, tail=1e-12, max_steps=2_000, frontier=frontier)
+    every_row = _length(from_matrix(P, init=0), transient, 0.0, tail=1e-12, max_steps=2_000, frontier=10**6)
+    ref = _pmf_by_powers(P, transient, 0, len(got.pmf) - 1)
+    assert len(got.pmf) > layers
+    assert np.abs(np.cumsum(got.pmf) - np.cumsum(ref)).max() <= got.error
+    assert np.abs(np.array(got.pmf) - ref).max() <= 1e-14
+    assert np.abs(np.array(got.pmf) - np.array(every_row.pmf)).max() <= 1e-16
