@@ -47,6 +47,7 @@ class AnyResults:
     bounds: dict[str, float] = field(default_factory=dict)  # "steps", "hitting <name>": certified bounds (float)
     moments: dict[str, Moment] = field(default_factory=dict)  # "steps" and each reward: mean, 2nd moment, variance
     precision: float | None = None  # the relative precision every float figure was certified to
+    looser: list[str] = field(default_factory=list)  # figures certified only with bounds looser than ``precision``
     route: str | None = None  # how float figures were had when the float solve could not certify them
     only: str | None = None  # "hit" or "expected": only those figures were asked (no classes, visits or length)
     distribution: dict[int, Number] | None = None  # state -> weight, when analysed from a distribution
@@ -84,7 +85,7 @@ class AnyResults:
         if not self.exact:
             d.update(outcomes_bound=self.outcome_bounds, deadlock_bound=None if self.only else self.deadlock_bound,
                      hitting_bound={k: self.bounds.get(f"hitting {k}") for k in self.hitting},
-                     precision=self.precision, route=self.route)
+                     precision=self.precision, route=self.route, looser=list(self.looser))
             if self.only == "hit":
                 d["expected"] = {}
                 return d
@@ -152,7 +153,9 @@ class AnyResults:
             rows.append(("exact vs float", f"{self.agreement:.2g}"))
         if self.precision is not None and not self.exact:
             rows.append(("bounds", f"certified, each within {self.precision:g} relative" +
-                         (f" ({self.route})" if self.route else "")))
+                         (f" ({self.route})" if self.route else "") +
+                         (f" but {', '.join(self.looser[:3])}{' and more' if len(self.looser) > 3 else ''}"
+                          " (looser: see the note)" if self.looser else "")))
         return rows
 
     def text(self) -> str:

@@ -388,6 +388,7 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
         _drop_given(res, job.precision)
         given = [f for f in failed if " given " in f]
         chances = [f for f in failed if " given " not in f]
+        res.looser = chances
         def more(xs: list[str]) -> str:
             return f"{', '.join(xs[:3])}{' and more' if len(xs) > 3 else ''}"
         res.notes.append(f"not certified under {job.precision:g} ({job.why()}) and the chain too large for the "

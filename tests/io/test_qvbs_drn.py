@@ -187,10 +187,11 @@ def test_tiny_and_near_one_decimals_are_read_back(tmp_path):
     assert _within(fl.outcomes["a"], fl.classes[0].bound, Fraction(1, 3 ** 15))
 
 
-def test_a_figure_given_a_rare_class_is_left_out_not_the_analysis(monkeypatch):
-    """nand 20-2..4: the steps given each of a few rare deadlocks cannot be certified in floating point and the
-    chain is too large for the exact route; the analysis used to refuse, --hit's answer with it. Here a ring
-    of 40 states (the exact route held to smaller components) leaves to a rare state with 1e-9 a step."""
+def test_a_figure_given_a_rare_class_is_certified_relative_to_it(monkeypatch):
+    """nand 20-2..4: the steps given each of a few rare deadlocks were not certified in floating point (an
+    absolute bound) and the chain is too large for the exact route; the analysis used to refuse, --hit's answer
+    with it. Their bounds are now relative to the class. Here a ring of 40 states (the exact route held to
+    smaller components) leaves to a rare state with 1e-9 a step."""
     import numpy as np
 
     import markov_oca.analysis.general as general
@@ -207,7 +208,8 @@ def test_a_figure_given_a_rare_class_is_left_out_not_the_analysis(monkeypatch):
     rare, out = r.classes
     assert _within(rare.absorption, rare.bound, Fraction(1, 10 ** 8))  # 1e-9 / 0.1 a step
     assert _within(r.hitting["rare"], r.bounds["hitting rare"], Fraction(1, 10 ** 8))
-    assert rare.steps_given is None and any("left out: steps given rare" in n for n in r.notes)
+    assert _within(rare.steps_given, rare.steps_given_bound, Fraction(10))  # the same geometric time
+    assert rare.steps_given_bound <= 1e-9 * 10 and not r.notes and not r.route and not r.looser
     assert _within(out.steps_given, out.steps_given_bound, Fraction(10))  # a geometric time of mean 10
     assert _within(r.steps, r.bounds["steps"], Fraction(10))
 
@@ -235,6 +237,8 @@ def test_a_tiny_chance_keeps_its_looser_bound_on_a_chain_too_large_for_the_exact
     assert _within(by["rare"].absorption, by["rare"].bound, e ** 4)
     assert by["rare"].bound > 1e-9 * 1e-24  # looser than asked, and said so
     assert any("P(rare) given with their looser certified bounds" in n for n in r.notes)
+    assert r.looser == ["P(rare)"] and r.to_dict()["looser"] == ["P(rare)"]
+    assert "each within 1e-09 relative but P(rare) (looser: see the note)" in r.text()
     assert _within(r.hitting["out"], r.bounds["hitting out"], 1 - e ** 4)
     with pytest.raises(Exception, match="no bound under 1e-09"):  # asked for, it must meet the precision
         analyse(chain, exact=False, hit=["rare"])
