@@ -38,6 +38,8 @@ from .chain import Chain
 
 #: The denominator of a float matrix's probabilities (see the module docstring).
 FLOAT_DENOM = 2 ** 53
+#: A float entry held on the 2**-53 grid further than this from itself (relative) is named in a note.
+GRID_NOTE = 1e-11
 #: Largest common denominator kept exact: beyond it a float's 53 bits no longer hold every numerator.
 EXACT_DENOM_LIMIT = 2 ** 53
 #: Default tolerance on a float row's sum.
@@ -368,7 +370,17 @@ def _float_chain(m: sp.csr_array, init: int, labels, rewards, names, tol: float,
     m.eliminate_zeros()
     m.sort_indices()
     _check_float(m, source, tol)
-    return _assemble(m.shape[0], m.indptr, m.indices, _float_numerators(m), FLOAT_DENOM, init, labels, rewards,
+    num = _float_numerators(m)
+    if m.data.size:
+        # Each entry is held to within half a step of the grid: for a tiny one that is a large part of it, and the
+        # bounds, certified for the chain as held, do not cover the difference from the entries as given.
+        small = float(m.data.min())
+        off = 0.5 / FLOAT_DENOM / small
+        if off > GRID_NOTE:
+            notes = [*notes, f"the probabilities are held as multiples of 2**-53: the smallest, {small:.4g}, to "
+                             f"within {off:.1g} of itself; every bound is that of the chain so held (exact "
+                             "fractions, or decimals over a small denominator, are held exactly)"]
+    return _assemble(m.shape[0], m.indptr, m.indices, num, FLOAT_DENOM, init, labels, rewards,
                      names, False, source, notes, branch_rewards)
 
 

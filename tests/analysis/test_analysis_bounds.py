@@ -126,3 +126,15 @@ def test_tail_beyond_the_horizon_from_the_decay():
         assert a <= d[name] <= b and b - a < 10
         assert abs(d[name] / (-math.log(1 - q) * res.steps) - 1) < 1e-2
     assert " inf" not in res.text()
+
+
+def test_a_tiny_float_entry_held_on_the_grid_is_named_in_a_note():
+    # 1e-9 is held as a multiple of 2**-53 (about 1.1e-16) to within 5.6e-8 of itself: the bounds are the
+    # held chain's, and a note says so; 0.25 and 0.75 are held exactly, and no note is made.
+    from markov_oca import from_matrix
+
+    tiny = from_matrix([[0.5, 1e-9, 0.5 - 1e-9], [0, 1, 0], [0, 0, 1]], init=0)
+    assert any("the smallest, 1e-09, to within 6e-08 of itself" in n for n in tiny.notes)
+    assert analyse(tiny, exact=False).notes == tiny.notes[-1:]
+    plain = from_matrix([[0.25, 0.75], [0, 1]], init=0)
+    assert not plain.notes
