@@ -79,6 +79,79 @@ def exact_rows(probs: Numbers, rows: np.ndarray, n: int) -> tuple[np.ndarray, in
         # positive integers below 2**53 whose sums are compared with denom <= 2**53: exact in doubles
         if (np.bincount(rows, weights=num, minlength=n) == denom).all():
             return num, denom, 0
+        fast = _by_distinct(probs, rows, n, num, denom)
+        if fast is not None:
+            return None if fast is False else fast
+    return _by_entry(probs, rows, n)
+
+
+def _by_distinct(probs: Numbers, rows: np.ndarray, n: int, num: np.ndarray, denom: int):
+    """:func:`exact_rows` for decimals held over one denominator, each distinct decimal read back once and
+    the rows summed as integers: the answer, False for none, or None when this way cannot tell (distinct
+    decimals of one double, or denominators too large for 64-bit sums)."""
+    floats = np.zeros(n)
+    np.add.at(floats, rows, probs.value)
+    if (np.abs(floats - 1.0) > ROW_OFF).any():
+        return False
+    _, first, inv = np.unique(probs.value, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    if (probs.length[first][inv] != probs.length).any():  # one double written two ways: not told apart here
+        return None
+    tokens = [probs.token(q) for q in first.tolist()]
+    parsed = [_significant(t) for t in tokens]  # None: an integer or a fraction, exact as it stands
+    if any(v is not None and v[0] > 15 for v in parsed):  # up to 15 digits, distinct decimals are distinct doubles
+        return None
+    precision = max((v[0] for v in parsed if v is not None), default=0)
+    if precision < MIN_DIGITS:
+        return False
+    back = [Fraction(t) if v is None else simplest_between(v[1] - _half_unit(v[1], precision),
+                                                           v[1] + _half_unit(v[1], precision))
+            if v[1] > 0 else v[1] for t, v in zip(tokens, parsed, strict=True)]
+    width = int(np.bincount(rows, minlength=n).max())
+    big_b = 1
+    for b in back:
+        big_b = big_b * b.denominator // math.gcd(big_b, b.denominator)
+        if big_b > 2 ** 62 // max(width, 1):
+            return None
+    bnum = np.array([b.numerator * (big_b // b.denominator) for b in back], np.int64)
+    row_back = np.zeros(n, np.int64)
+    np.add.at(row_back, rows, bnum[inv])
+    backed = row_back == big_b
+    off = np.bincount(rows, weights=num, minlength=n) != denom
+    over: dict[int, Fraction] = {}  # an entry read as 1 minus the others of its row
+    fix = np.flatnonzero(~backed & off)
+    if fix.size:
+        order = np.argsort(rows, kind="stable")
+        lo, hi = np.searchsorted(rows[order], fix), np.searchsorted(rows[order], fix, side="right")
+        for r, a, b in zip(fix.tolist(), lo.tolist(), hi.tolist(), strict=True):
+            at = order[a:b]
+            top = int(at[np.argmax(probs.value[at])])
+            rest = 1 - sum((back[int(inv[q])] for q in at.tolist() if q != top), Fraction(0))
+            v = parsed[int(inv[top])]
+            if v is not None and v[1] > 0 and abs(rest - v[1]) <= _half_unit(v[1], precision):
+                over[top] = rest
+                backed[r] = True
+        if not backed[fix].all():  # a row off 1 and not read back
+            return False
+    as_back = backed[rows]
+    written = np.asarray(num, np.int64)[~as_back]
+    g = math.gcd(denom, int(np.gcd.reduce(written))) if written.size else denom
+    common = denom // g
+    for d in {back[u].denominator for u in np.unique(inv[as_back]).tolist()} | {f.denominator for f in over.values()}:
+        common = common * d // math.gcd(common, d)
+        if common > 2 ** 53:
+            return False
+    out = np.asarray(num, np.int64) // g * (common // (denom // g))
+    scaled_back = np.array([b.numerator * (common // b.denominator) if common % b.denominator == 0 else 0
+                            for b in back], np.int64)
+    out[as_back] = scaled_back[inv[as_back]]
+    for q, f in over.items():
+        out[q] = f.numerator * (common // f.denominator)
+    return out, common, int((backed & off).sum())
+
+
+def _by_entry(probs: Numbers, rows: np.ndarray, n: int) -> tuple[np.ndarray, int, int] | None:
+    """:func:`exact_rows` one entry at a time, in fractions."""
     floats = np.zeros(n)
     np.add.at(floats, rows, probs.value)
     if (np.abs(floats - 1.0) > ROW_OFF).any():

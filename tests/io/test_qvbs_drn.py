@@ -242,3 +242,22 @@ def test_a_tiny_chance_keeps_its_looser_bound_on_a_chain_too_large_for_the_exact
     assert _within(r.hitting["out"], r.bounds["hitting out"], 1 - e ** 4)
     with pytest.raises(Exception, match="no bound under 1e-09"):  # asked for, it must meet the precision
         analyse(chain, exact=False, hit=["rare"])
+
+
+def test_rows_read_back_by_distinct_decimals_as_entry_by_entry(monkeypatch):
+    """The fast reading (each distinct decimal read back once, rows summed as integers) gives the same numerators,
+    denominator and rows read back as the reading one entry at a time in fractions."""
+    import numpy as np
+
+    import markov_oca.io.decimals as dec
+    from markov_oca.io.chains import read_chain
+
+    seen = []
+    real = dec.exact_rows
+    monkeypatch.setattr(dec, "exact_rows", lambda p, r, n: seen.append((p, r, n)) or real(p, r, n))
+    read_chain(DATA / "leader_sync-3-3.drn")  # 1/27 written 0.03703703704: rows off 1, read back
+    probs, rows, n = seen[-1]
+    rows = np.asarray(rows, np.int64)
+    fast, slow = dec.exact_rows(probs, rows, n), dec._by_entry(probs, rows, n)
+    assert slow is not None and slow[2] > 0 and fast[1:] == slow[1:] and (fast[0] == slow[0]).all()
+    assert dec._by_distinct(probs, rows, n, *probs.scaled()) not in (None, False)  # the fast way took them
