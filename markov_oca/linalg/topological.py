@@ -136,18 +136,22 @@ def _dense_solve(a, x, k, m, cols):
 
 
 @numba.njit(cache=True, nogil=True)
+def _workspace(starts, n, m):
+    """A pass's scratch: the largest component's matrix, right-hand sides and pivot columns, and each state's
+    place in its component (-1)."""
+    big = 1
+    for c in range(starts.size - 1):
+        big = max(big, starts[c + 1] - starts[c])
+    return np.zeros((big, big)), np.zeros((big, m)), np.empty(big, np.int64), np.full(n, -1, np.int32)
+
+
+@numba.njit(cache=True, nogil=True)
 def _forward(nxt, pnum, denom, active, order, starts, comp, b, x):
     """``x = b + Q x`` on the active states (0 elsewhere), components successors first; False when a
     component is singular."""
     n, m = b.shape
     inv = 1.0 / denom
-    big = 1
-    for c in range(starts.size - 1):
-        big = max(big, starts[c + 1] - starts[c])
-    a = np.zeros((big, big))
-    y = np.zeros((big, m))
-    cols = np.empty(big, np.int64)
-    local = np.full(n, -1, np.int32)
+    a, y, cols, local = _workspace(starts, n, m)
     for s in range(n):
         for q in range(m):
             x[s, q] = 0.0
@@ -210,13 +214,7 @@ def _adjoint(nxt, pnum, denom, active, order, starts, comp, b, v):
     right-hand side's copy and gathers the pushes."""
     n, m = b.shape
     inv = 1.0 / denom
-    big = 1
-    for c in range(starts.size - 1):
-        big = max(big, starts[c + 1] - starts[c])
-    a = np.zeros((big, big))
-    y = np.zeros((big, m))
-    cols = np.empty(big, np.int64)
-    local = np.full(n, -1, np.int32)
+    a, y, cols, local = _workspace(starts, n, m)
     for s in range(n):
         for q in range(m):
             v[s, q] = b[s, q] if active[s] else 0.0
