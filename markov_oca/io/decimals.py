@@ -77,22 +77,30 @@ def exact_rows(probs: Numbers, rows: np.ndarray, n: int) -> tuple[np.ndarray, in
     if held is not None:
         num, denom = held
         # positive integers below 2**53 whose sums are compared with denom <= 2**53: exact in doubles
-        if (np.bincount(rows, weights=num, minlength=n) == denom).all():
+        off = np.bincount(rows, weights=num, minlength=n) != denom
+        if not off.any():
             return num, denom, 0
-        fast = _by_distinct(probs, rows, n, num, denom)
+    if not _near_one(probs, rows, n):
+        return None
+    if held is not None:
+        fast = _by_distinct(probs, rows, n, *held, off)
         if fast is not None:
             return None if fast is False else fast
     return _by_entry(probs, rows, n)
 
 
-def _by_distinct(probs: Numbers, rows: np.ndarray, n: int, num: np.ndarray, denom: int):
-    """:func:`exact_rows` for decimals held over one denominator, each distinct decimal read back once and
-    the rows summed as integers: the answer, False for none, or None when this way cannot tell (distinct
-    decimals of one double, or denominators too large for 64-bit sums)."""
+def _near_one(probs: Numbers, rows: np.ndarray, n: int) -> bool:
+    """Whether every row sums to 1 within :data:`ROW_OFF` in floating point (an exporter's rounding at most)."""
     floats = np.zeros(n)
     np.add.at(floats, rows, probs.value)
-    if (np.abs(floats - 1.0) > ROW_OFF).any():
-        return False
+    return not (np.abs(floats - 1.0) > ROW_OFF).any()
+
+
+def _by_distinct(probs: Numbers, rows: np.ndarray, n: int, num: np.ndarray, denom: int, off: np.ndarray):
+    """:func:`exact_rows` for decimals held over one denominator (``off``: the rows not summing to exactly 1
+    as written, every row near 1), each distinct decimal read back once and the rows summed as integers:
+    the answer, False for none, or None when this way cannot tell (distinct decimals of one double, or
+    denominators too large for 64-bit sums)."""
     _, first, inv = np.unique(probs.value, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
     if (probs.length[first][inv] != probs.length).any():  # one double written two ways: not told apart here
@@ -117,7 +125,6 @@ def _by_distinct(probs: Numbers, rows: np.ndarray, n: int, num: np.ndarray, deno
     row_back = np.zeros(n, np.int64)
     np.add.at(row_back, rows, bnum[inv])
     backed = row_back == big_b
-    off = np.bincount(rows, weights=num, minlength=n) != denom
     over: dict[int, Fraction] = {}  # an entry read as 1 minus the others of its row
     fix = np.flatnonzero(~backed & off)
     if fix.size:
@@ -151,11 +158,7 @@ def _by_distinct(probs: Numbers, rows: np.ndarray, n: int, num: np.ndarray, deno
 
 
 def _by_entry(probs: Numbers, rows: np.ndarray, n: int) -> tuple[np.ndarray, int, int] | None:
-    """:func:`exact_rows` one entry at a time, in fractions."""
-    floats = np.zeros(n)
-    np.add.at(floats, rows, probs.value)
-    if (np.abs(floats - 1.0) > ROW_OFF).any():
-        return None
+    """:func:`exact_rows` one entry at a time, in fractions (every row already near 1: :func:`_near_one`)."""
     texts = [probs.token(q) for q in range(rows.size)]
     parsed = {t: _significant(t) for t in set(texts)}
     precision = max((v[0] for v in parsed.values() if v is not None), default=0)

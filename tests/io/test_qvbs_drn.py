@@ -260,4 +260,6 @@ def test_rows_read_back_by_distinct_decimals_as_entry_by_entry(monkeypatch):
     rows = np.asarray(rows, np.int64)
     fast, slow = dec.exact_rows(probs, rows, n), dec._by_entry(probs, rows, n)
     assert slow is not None and slow[2] > 0 and fast[1:] == slow[1:] and (fast[0] == slow[0]).all()
-    assert dec._by_distinct(probs, rows, n, *probs.scaled()) not in (None, False)  # the fast way took them
+    num, denom = probs.scaled()
+    off = np.bincount(rows, weights=num, minlength=n) != denom
+    assert dec._by_distinct(probs, rows, n, num, denom, off) not in (None, False)  # the fast way took them
