@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .absorbing import Closed
+from .bounds import meets
 from .moments import Moment
 from .results import _cell, html_table, number, pandas
 from .tails import AbsorptionTime
@@ -47,7 +48,8 @@ class AnyResults:
     bounds: dict[str, float] = field(default_factory=dict)  # "steps", "hitting <name>": certified bounds (float)
     moments: dict[str, Moment] = field(default_factory=dict)  # "steps" and each reward: mean, 2nd moment, variance
     precision: float | None = None  # the relative precision every float figure was certified to
-    looser: list[str] = field(default_factory=list)  # figures certified only with bounds looser than ``precision``
+    looser: list[str] = field(default_factory=list)  # figures certified only with bounds looser than ``precision``,
+    # left out of the text and the JSON (kept here, each with its bound, for the caller who asks)
     route: str | None = None  # how float figures were had when the float solve could not certify them
     only: str | None = None  # "hit" or "expected": only those figures were asked (no classes, visits or length)
     distribution: dict[int, Number] | None = None  # state -> weight, when analysed from a distribution
@@ -79,13 +81,46 @@ class AnyResults:
             return None
         return sum((k.bound or 0.0 for k in self.classes if k.kind != "absorbing"), 0.0)
 
+    def misses(self, precision: float | None = None) -> dict[str, float]:
+        """The float figures whose certified bound misses the relative ``precision`` (default: the one asked), each
+        with its bound relative to the figure (a variance's: relative to its second moment). The text and the
+        JSON leave these out: a printed number is within the precision asked, or not printed."""
+        prec = self.precision if precision is None else precision
+        out: dict[str, float] = {}
+        if self.exact or prec is None:
+            return out
+
+        def see(name: str, x: Any, bound: float | None) -> None:
+            if x is not None and not meets(x, bound, prec):
+                out[name] = float("inf") if bound is None or x == 0 else float(bound) / abs(float(x))
+
+        for c in self.classes:
+            see(f"P({c.name})", c.absorption, c.bound)
+            see(f"steps given {c.name}", c.steps_given, c.steps_given_bound)
+        if self.only != "hit" and self.steps is not None:
+            see("E[steps]", self.steps, self.bounds.get("steps"))
+        for name, r in self.rewards.items():
+            see(f"E[{name}]", r["total"], r.get("bound"))
+            for k, x in r["given"].items():
+                see(f"{name} given {k}", x, r.get("given_bound", {}).get(k))
+        for name, m in self.moments.items():
+            if not meets(m.second, m.variance_bound, prec):
+                out[f"Var[{name}]"] = float("inf") if m.variance_bound is None or m.second == 0 else \
+                    float(m.variance_bound) / abs(float(m.second))
+        for name, h in self.hitting.items():
+            see(f"P(visits {name})", h, self.bounds.get(f"hitting {name}"))
+        return out
+
     def to_dict(self, with_pmf: bool = True) -> dict:
         d = self._base_dict(with_pmf)
         d["moments"] = {name: m.to_dict() for name, m in self.moments.items()}
+        miss = self.misses()
+        if miss:
+            _withhold(d, miss, self)
         if not self.exact:
             d.update(outcomes_bound=self.outcome_bounds, deadlock_bound=None if self.only else self.deadlock_bound,
                      hitting_bound={k: self.bounds.get(f"hitting {k}") for k in self.hitting},
-                     precision=self.precision, route=self.route, looser=list(self.looser))
+                     precision=self.precision, route=self.route, looser=list(miss))
             if self.only == "hit":
                 d["expected"] = {}
                 return d
@@ -128,25 +163,31 @@ class AnyResults:
         }
 
     def _rows(self) -> list[tuple[str, str]]:
+        miss = self.misses()
+
+        def show(name: str, x: Any, bound: float | None) -> str:
+            return _fmt(x, bound) if name not in miss else _left_out(miss[name])
+
         rows = [("states", f"{self.states:,} ({self.transient:,} transient), {self.transitions:,} transitions"),
                 ("initial state", str(self.init)) if self.distribution is None else
                 ("initial distribution", _weights(self.distribution))]
         for k in self.classes[:50]:
             size = "" if k.kind == "absorbing" else f" ({k.states.size} states)"
-            given = "" if k.steps_given is None else f", {_fmt(k.steps_given, k.steps_given_bound)} steps given it"
-            rows.append((f"ends in {k.name}{size}", f"{_fmt(k.absorption, k.bound)}{given}"))
+            given = "" if k.steps_given is None or f"steps given {k.name}" in miss else \
+                f", {_fmt(k.steps_given, k.steps_given_bound)} steps given it"
+            rows.append((f"ends in {k.name}{size}", f"{show(f'P({k.name})', k.absorption, k.bound)}{given}"))
         if len(self.classes) > 50:
             rows.append(("...", f"{len(self.classes) - 50} more closed classes"))
         if self.steps is not None:
-            rows.append(("expected steps to absorption", _fmt(self.steps, self.bounds.get("steps"))))
+            rows.append(("expected steps to absorption", show("E[steps]", self.steps, self.bounds.get("steps"))))
         for name, r in self.rewards.items():
-            rows.append((f"expected {name}", _fmt(r["total"], r.get("bound"))))
+            rows.append((f"expected {name}", show(f"E[{name}]", r["total"], r.get("bound"))))
         for name, m in self.moments.items():
-            rows.append((f"variance of {name}", _fmt(m.variance, m.variance_bound)))
+            rows.append((f"variance of {name}", show(f"Var[{name}]", m.variance, m.variance_bound)))
         if self.length is not None:
             rows.append(("absorption time: median, p90, p99", self.length.text()))
         for name, h in self.hitting.items():
-            rows.append((f"ever visits {name}", _fmt(h, self.bounds.get(f"hitting {name}"))))
+            rows.append((f"ever visits {name}", show(f"P(visits {name})", h, self.bounds.get(f"hitting {name}"))))
         worst = max((s["residual"] for s in self.solver if s["residual"] is not None), default=0.0)
         rows.append(("largest residual", f"{worst:.2g}"))
         if self.agreement is not None:
@@ -154,8 +195,8 @@ class AnyResults:
         if self.precision is not None and not self.exact:
             rows.append(("bounds", f"certified, each within {self.precision:g} relative" +
                          (f" ({self.route})" if self.route else "") +
-                         (f" but {', '.join(self.looser[:3])}{' and more' if len(self.looser) > 3 else ''}"
-                          " (looser: see the note)" if self.looser else "")))
+                         (f"; left out, certified only more loosely: {', '.join(list(miss)[:3])}"
+                          f"{' and more' if len(miss) > 3 else ''}" if miss else "")))
         return rows
 
     def text(self) -> str:
@@ -186,6 +227,43 @@ def _weights(dist: dict[int, Number]) -> str:
     """A distribution as the report shows it: ``state (weight)``, the first ten."""
     shown = ", ".join(f"{s} ({_cell(w)})" for s, w in list(dist.items())[:10])
     return shown + (f", ... ({len(dist)} states)" if len(dist) > 10 else "")
+
+
+def _left_out(rel: float) -> str:
+    """What stands in for a figure certified only more loosely than asked: its bound and what would give it."""
+    if not np.isfinite(rel):
+        return "left out: no certified bound"
+    ask = 10.0 ** np.ceil(np.log10(rel)) if rel > 0 else rel
+    return f"left out: certified within {rel:.2g} relative only (--precision {ask:g} gives it)"
+
+
+def _withhold(d: dict, miss: dict[str, float], res: AnyResults) -> None:
+    """Null, in the JSON ``d``, every figure named in ``miss``."""
+    for k in d["classes"]:
+        if f"P({k['name']})" in miss:
+            k["absorption"] = None
+        if f"steps given {k['name']}" in miss:
+            k["steps_given"] = None
+    for name in d["outcomes"]:
+        if f"P({name})" in miss:
+            d["outcomes"][name] = None
+    if d.get("deadlock") is not None and any(f"P({k.name})" in miss for k in res.classes if k.kind != "absorbing") \
+            and not meets(res.deadlock, res.deadlock_bound, res.precision):
+        d["deadlock"] = None
+    for name, e in d["expected"].items():
+        if f"E[{name}]" in miss:
+            e["total"] = None
+            if name in d["moments"]:
+                d["moments"][name]["mean"] = None
+        for k in list(e.get("given", {})):
+            if (f"steps given {k}" if name == "steps" else f"{name} given {k}") in miss:
+                e["given"][k] = None
+    for name, m in d["moments"].items():
+        if f"Var[{name}]" in miss:
+            m["variance"] = m["second_moment"] = None
+    for name in d["hitting"]:
+        if f"P(visits {name})" in miss:
+            d["hitting"][name] = None
 
 
 def _fmt(x: Any, bound: float | None = None) -> str:

@@ -383,18 +383,12 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
     chain, res, transient = job.chain, job.res, job.transient
     why = "" if exact else _exact_too_large(chain, transient)
     if why and all(" given " in f or (f.startswith("P(") and not f.startswith("P(visits ")) for f in failed):
-        # only the chances of ending in some classes (tiny ones, most often) and figures given a class miss: the
-        # chances keep their certified (looser) bounds, the figures given a class are left out, the rest stands
-        _drop_given(res, job.precision)
-        given = [f for f in failed if " given " in f]
-        chances = [f for f in failed if " given " not in f]
-        res.looser = chances
-        def more(xs: list[str]) -> str:
-            return f"{', '.join(xs[:3])}{' and more' if len(xs) > 3 else ''}"
+        # only the chances of ending in some classes (tiny ones, most often) and figures given a class miss: those
+        # are left out of the text and the JSON (each named, with the precision that would give it), the rest stands
+        res.looser = list(failed)
         res.notes.append(f"not certified under {job.precision:g} ({job.why()}) and the chain too large for the "
-                         f"exact route ({why}): " + "; ".join(
-                             ([f"{more(chances)} given with their looser certified bounds"] if chances else []) +
-                             ([f"left out: {more(given)}"] if given else [])))
+                         f"exact route ({why}): left out {', '.join(failed[:3])}"
+                         f"{' and more' if len(failed) > 3 else ''}")
         return
     if why:
         raise SolverError(f"no bound under {job.precision:g} (relative) for {', '.join(failed[:3])}: floating point "
@@ -408,17 +402,6 @@ def _exact_route(job: _Float, exact: bool, failed: list[str], rewards: Mapping[s
         as_floats(res)
         res.route = (f"solved exactly over the rationals of the chain's probabilities: the float solve could "
                      f"not certify {', '.join(failed[:3])} ({job.why()})")
-
-
-def _drop_given(res: AnyResults, precision: float) -> None:
-    """Leave out the figures given a class whose bound misses ``precision``."""
-    for c in res.classes:
-        if c.steps_given is not None and not meets(c.steps_given, c.steps_given_bound, precision):
-            c.steps_given = c.steps_given_bound = None
-    for r in res.rewards.values():
-        for k in [k for k, x in r["given"].items() if not meets(x, r["given_bound"].get(k), precision)]:
-            del r["given"][k]
-            r["given_bound"].pop(k, None)
 
 
 def _length_moments(res: AnyResults) -> None:
@@ -691,18 +674,7 @@ class _Float:
 
     def _failures(self) -> list[str]:
         """The figures whose bound misses the precision (a variance: relative to its second moment)."""
-        res, prec, out = self.res, self.precision, []
-        out += [f"P({c.name})" for c in res.classes if not meets(c.absorption, c.bound, prec)]
-        out += [f"steps given {c.name}" for c in res.classes
-                if c.steps_given is not None and not meets(c.steps_given, c.steps_given_bound, prec)]
-        out += [f"E[{name}]" for name, r in res.rewards.items() if not meets(r["total"], r["bound"], prec)]
-        out += [f"{name} given {k}" for name, r in res.rewards.items() for k, x in r["given"].items()
-                if not meets(x, r["given_bound"].get(k), prec)]
-        out += ["E[steps]"] if not meets(res.steps, res.bounds.get("steps"), prec) else []
-        out += [f"Var[{name}]" for name, m in res.moments.items() if not meets(m.second, m.variance_bound, prec)]
-        out += [f"P(visits {name})" for name, h in res.hitting.items()
-                if not meets(h, res.bounds.get(f"hitting {name}"), prec)]
-        return out
+        return list(self.res.misses(self.precision))
 
 
 def _hit_sets(hit: Mapping[str, Any] | Collection[str] | None) -> dict[str, Any]:
