@@ -59,6 +59,8 @@ def _guarded(body: Callable[[], Any]) -> Any:
     except OSError as exc:
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         fail(f"{where}cannot write: {exc.strerror or exc}", 2)
+    except MemoryError as exc:  # an allocation no estimate foresaw: one line, not a traceback
+        fail(f"out of memory: {exc or 'an allocation failed'} (--max-memory sets the budget the size checks use)", 2)
 
 
 def _print(result: Any, fmt: Format, **to_dict: Any) -> None:
@@ -321,11 +323,17 @@ def analyse(
                                           "solve for every initial state), none of the other figures"),
     init: str | None = typer.Option(None, "--init", metavar="STATE", help=_INIT_HELP),
     init_dist: str | None = typer.Option(None, "--init-dist", metavar="FILE", help=_INIT_DIST_HELP),
+    max_memory: str | None = typer.Option(None, "--max-memory", metavar="SIZE",
+                                          help="the most memory to use, e.g. 8G, 500M, or 50% of the memory "
+                                          "available; a chain that would need more is refused before any work "
+                                          "(default: 80%)"),
 ) -> None:
     """Analyse any absorbing Markov chain from a file: where it ends, how many steps it takes, visits per state."""
     from .io.chains import analyse_file
 
     def body() -> None:
+        if max_memory is not None:
+            set_max_memory(parse_memory(max_memory))
         asked = {}
         if only == ["expected"]:
             if hit:

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import RulesError
+from ..core.memory import check_fits
 from .chain import Chain
 
 #: The denominator of a float matrix's probabilities (see the module docstring).
@@ -226,9 +227,14 @@ def _dense_triples(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Frac
     return rows, cols, [Fraction(x) for x in dense[rows, cols].tolist()]
 
 
-def _branch_form(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _branch_form(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, n: int,
+                 source: str = "matrix") -> tuple[np.ndarray, np.ndarray]:
+    """Each state's next states and numerators, every row padded to the widest (refused up front, with its size,
+    when that does not fit in memory: one state with very many successors pads every other row to as many)."""
     lengths = np.diff(indptr)
     width = max(1, int(lengths.max()) if lengths.size else 1)
+    check_fits(f"{source}: {n:,} states whose widest row has {width:,} transitions ({int(lengths.sum()):,} in all), "
+               f"held as rows padded to the widest", n * width * (4 + 8))
     nxt = np.full((n, width), -1, np.int32)
     pnum = np.zeros((n, width), np.int64)
     _fill_branches(indptr, np.asarray(indices), np.asarray(num, np.int64), nxt, pnum)
@@ -504,7 +510,7 @@ def _assemble(n: int, indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, 
               labels: Mapping[str, Any] | None, rewards: Mapping[str, Any] | None, names: list | None,
               exact: bool, source: str, notes: list[str],
               branch_rewards: Mapping[str, np.ndarray] | None = None) -> AnyChain:
-    nxt, pnum = _branch_form(np.asarray(indptr, np.int64), np.asarray(indices, np.int64), num, n)
+    nxt, pnum = _branch_form(np.asarray(indptr, np.int64), np.asarray(indices, np.int64), num, n, source)
     lengths = np.diff(indptr)
     first = nxt[:, 0]
     label_sets = _label_sets(labels, n, source)

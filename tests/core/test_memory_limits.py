@@ -209,3 +209,26 @@ def test_cli_max_memory_refuses_up_front():
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr
     assert re.search(r"about [\d.]+ [GM]iB", lines[0]) and "10 MiB" in lines[0]
+
+
+def test_one_wide_row_refused_up_front_with_its_size(tmp_path):
+    """A chain whose rows are held padded to the widest (herman 15: one state reaches all 32,768) is refused before
+    the padded rows are allocated, in one line naming the file, the widest row and the size; never a traceback."""
+    n = 3000
+    lines = ["@type: DTMC", "@parameters", "", "@reward_models", "", "@nr_states", str(n), "@nr_choices", str(n),
+             "@model", "state 0 init", "\taction 0"]
+    lines += [f"\t\t{j} : {1 / n!r}" for j in range(n)]
+    for s in range(1, n):
+        lines += [f"state {s}", "\taction 0", f"\t\t{s} : 1"]
+    f = tmp_path / "wide.drn"
+    f.write_text("\n".join(lines) + "\n")
+    r = subprocess.run([sys.executable, "-m", "markov_oca.cli", "analyse", str(f), "--max-memory", "60M"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    out = r.stderr.strip().splitlines()
+    assert len(out) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "wide.drn: 3,000 states whose widest row has 3,000 transitions (5,999 in all)" in out[0]
+    assert re.search(r"about 0\.1 GiB to build; 60 MiB budget \(--max-memory\)$", out[0]), out[0]
+    ok = subprocess.run([sys.executable, "-m", "markov_oca.cli", "analyse", str(f), "--float", "--format", "json"],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr  # with the memory at hand it is analysed
