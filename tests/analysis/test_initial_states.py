@@ -161,11 +161,12 @@ def test_several_starts_refused_up_front_beyond_the_memory_budget():
     from markov_oca.core.errors import TooLargeError
     from markov_oca.core.memory import set_max_memory
 
+    chain = _chain()
     set_max_memory(3 * (N + 1) * 8 - 1)  # the float visits of 3 starts do not fit
     try:
         with pytest.raises(TooLargeError, match=r"the expected visits from 3 initial states to 6 states each"):
-            analyse(_chain(), exact=False)
-        assert analyse(_chain(), exact=False, init="uniform").steps == pytest.approx(
+            analyse(chain, exact=False)
+        assert analyse(chain, exact=False, init="uniform").steps == pytest.approx(
             float(sum(_steps(i) for i in (1, 2, 4)) / 3), rel=1e-12)  # a distribution holds one start at a time
     finally:
         set_max_memory(None)

@@ -176,6 +176,34 @@ def test_only_expected_answers_every_initial_state_by_one_solve():
         analyse_file(path, exact=True, only="expected")
 
 
+def test_only_expected_refines_a_solve_that_lost_digits(monkeypatch):
+    """A forward solve that comes back with a relative error of 1e-6 (an iterative solve stopped early, herman 15's
+    32,768 initial states) cannot certify 1e-9; rounds of iterative refinement, kept for every initial state, do;
+    one that never gets better is refused in one line."""
+    from markov_oca.linalg.system import LinearSystem
+
+    path = DATA / "herman-3.drn"
+    full = analyse_file(path, exact=True)
+    solve = LinearSystem.solve
+
+    def sloppy(self, b, tol=1e-12):
+        x, rep = solve(self, b, tol)
+        return x * (1 + 1e-6), rep
+
+    monkeypatch.setattr(LinearSystem, "solve", sloppy)
+    monkeypatch.setattr("markov_oca.analysis.moments.forward_system", lambda chain: None)  # the iterative route
+    fast = analyse_file(path, exact=False, only="expected")
+    solves = [x for r in fast.results for x in r.solver if not x.get("reused")]
+    assert len(solves) == 1 and solves[0]["refined"] == 3 and "refinement" in solves[0]["method"]
+    for s in full.states:
+        assert _within(fast[s].steps, fast[s].bounds["steps"], full[s].steps)
+        assert fast[s].bounds["steps"] <= 1e-9 * fast[s].steps
+    monkeypatch.setattr(LinearSystem, "solve", lambda self, b, tol=1e-12: (solve(self, b, tol)[0] + 1e-3,
+                                                                           solve(self, b, tol)[1]))
+    with pytest.raises(Exception, match=r"no bound under 1e-09 .* one forward solve and 3 rounds of refinement"):
+        analyse_file(path, exact=False, only="expected")
+
+
 def test_tiny_and_near_one_decimals_are_read_back(tmp_path):
     """A chance of 1/3**15 needs a denominator beyond 2**53 as the decimal 6.969171938e-08, and its complement
     0.9999999303 has too few digits to tell its fraction by: it is read as 1 minus the other."""
