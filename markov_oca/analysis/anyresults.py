@@ -233,6 +233,8 @@ def _left_out(rel: float) -> str:
     """What stands in for a figure certified only more loosely than asked: its bound and what would give it."""
     if not np.isfinite(rel):
         return "left out: no certified bound"
+    if rel >= 1:
+        return "left out: its certified bound is as large as itself"
     ask = 10.0 ** np.ceil(np.log10(rel)) if rel > 0 else rel
     return f"left out: certified within {rel:.2g} relative only (--precision {ask:g} gives it)"
 
