@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..core.errors import RulesError, TooLargeError
+from ..core.errors import RulesError, SolverError, TooLargeError
 from ..engine.clikit import App, Format, fail
 
 _UR_RULES = ("the Ur rule set: ur, ur-simplificado, ur-7-rescatados, ur-blitz, ur-masters, ur-aseb, or a rule "
@@ -201,6 +201,8 @@ def stats(
                                      "for these rules, else a solve now, up to five pieces)"),
     tail: float = typer.Option(1e-10, "--tail", help="carry the length distributions until this much "
                                "probability is left"),
+    precision: float = typer.Option(1e-9, "--precision", help="relative error every pair evaluation's figures "
+                                    "are proved to be within (as solve's)"),
     fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
 ) -> None:
     """What optimal play means: length, the shortest game, what weaker play loses, the regret of every decision.
@@ -220,9 +222,13 @@ def stats(
             raise RulesError(f"--tail must be between 0 and 1e-3, got {tail}")
         pols = tuple(p.strip() for p in policies.split(",") if p.strip())
         r = load_ur(rules, {"pieces": pieces} if pieces is not None else {})
-        st = ur_stats(r, table=table, policies=pols, tail=tail, progress=fmt is Format.text)
+        if not 0 < precision < 1:
+            raise RulesError(f"--precision must be between 0 and 1, got {precision}")
+        st = ur_stats(r, table=table, policies=pols, tail=tail, progress=fmt is Format.text, precision=precision)
     except (RulesError, TooLargeError, OSError) as exc:
         fail(str(exc), 2)
+    except SolverError as exc:  # a pair whose figures cannot be certified to --precision
+        fail(str(exc), 1)
     typer.echo(json.dumps(st.to_dict(), indent=1) if fmt is Format.json else st.text())
 
 

@@ -45,6 +45,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ..analysis.bounds import PRECISION
 from ..core.errors import RulesError
 from ..core.progress import progress_bar
 from .kernel import AGAIN, GAME_OVER, kernel_args, move_value, moves_kernel
@@ -395,7 +396,7 @@ def _values(r: UrRules, table: str | Path | None, timer: dict, progress: bool) -
 
 def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | None = None,
              values: np.ndarray | None = None, policies: tuple[str, ...] = ("random", "greedy"),
-             tail: float = 1e-10, progress: bool = False) -> UrStats:
+             tail: float = 1e-10, progress: bool = False, precision: float = PRECISION) -> UrStats:
     """What optimal play means for an Ur rule set: length, shortest game, the cost of weaker play, regrets.
 
     See the module docstring for what each figure is and how it is computed.
@@ -415,6 +416,9 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
         The weaker policies whose loss against optimal play is measured (:data:`.policy.POLICY_CODES`).
     tail : float
         The pair evaluations carry the length distribution until this much probability is left.
+    precision : float
+        The relative precision each pair evaluation's figures are certified to (as ``solve ur``'s
+        ``--precision``); a pair that cannot meet it is refused.
     progress : bool
         Show progress bars on stderr.
 
@@ -444,14 +448,14 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
     timer: dict[str, float] = {}
     v = values if values is not None else _values(r, table, timer, progress)
     t0 = time.perf_counter()
-    oo = solve_ur(r, "optimal", "optimal", values=v, tail=tail, progress=progress)
+    oo = solve_ur(r, "optimal", "optimal", values=v, tail=tail, progress=progress, precision=precision)
     timer["optimal pair"] = time.perf_counter() - t0
     light = float(oo.wins["light"])
     chances, losses = {}, {}
     for p in policies:
         t0 = time.perf_counter()
-        as_light = solve_ur(r, p, "optimal", values=v, tail=tail, progress=progress)
-        as_dark = solve_ur(r, "optimal", p, values=v, tail=tail, progress=progress)
+        as_light = solve_ur(r, p, "optimal", values=v, tail=tail, progress=progress, precision=precision)
+        as_dark = solve_ur(r, "optimal", p, values=v, tail=tail, progress=progress, precision=precision)
         timer[f"{p} pairs"] = time.perf_counter() - t0
         chances[f"light {p}"] = {k: float(x) for k, x in as_light.wins.items()}
         chances[f"dark {p}"] = {k: float(x) for k, x in as_dark.wins.items()}

@@ -365,8 +365,32 @@ def test_cli_json_text_and_saved_table(tmp_path):
     (["--policies", "optimal"], "policy 'optimal'"),
     (["--table", "nowhere.npy"], "nowhere.npy: no such table file"),
     (["--tail", "0.5"], "--tail"),
+    (["--precision", "2"], "--precision must be between 0 and 1"),
     (["--rules", "no-such-ur"], "no-such-ur"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, args, message):
     out = _run("stats", "--pieces", "1", *args, tables=tmp_path)
     assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_cli_precision_reaches_every_pair_and_a_refusal_exits_1(monkeypatch, tmp_path):
+    """--precision is each pair evaluation's (the refusal of a pair names it); a pair that cannot be certified
+    ends the command in one line with exit code 1, as solve's refusals do."""
+    from typer.testing import CliRunner
+
+    import markov_oca.ur.solve as us
+    from markov_oca.cli import app
+    from markov_oca.core.errors import SolverError
+
+    seen = []
+
+    def refuse(*args, precision, **kw):
+        seen.append(precision)
+        raise SolverError("no bound under 1e-12 (relative) for P(dark wins) (pushed to a tail of 1e-20): ask a "
+                          "looser --precision")
+
+    monkeypatch.setattr(us, "solve_ur", refuse)
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
+    out = CliRunner().invoke(app, ["ur", "stats", "--pieces", "1", "--precision", "1e-12"])
+    assert out.exit_code == 1 and seen == [1e-12], out.output
+    assert "no bound under 1e-12" in out.output and "Traceback" not in out.output
