@@ -141,10 +141,15 @@ def push_figures(push, ceiling: float, rules) -> PushFigures:
     throws = total(push.throws, push.tail_throws)
     last = dist.by_outcome[-20:].sum(axis=0)
     share = float(last[0] / last.sum()) if last.sum() > 0 else 0.5
-    won = float(push.wins[0])
+    # each side's chance from its own mass (its rounding relative to itself, not to the other side's: a side that
+    # rarely wins keeps a bound relative to its own chance), the tail shared as the last turns share it
+    split = max(share, 1.0 - share) * tail
+    won, won_dark = float(push.wins[0]), float(push.wins[1])
     light = won + float(dist.tail) * share
-    b = float((max(share, 1.0 - share) * tail + (rel + small) * won + 4 * U) * SLACK)
-    return PushFigures(light=(light, b), dark=(1.0 - light, b + 2 * U), turns=turns, throws=throws, rounding=rel,
+    dark = won_dark + float(dist.tail) * (1.0 - share)
+    b = float((split + (rel + small) * won + 4 * U) * SLACK)
+    b_dark = float((split + (rel + small) * won_dark + 4 * U) * SLACK)
+    return PushFigures(light=(light, b), dark=(dark, b_dark), turns=turns, throws=throws, rounding=rel,
                        lost=lost, tail=tail)
 
 

@@ -158,3 +158,16 @@ def test_a_miss_sweeps_the_evaluation_again(two):
     res = ur_solve.solve_ur(rules, "greedy", "random", optimal=lay, method="sweeps", precision=precision)
     assert res.route == "the evaluation swept again to a change of 1e-14"
     _agree(res, ur_solve.solve_ur(rules, "greedy", "random", optimal=lay, method="chain"), precision=precision)
+
+
+def test_each_sides_chance_from_the_push_has_a_bound_relative_to_itself(two):
+    """The push sums each side's wins on its own: the rounding of the side that wins less is relative to its own
+    chance, not to the other side's (a greedy pair of the seven-piece game was refused on P(dark wins) when dark's
+    bound was light's plus 2u). Pushed far enough that the rounding is most of each bound."""
+    rules, lay = two
+    got = ur_solve.solve_ur(rules, "optimal", "random", optimal=lay, method="push", tail=1e-15)
+    want = ur_solve.solve_ur(rules, "optimal", "random", optimal=lay, method="chain")
+    _agree(got, want)
+    (wl, wd), (bl, bd) = got.wins.values(), got.bounds["wins"].values()
+    assert wd < 0.4 * wl and bd < 0.5 * bl
+    assert abs(wl + wd - 1) <= bl + bd
