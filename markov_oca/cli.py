@@ -117,6 +117,10 @@ def _setting_param(s: Setting, command: str) -> inspect.Parameter:
     return inspect.Parameter(s.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
 
 
+_MAX_MEMORY_HELP = ("the most memory to use, e.g. 8G, 500M, or 50% of the memory available; a chain that would "
+                    "need more is refused before any work (default: 80%)")
+
+
 def _command(name: str, doc: str, common: list[tuple[str, Any, Any]],
              run: Callable[[dict[str, Any], dict[str, Any]], None]) -> None:
     """Declare ``markov-oca NAME``: its own flags, then every family setting taken by ``NAME``.
@@ -125,10 +129,8 @@ def _command(name: str, doc: str, common: list[tuple[str, Any, Any]],
     (a flag left unset is not passed, so the family's default applies).
     """
     declared = settings_for(name)
-    common = [*common, _opt("max_memory", None, "--max-memory",
-                            help="the most memory to use, e.g. 8G, 500M, or 50% of the memory available; a "
-                                 "chain that would need more is refused before any work (default: 80%)",
-                            kind=str | None, metavar="SIZE")]
+    common = [*common, _opt("max_memory", None, "--max-memory", help=_MAX_MEMORY_HELP, kind=str | None,
+                            metavar="SIZE")]
 
     def command(**kw: Any) -> None:
         limit = kw.pop("max_memory")
@@ -323,10 +325,7 @@ def analyse(
                                           "solve for every initial state), none of the other figures"),
     init: str | None = typer.Option(None, "--init", metavar="STATE", help=_INIT_HELP),
     init_dist: str | None = typer.Option(None, "--init-dist", metavar="FILE", help=_INIT_DIST_HELP),
-    max_memory: str | None = typer.Option(None, "--max-memory", metavar="SIZE",
-                                          help="the most memory to use, e.g. 8G, 500M, or 50% of the memory "
-                                          "available; a chain that would need more is refused before any work "
-                                          "(default: 80%)"),
+    max_memory: str | None = typer.Option(None, "--max-memory", metavar="SIZE", help=_MAX_MEMORY_HELP),
 ) -> None:
     """Analyse any absorbing Markov chain from a file: where it ends, how many steps it takes, visits per state."""
     from .io.chains import analyse_file

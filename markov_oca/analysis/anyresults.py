@@ -103,10 +103,8 @@ class AnyResults:
             see(f"E[{name}]", r["total"], r.get("bound"))
             for k, x in r["given"].items():
                 see(f"{name} given {k}", x, r.get("given_bound", {}).get(k))
-        for name, m in self.moments.items():
-            if not meets(m.second, m.variance_bound, prec):
-                out[f"Var[{name}]"] = float("inf") if m.variance_bound is None or m.second == 0 else \
-                    float(m.variance_bound) / abs(float(m.second))
+        for name, m in self.moments.items():  # a variance's bound relative to its second moment
+            see(f"Var[{name}]", m.second, m.variance_bound)
         for name, h in self.hitting.items():
             see(f"P(visits {name})", h, self.bounds.get(f"hitting {name}"))
         return out

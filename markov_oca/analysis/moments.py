@@ -73,7 +73,8 @@ def forward_block(chain: Chain, columns: np.ndarray, rounds: int = 0) -> Forward
                              np.empty_like(x))
             d, _ = chain.system.solve(r)
             x = x + d.reshape(x.shape)
-            rep.method += "" if "refinement" in rep.method else f", then {rounds} rounds of iterative refinement"
+        if rounds:
+            rep.method += f", then {rounds} rounds of iterative refinement"
     except SolverError as exc:
         return Forward(None, None, INF, {"analysis": "forward block", "method": str(exc), "residual": None,
                                          "iterations": 0})
