@@ -323,6 +323,9 @@ def analyse(
                                           help="give only the chance of ever reaching a state with this label "
                                           "(repeatable), or only the expected steps and rewards ('expected': one "
                                           "solve for every initial state), none of the other figures"),
+    given: int = typer.Option(16, "--given", metavar="N", min=0,
+                              help="give the steps and rewards given the class the chain ends in for the N most "
+                              "likely classes (each adds a column to one solve)"),
     init: str | None = typer.Option(None, "--init", metavar="STATE", help=_INIT_HELP),
     init_dist: str | None = typer.Option(None, "--init-dist", metavar="FILE", help=_INIT_DIST_HELP),
     max_memory: str | None = typer.Option(None, "--max-memory", metavar="SIZE", help=_MAX_MEMORY_HELP),
@@ -345,7 +348,7 @@ def analyse(
                                  "alone)")
             asked = {"only": "hit", "hit": [x[4:] for x in only] + list(hit or [])}
         _print(analyse_file(file, exact=exact, **{"hit": hit or None, **asked}, tail=tail, precision=precision,
-                             init=init, init_dist=init_dist),
+                             init=init, init_dist=init_dist, conditional=given),
                fmt, with_pmf=pmf)
 
     _guarded(body)

@@ -60,9 +60,10 @@ class Closed:
         d = {"name": self.name, "kind": self.kind, "size": int(self.states.size),
              "states": self.states[:20].tolist(), "absorption": number(self.absorption),
              "steps_given": None if self.steps_given is None else number(self.steps_given)}
-        if self.bound is not None:
+        # a bound is a float figure's: an exact fraction has none (the float solve's, kept on the object, is not it)
+        if self.bound is not None and not isinstance(self.absorption, Fraction):
             d["absorption_bound"] = self.bound
-        if self.steps_given_bound is not None:
+        if self.steps_given_bound is not None and not isinstance(self.steps_given, Fraction):
             d["steps_given_bound"] = self.steps_given_bound
         return d
 

@@ -92,3 +92,19 @@ def test_only_expected_and_a_label_formula(drn):
     formula = run(str(drn), "--exact", "--init", "1", "--hit", '"top" & !broke', "--format", "json")
     assert formula.returncode == 0, formula.stderr
     assert F(json.loads(formula.stdout)["hitting"]['"top" & !broke']["fraction"]) == F(1, 2)
+
+
+def test_given_names_how_many_classes_get_figures_given_them(drn):
+    # from 1: broke 2/3 after 5/3 steps on average given it, rich 1/3 after 8/3 (fair ruin on 0..3: i(2N - i)/3
+    # and (N^2 - i^2)/3); --given 1 gives the first only and a note says so; an exact fraction carries no bound
+    one = json.loads(run(str(drn), "--exact", "--init", "1", "--given", "1", "--format", "json", "--no-pmf").stdout)
+    broke, rich = one["classes"]
+    assert _fraction(broke["steps_given"]) == F(5, 3) and rich["steps_given"] is None
+    assert "absorption_bound" not in broke and "steps_given_bound" not in broke
+    assert any("the 1 most likely of the 2 classes" in n for n in one["notes"])
+    both = json.loads(run(str(drn), "--float", "--init", "1", "--format", "json", "--no-pmf").stdout)
+    broke, rich = both["classes"]
+    assert abs(F(rich["steps_given"]) - F(8, 3)) <= rich["steps_given_bound"] < 1e-9
+    assert not any("most likely" in n for n in both["notes"])
+    bad = run(str(drn), "--given", "-1")
+    assert bad.returncode == 2 and "--given" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

@@ -135,6 +135,20 @@ def test_herman_steps_from_every_initial_state():
     assert worst == Fraction(4, 3)  # QVBS: filter(max, R=? [F "stable"], "init")
 
 
+
+def test_float_mode_from_an_ending_state_stays_in_floats():
+    # every state initial, as Storm writes herman: from a stable (absorbing) start every total is 0 with bound 0,
+    # which meets the relative precision; a bound above 0 on those zeros sent each such start to the exact route,
+    # though floats were asked for (and the exact route is refused on a large chain)
+    res = analyse_file(DATA / "herman-3.drn", exact=False)
+    assert [r.route for r in res] == [None] * 8 and not any(r.exact for r in res)
+    for r in res:
+        if r.init != 0 and r.init != 7:  # the six stable states
+            assert r.steps == 0.0 and r.bounds["steps"] == 0.0 and r.moments["steps"].variance_bound == 0.0
+            assert r.rewards["steps (reward)"]["total"] == 0.0 and r.rewards["steps (reward)"]["bound"] == 0.0
+            assert r.outcomes[f"state {r.init}"] == 1.0 and not r.misses(1e-9)
+    assert abs(Fraction(res[0].steps) - Fraction(4, 3)) <= res[0].bounds["steps"] > 0
+
 def test_label_formula_as_storm_writes_it(tmp_path):
     body = "state 0 init\n\taction 0\n\t\t1 : 1/4\n\t\t2 : 3/4\nstate 1 knowA\n\taction 0\n\t\t1 : 1\n" \
            "state 2 knowB\n\taction 0\n\t\t2 : 1\n"
