@@ -324,8 +324,8 @@ def analyse(
                                           "(repeatable), or only the expected steps and rewards ('expected': one "
                                           "solve for every initial state), none of the other figures"),
     given: int = typer.Option(16, "--given", metavar="N", min=0,
-                              help="give the steps and rewards given the class the chain ends in for the N most "
-                              "likely classes (each adds a column to one solve)"),
+                              help="give the expected steps and rewards given the class the chain ends in for "
+                              "the N most likely classes"),
     init: str | None = typer.Option(None, "--init", metavar="STATE", help=_INIT_HELP),
     init_dist: str | None = typer.Option(None, "--init-dist", metavar="FILE", help=_INIT_DIST_HELP),
     max_memory: str | None = typer.Option(None, "--max-memory", metavar="SIZE", help=_MAX_MEMORY_HELP),
