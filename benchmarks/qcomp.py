@@ -330,6 +330,8 @@ def run_instance(inst: dict, out_dir: Path, do_exact: bool, timeout: float, stor
     rows = []
     # the runs; Storm's exact build only where our exact mode may answer (beyond, it refuses in one line)
     modes = ("float",) if not do_exact else MODES if inst["states"] <= EXACT_BUILD_LIMIT else MODES[:2]
+    if inst["prism"] is None and inst["jani"] is None:  # the checkout holds neither file (large ones are absent)
+        return [{**inst, "property": "-", "mode": "-", "status": "no source"}]
     try:
         storm = _storm(inst, d, "exact-r" in modes, timeout)
     except Exception as e:  # any failure of the build is reported in the table
