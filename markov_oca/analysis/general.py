@@ -293,8 +293,9 @@ def _pushed(chain: Chain, transient: np.ndarray, tail: float, max_steps: int,
 
 def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, precision: float) -> AnyResults:
     """The expected steps and reward totals alone (``only="expected"``), from one forward solve shared by every
-    initial state: ``x = N r`` from every state at once, each figure bounded by ``||N||_inf`` times the solve's
-    certified residual (the same bound for every state). Float mode only."""
+    initial state: ``x = N r`` from every state at once, each figure bounded by the solve's certified residual
+    times the smaller of ``||N||_inf`` and the expected steps from its state (:meth:`.Forward.delta_at`). Float
+    mode only."""
     if exact:
         raise ChainError("only='expected' answers in floating point (one forward solve for every initial state); "
                          "drop exact, or drop only for the exact figures from each initial state", key="only")
@@ -309,7 +310,7 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
 
     def figures_of(fwd: Forward) -> list[tuple[str, float, float]]:
         return [(name, float(fwd.x[s, c]) if transient and fwd.x is not None else 0.0,
-                 fwd.delta(c) if transient else 0.0) for c, name in enumerate(["steps", *shared.values])]
+                 fwd.delta_at(c, s) if transient else 0.0) for c, name in enumerate(["steps", *shared.values])]
 
     figures = figures_of(fwd)
     if fwd.x is not None and not fwd.report.get("refined") and not all(meets(v, b, precision) for _, v, b in figures):

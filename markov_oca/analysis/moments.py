@@ -47,6 +47,20 @@ class Forward:
             return INF
         return self.norm * float(self.res[:, c].max(initial=0.0)) * SLACK
 
+    def delta_at(self, c: int, s: int) -> float:
+        """Certified ``|x - x'|`` of column ``c`` at state ``s``: the smaller of :meth:`delta` and
+        ``max|r_c| t_s``, as ``|N r| <= max|r| N 1`` (``N >= 0``) and ``N 1 = t`` are the expected steps. From
+        column 0 itself, ``t <= t' + max|r_0| t``, so ``t_s <= t'_s / (1 - max|r_0|)``. Where the steps are few
+        the bound is small with them, however large ``||N||`` is elsewhere."""
+        d = self.delta(c)
+        if self.x is None:
+            return d
+        m = float(self.res[:, 0].max(initial=0.0)) * SLACK
+        if not m < 1.0:
+            return d
+        t = max(float(self.x[s, 0]), 0.0) / (1.0 - m) * SLACK
+        return min(d, float(self.res[:, c].max(initial=0.0)) * t * SLACK)
+
 
 def forward_block(chain: Chain, columns: np.ndarray, rounds: int = 0) -> Forward:
     """Solve ``(I - Q) X = [1 | columns]`` on the transient states and certify ``||N||_inf`` from column 0.

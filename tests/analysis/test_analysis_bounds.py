@@ -138,3 +138,26 @@ def test_a_tiny_float_entry_held_on_the_grid_is_named_in_a_note():
     assert analyse(tiny, exact=False).notes == tiny.notes[-1:]
     plain = from_matrix([[0.25, 0.75], [0, 1]], init=0)
     assert not plain.notes
+
+
+def test_a_states_bound_follows_its_expected_steps():
+    # fair ruin on 0..40: t_i = i (40 - i), 400 in the middle, 39 next to an end. Each expected-steps figure is
+    # off by 1e-9 of itself; the per-state bound max|r| t_s must hold from every state, and next to an end be
+    # about ten times smaller than ||N|| max|r|, the same for every state
+    from markov_oca.analysis.bounds import forward_bound
+    from markov_oca.analysis.moments import Forward, forward_block
+
+    n = 40
+    P = [[F(0)] * (n + 1) for _ in range(n + 1)]
+    P[0][0] = P[n][n] = F(1)
+    for i in range(1, n):
+        P[i][i - 1] = P[i][i + 1] = F(1, 2)
+    chain = from_matrix(P, init=1)
+    fwd = forward_block(chain, np.zeros((n + 1, 0)))
+    exact = np.array([i * (n - i) for i in range(n + 1)], np.float64)
+    x = exact * (1 + 1e-9 * np.random.default_rng(7).uniform(-1, 1, n + 1))
+    b = chain.structure.transient.astype(np.float64)[:, None]
+    off = Forward(x[:, None].copy(), forward_bound(chain, b, x[:, None]), fwd.norm)
+    for s in range(1, n):
+        assert abs(x[s] - exact[s]) <= off.delta_at(0, s) <= off.delta(0)
+    assert off.delta_at(0, 1) < off.delta(0) / 5
