@@ -82,7 +82,7 @@ from .chain import Chain
 from .exact import EXACT_LIMIT
 from .exactfigures import as_floats, exact_figures
 from .initial import InitialResults, Visits, mix, starts
-from .moments import Forward, Moment, branch_values, forward_block, moment
+from .moments import Forward, branch_values, forward_block, moment
 from .tails import AbsorptionTime, absorption_time
 
 __all__ = ["AbsorptionTime", "AnyResults", "Closed", "InitialResults", "analyse", "closed_classes", "expected_visits",
@@ -583,12 +583,6 @@ class _Float:
 
     def _moments(self, fwd: Forward, v: np.ndarray, vb: np.ndarray) -> None:
         chain, res = self.chain, self.res
-        if not self.transient[chain.init]:  # started where it ends: every total is 0, exactly
-            zero = Moment(0.0, 0.0, 0.0, 0.0)
-            res.moments = {"steps": zero, **{name: zero for name in self.values}}
-            res.steps, res.bounds["steps"] = 0.0, 0.0
-            res.rewards = {name: {"total": 0.0, "bound": 0.0, "given": {}, "given_bound": {}} for name in self.values}
-            return
         res.moments = {"steps": moment(chain, fwd, 0, None, v, vb)}
         res.steps, res.bounds["steps"] = res.moments["steps"].mean, res.moments["steps"].mean_bound
         res.rewards = {}

@@ -124,18 +124,23 @@ def adjoint_residual(nxt, pnum, inv_denom, active, e, v, res, err):
 
 @numba.njit(cache=True, nogil=True)
 def compensated_dot(a, b):
-    """``sum(a * b)`` by Neumaier's compensated sum, and a bound on its error (exact inputs)."""
+    """``sum(a * b)`` by Neumaier's compensated sum, and a bound on its error (exact inputs). A product with a
+    zero factor is exactly 0 and cannot underflow: only the others count for underflow, so a sum whose every
+    term has a zero factor is exact (error 0)."""
     s = 0.0
     c = 0.0
     mag = 0.0
+    nonzero = 0
     for i in range(a.size):
         p = a[i] * b[i]
         s, c = two_sum(s, c, p)
         mag += abs(p)
+        if a[i] != 0.0 and b[i] != 0.0:
+            nonzero += 1
     total = s + c
     k = float(a.size)
     err = 2.0 * 1.1102230246251565e-16 * abs(total) + (2.0 * 1.1102230246251565e-16 + 4.0 * k * 1.232595164407831e-32) \
-        * mag * (1.0 + 1e-6) + k * 9.332636185032189e-302
+        * mag * (1.0 + 1e-6) + float(nonzero) * 9.332636185032189e-302
     return total, err
 
 

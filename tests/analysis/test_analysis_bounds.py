@@ -161,3 +161,16 @@ def test_a_states_bound_follows_its_expected_steps():
     for s in range(1, n):
         assert abs(x[s] - exact[s]) <= off.delta_at(0, s) <= off.delta(0)
     assert off.delta_at(0, 1) < off.delta(0) / 5
+
+
+def test_a_dot_product_of_zero_terms_is_exact():
+    # a product with a zero factor is exactly 0: no underflow allowance for it, so a sum of such terms has error 0
+    # (an absorbing start's visits are all 0, and its totals must then be 0 with bound 0); products of nonzeros
+    # that underflow keep theirs
+    from markov_oca.linalg.certify import compensated_dot
+
+    assert compensated_dot(np.zeros(5), np.arange(5.0)) == (0.0, 0.0)
+    total, err = compensated_dot(np.full(3, 1e-200), np.full(3, 1e-200))  # each product underflows to 0
+    assert total == 0.0 and err >= 3 * 9.3e-302
+    total, err = compensated_dot(np.array([0.1, 0.0]), np.array([0.0, 3.0]))
+    assert total == 0.0 and err == 0.0
