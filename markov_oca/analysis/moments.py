@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -41,11 +42,16 @@ class Forward:
     norm: float  # certified bound on ||N||_inf (inf when none)
     report: dict = field(default_factory=dict)
 
+    @cached_property
+    def largest(self) -> np.ndarray:
+        """The largest residual bound of each column (asked once per column and initial state)."""
+        return self.res.max(axis=0, initial=0.0)
+
     def delta(self, c: int) -> float:
         """Certified ``max |x - x'|`` of column ``c``."""
         if self.x is None or not np.isfinite(self.norm):
             return INF
-        return self.norm * float(self.res[:, c].max(initial=0.0)) * SLACK
+        return self.norm * float(self.largest[c]) * SLACK
 
     def delta_at(self, c: int, s: int) -> float:
         """Certified ``|x - x'|`` of column ``c`` at state ``s``: the smaller of :meth:`delta` and
@@ -55,11 +61,11 @@ class Forward:
         d = self.delta(c)
         if self.x is None:
             return d
-        m = float(self.res[:, 0].max(initial=0.0)) * SLACK
+        m = float(self.largest[0]) * SLACK
         if not m < 1.0:
             return d
         t = max(float(self.x[s, 0]), 0.0) / (1.0 - m) * SLACK
-        return min(d, float(self.res[:, c].max(initial=0.0)) * t * SLACK)
+        return min(d, float(self.largest[c]) * t * SLACK)
 
 
 def forward_block(chain: Chain, columns: np.ndarray, rounds: int = 0) -> Forward:
