@@ -207,6 +207,8 @@ def forward_system(chain: Chain) -> TopologicalSystem | None:
     :attr:`~markov_oca.analysis.chain.Chain.system` solves)."""
     if "_forward_topological" not in chain.__dict__:
         transient = chain.structure.transient
+        if chain.packed:  # the topological pass reads a padded table: a packed chain's own system solves
+            return None
         chain.__dict__["_forward_topological"] = topological(chain, transient) if transient.sum() > DIRECT_LIMIT \
             else None
     return chain.__dict__["_forward_topological"]
@@ -409,7 +411,7 @@ def _relative_bound(chain: Chain, active: np.ndarray, b: np.ndarray, rb: np.ndar
     except SolverError:
         return float("inf")
     res, rerr = np.empty_like(x), np.empty_like(x)
-    forward_residual(chain.next, chain.pnum, 1.0 / chain.denom, active, cols, x, res, rerr)
+    forward_residual(*chain.rows, 1.0 / chain.denom, active, cols, x, res, rerr)
     if own:
         norm = norm_bound(chain, x[:, 1], active)[0]
     delta = norm * float((np.abs(res[:, 0]) + rerr[:, 0]).max(initial=0.0)) * SLACK

@@ -61,7 +61,7 @@ def forward_bound(chain: Chain, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     b2 = np.ascontiguousarray(b.reshape(b.shape[0], -1), dtype=np.float64)
     x2 = np.ascontiguousarray(x.reshape(x.shape[0], -1), dtype=np.float64)
     res, err = np.empty_like(x2), np.empty_like(x2)
-    forward_residual(chain.next, chain.pnum, 1.0 / chain.denom, chain.structure.transient, b2, x2, res, err)
+    forward_residual(*chain.rows, 1.0 / chain.denom, chain.structure.transient, b2, x2, res, err)
     return np.abs(res) + err
 
 
@@ -84,7 +84,7 @@ def norm_bound(chain: Chain, t: np.ndarray, active: np.ndarray | None = None) ->
     tc = np.where(transient, np.maximum(np.nan_to_num(t, nan=0.0), 0.0), 0.0)
     x = tc[:, None]
     res, err = np.empty_like(x), np.empty_like(x)
-    forward_residual(chain.next, chain.pnum, 1.0 / chain.denom, transient, np.zeros_like(x), x, res, err)
+    forward_residual(*chain.rows, 1.0 / chain.denom, transient, np.zeros_like(x), x, res, err)
     # (I - Q) t = -res, up to err: its smallest certain value over the transient states
     low = (-res[:, 0] - err[:, 0])[transient]
     d = float(1.0 - low.min()) * (1 + 4 * U) if low.min() < 1 else 1.0 - float(low.min()) * (1 - 4 * U)

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ..linalg.rows import row_width
+from ..linalg.rows import Rows, padded_rows, row_width
 
 
 @numba.njit(cache=True)
@@ -129,13 +129,12 @@ def _flow_by_key(nxt, pnum, inv_denom, v, key, deadlock, n_keys):
 
 
 @numba.njit(cache=True)
-def _classes_left(nxt, label, n_comp):
+def _classes_left(lo, hi, nxt, label, n_comp):
     """For each strongly connected class, whether some transition leaves it."""
     leaves = np.zeros(n_comp, np.bool_)
-    for s in range(nxt.shape[0]):
-        for j in range(row_width(nxt, s)):
-            t = nxt[s, j]
-            if label[t] != label[s]:
+    for s in range(lo.size):
+        for j in range(lo[s], hi[s]):
+            if label[nxt[j]] != label[s]:
                 leaves[label[s]] = True
     return leaves
 
@@ -285,7 +284,11 @@ def strong_classes(nxt: np.ndarray, pnum: np.ndarray, denom: int,
         indptr, indices, data = _branch_csr(nxt, pnum, 1.0 / denom)
         n = nxt.shape[0]
         P = sp.csr_array((data, indices, indptr), shape=(n, n))
+    return classes_of(P, padded_rows(nxt, pnum))
+
+
+def classes_of(P: sp.csr_array, rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`strong_classes` of the chain whose transition matrix is ``P`` and branches ``rows``."""
     n_comp, label = connected_components(P, directed=True, connection="strong")
-    del P
     label = label.astype(np.int32)
-    return label, ~_classes_left(nxt, label, n_comp)
+    return label, ~_classes_left(*rows[:3], label, n_comp)

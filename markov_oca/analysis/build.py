@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from ..core.errors import RulesError
 from ..core.memory import check_fits
+from ..linalg.rows import packed_rows
 from .chain import Chain
 
 #: The denominator of a float matrix's probabilities (see the module docstring).
@@ -86,6 +87,24 @@ class AnyChain(Chain):
     exact_rewards: dict[str, list[Fraction]] = field(default_factory=dict)
     source: str = "matrix"
     notes: list[str] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:
+        # A chain held packed builds its padded table the first time an analysis asks for it (refused up front,
+        # with its size, when that does not fit).
+        packed = self.__dict__.get("_packed")
+        if name in ("next", "pnum") and packed is not None:
+            indptr, indices, num = packed
+            self.__dict__["next"], self.__dict__["pnum"] = _branch_form(indptr, indices, num, indptr.size - 1,
+                                                                        self.source)
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _hold_packed(self, indptr: np.ndarray, indices: np.ndarray, num: np.ndarray) -> None:
+        """Keep the branches as CSR alone (see :attr:`~markov_oca.analysis.chain.Chain.packed`)."""
+        self.__dict__["_packed"] = (indptr, indices, num)
+        self.__dict__["rows"] = packed_rows(indptr, indices, num)
+        self.__dict__["n_transitions"] = int(indices.size)
+        del self.__dict__["next"], self.__dict__["pnum"]
 
     def describe(self, state: int) -> dict:
         """The state's number, its name when it has one, and its labels."""
@@ -225,6 +244,14 @@ def _exact_triples(n: int, rows: np.ndarray, cols: np.ndarray, vals: list[Fracti
 def _dense_triples(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Fraction]]:
     rows, cols = np.nonzero(dense != 0)
     return rows, cols, [Fraction(x) for x in dense[rows, cols].tolist()]
+
+
+#: A chain's rows are held packed (CSR) when padding them to the widest would take more than PACK_RATIO times the
+#: bytes of the packed rows and more than PACK_BYTES: one state with a successor for every state makes the padded
+#: table n**2 entries. The analyses that read packed rows (the expected steps and rewards, ``only="expected"``)
+#: then run at the packed size; the others build the padded table when they first need it.
+PACK_RATIO = 4
+PACK_BYTES = 256 * 2**20
 
 
 def _branch_form(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, n: int,
@@ -510,11 +537,21 @@ def _assemble(n: int, indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, 
               labels: Mapping[str, Any] | None, rewards: Mapping[str, Any] | None, names: list | None,
               exact: bool, source: str, notes: list[str],
               branch_rewards: Mapping[str, np.ndarray] | None = None) -> AnyChain:
-    nxt, pnum = _branch_form(np.asarray(indptr, np.int64), np.asarray(indices, np.int64), num, n, source)
+    indptr = np.asarray(indptr, np.int64)
     lengths = np.diff(indptr)
-    first = nxt[:, 0]
+    width = max(1, int(lengths.max()) if lengths.size else 1)
+    packed = not branch_rewards and n * width * 12 > max(PACK_BYTES, PACK_RATIO * (indptr.size * 8 + indices.size * 12))
+    if packed:
+        nxt, pnum = None, None
+        indices, num = np.asarray(indices, np.int32), np.asarray(num, np.int64)
+        first, first_num = np.full(n, -1, np.int64), np.zeros(n, np.int64)
+        has = lengths > 0
+        first[has], first_num[has] = indices[indptr[:-1][has]], num[indptr[:-1][has]]
+    else:
+        nxt, pnum = _branch_form(indptr, np.asarray(indices, np.int64), num, n, source)
+        first, first_num = nxt[:, 0], pnum[:, 0]
     label_sets = _label_sets(labels, n, source)
-    absorbing = (lengths == 1) & (first == np.arange(n)) & (pnum[:, 0] == denom)
+    absorbing = (lengths == 1) & (first == np.arange(n)) & (first_num == denom)
     if "deadlock" in label_sets:  # our own files mark the deadlocked states: they are not outcomes
         absorbing[label_sets["deadlock"]] = False
     absorbing = np.flatnonzero(absorbing)
@@ -523,13 +560,16 @@ def _assemble(n: int, indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, 
     state_rewards, exact_rewards = _rewards(rewards, n, source)
     mover = np.zeros(n, np.int8)
     mover[absorbing] = -1
-    return AnyChain(
+    chain = AnyChain(
         next=nxt, pnum=pnum, denom=int(denom), init=init,
         outcomes=_outcome_names(absorbing, label_sets, names), players=1, mover=mover,
         state_rewards=state_rewards, branch_rewards=dict(branch_rewards or {}),
         state_ids=np.arange(n, dtype=np.int64),
         labels=label_sets, exact=exact, names=names, exact_rewards=exact_rewards, source=source, notes=notes,
     )
+    if packed:
+        chain._hold_packed(indptr, indices, num)
+    return chain
 
 
 def from_networkx(G: Any, *, init: Hashable | None = None, weight: str | None = None,

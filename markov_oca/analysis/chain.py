@@ -26,6 +26,7 @@ from ..core.errors import SolverError
 from ..core.progress import Pacer
 from ..linalg.certify import push_rounding
 from ..linalg.hitting import hitting_block
+from ..linalg.rows import Rows, padded_rows
 from ..linalg.solve import DIRECT_LIMIT, LinearSystem, SolveReport, _adjoint_residual, _split_transposed, adjoint_solve
 from .branches import (
     _branch_csr,
@@ -35,6 +36,7 @@ from .branches import (
     _flow_into,
     _forward_sweep,
     _length_pmf,
+    classes_of,
     strong_classes,
 )
 
@@ -178,7 +180,14 @@ class Chain:
 
     @property
     def n(self) -> int:
-        return int(self.next.shape[0])
+        nxt = self.__dict__.get("next")  # a chain that holds its rows packed has none until asked for it
+        return int(nxt.shape[0] if nxt is not None else self.mover.shape[0])
+
+    @functools.cached_property
+    def rows(self) -> Rows:
+        """The branches as :class:`~markov_oca.linalg.rows.Rows` (flat arrays and each state's span in them),
+        the form the kernels that run on any chain read."""
+        return padded_rows(self.next, self.pnum)
 
     @functools.cached_property
     def n_transitions(self) -> int:
@@ -198,10 +207,20 @@ class Chain:
 
     # ------------------------------------------------------------------ matrices
 
+    @property
+    def packed(self) -> bool:
+        """Whether the chain holds its branches packed (:attr:`rows` as CSR, sorted and distinct within a row)
+        rather than as a padded table: ``next`` and ``pnum`` are then built only when some analysis asks for
+        them (:class:`~markov_oca.analysis.build.AnyChain` does this for a chain with very wide rows)."""
+        return "next" not in self.__dict__
+
     @functools.cached_property
     def P(self) -> sp.csr_array:
         """The transition matrix (float), duplicates summed, columns sorted; built straight from the branches
         (12 bytes a transition, no intermediate triplets)."""
+        if self.packed:
+            lo, hi, nxt, pnum = self.rows
+            return sp.csr_array((pnum * (1.0 / self.denom), nxt, np.append(lo, hi[-1:])), shape=(self.n, self.n))
         indptr, indices, data = _branch_csr(self.next, self.pnum, 1.0 / self.denom)
         return sp.csr_array((data, indices, indptr), shape=(self.n, self.n))
 
@@ -223,7 +242,9 @@ class Chain:
     def strong_classes(self) -> tuple[np.ndarray, np.ndarray]:
         """:func:`~markov_oca.analysis.branches.strong_classes` of the chain, found once (on :attr:`P` when
         that is built already)."""
-        return strong_classes(self.next, self.pnum, self.denom, self.__dict__.get("P"))
+        if "P" in self.__dict__ or self.packed:
+            return classes_of(self.P, self.rows)
+        return strong_classes(self.next, self.pnum, self.denom)
 
     @functools.cached_property
     def structure(self) -> Structure:
@@ -245,6 +266,8 @@ class Chain:
     @functools.cached_property
     def system(self) -> LinearSystem:
         """``x = b + Q x`` on the transient states, factorised or ordered once."""
+        if self.packed:
+            return LinearSystem(None, None, self.denom, self.structure.transient, order=self.order(), rows=self.rows)
         return LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, order=self.order())
 
     def _solve(self, b: np.ndarray, reports: list[SolveReport] | None) -> np.ndarray:

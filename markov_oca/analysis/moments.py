@@ -89,7 +89,7 @@ def forward_block(chain: Chain, columns: np.ndarray, rounds: int = 0) -> Forward
             x, rep = chain.system.solve(b)
         for _ in range(rounds):
             r = np.empty_like(x)
-            forward_residual(chain.next, chain.pnum, 1.0 / chain.denom, transient, b, np.ascontiguousarray(x), r,
+            forward_residual(*chain.rows, 1.0 / chain.denom, transient, b, np.ascontiguousarray(x), r,
                              np.empty_like(x))
             d, _ = chain.system.solve(r)
             x = x + d.reshape(x.shape)

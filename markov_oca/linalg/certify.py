@@ -57,9 +57,10 @@ def two_sum(s, c, x):
 
 
 @numba.njit(cache=True, nogil=True)
-def forward_residual(nxt, pnum, inv_denom, active, b, x, res, err):
+def forward_residual(lo, hi, nxt, pnum, inv_denom, active, b, x, res, err):
     """``res = b + Q x - x`` on the active rows (columns of ``x`` at once) and the rounding allowance ``err``.
 
+    The chain's branches come as :class:`~markov_oca.linalg.rows.Rows` (``*chain.rows``).
     ``|true residual| <= |res| + err`` row by row, where the true residual uses the chain's exact
     probabilities ``pnum / denom``. Inactive rows get 0.
     """
@@ -74,11 +75,11 @@ def forward_residual(nxt, pnum, inv_denom, active, b, x, res, err):
         for c in range(m):
             s = b[i, c] - x[i, c]
             a = abs(b[i, c]) + abs(x[i, c])
-            for j in range(row_width(nxt, i)):
-                t = nxt[i, j]
+            for j in range(lo[i], hi[i]):
+                t = nxt[j]
                 if not active[t]:
                     continue
-                q = pnum[i, j] * inv_denom * x[t, c]
+                q = pnum[j] * inv_denom * x[t, c]
                 s += q
                 a += abs(q)
                 if c == 0:

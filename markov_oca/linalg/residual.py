@@ -9,21 +9,23 @@ from .rows import row_width
 
 
 @numba.njit(cache=True, nogil=True)
-def _residual(nxt, pnum, inv_denom, active, stop, b, x):
-    """``max |x - b - Q x|`` over the active states and columns, ``Q`` without the ``stop`` branches."""
+def _residual(lo, hi, nxt, pnum, inv_denom, active, stop, b, x):
+    """``max |x - b - Q x|`` over the active states and columns, ``Q`` without the ``stop`` branches (the chain's
+    :class:`~markov_oca.linalg.rows.Rows`; ``stop`` a flag per flat branch, or empty for none)."""
     worst = 0.0
     n_rhs = b.shape[1]
     acc = np.empty(n_rhs)
-    for s in range(nxt.shape[0]):
+    stops = stop.size > 0
+    for s in range(lo.size):
         if not active[s]:
             continue
         for r in range(n_rhs):
             acc[r] = x[s, r] - b[s, r]
-        for j in range(row_width(nxt, s)):
-            t = nxt[s, j]
-            if stop[s, j] or not active[t]:
+        for j in range(lo[s], hi[s]):
+            t = nxt[j]
+            if (stops and stop[j]) or not active[t]:
                 continue
-            p = pnum[s, j] * inv_denom
+            p = pnum[j] * inv_denom
             for r in range(n_rhs):
                 acc[r] -= p * x[t, r]
         for r in range(n_rhs):

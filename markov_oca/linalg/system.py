@@ -16,6 +16,7 @@ from ..core.errors import SolverError
 from .bicgstab import GROUP, _split_solve
 from .report import DIRECT_LIMIT, SolveReport, checked
 from .residual import _residual
+from .rows import Rows, padded_rows
 from .split import SplitMatrix, _split_branches, system_matrix
 from .sweeps import _lower_solve, _upper_half
 
@@ -57,11 +58,17 @@ class LinearSystem:
         a symmetric Gauss-Seidel sweep) or ``"auto"``: direct up to ``DIRECT_LIMIT`` states.
     """
 
-    def __init__(self, nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray,
-                 stop: np.ndarray | None = None, order: np.ndarray | None = None, method: str = "auto"):
+    def __init__(self, nxt: np.ndarray | None, pnum: np.ndarray | None, denom: int, active: np.ndarray,
+                 stop: np.ndarray | None = None, order: np.ndarray | None = None, method: str = "auto",
+                 rows: Rows | None = None):
         self.nxt, self.pnum, self.denom, self.active = nxt, pnum, denom, active
-        self.stop = np.zeros(nxt.shape, bool) if stop is None else stop
-        n = nxt.shape[0]
+        # rows given alone: the chain holds its branches packed (CSR, sorted and distinct within a row)
+        self.packed = nxt is None
+        if self.packed and (rows is None or stop is not None):
+            raise ValueError("a packed system takes its rows, and no stopped branches")
+        self.rows = rows if rows is not None else padded_rows(nxt, pnum)
+        self.stop = None if stop is None or not stop.any() else stop
+        n = active.size
         n_active = int(np.count_nonzero(active))
         if method == "auto":
             method = "direct" if n_active <= DIRECT_LIMIT else "bicgstab"
@@ -79,10 +86,14 @@ class LinearSystem:
         self._a = None
         self.split = None
         if method != "direct":
-            pos = np.full(n, -1, np.int64)
-            pos[order] = np.arange(order.size)
-            arrays = _split_branches(nxt, pnum, np.int64(denom), active, self.stop, order, pos)
-            self.split = SplitMatrix(*arrays)
+            if self.packed:
+                self.split = SplitMatrix.from_csr(self.a)
+            else:
+                pos = np.full(n, -1, np.int64)
+                pos[order] = np.arange(order.size)
+                arrays = _split_branches(nxt, pnum, np.int64(denom), active,
+                                         np.zeros(nxt.shape, bool) if stop is None else stop, order, pos)
+                self.split = SplitMatrix(*arrays)
             if not (self.split.d > 0).all():
                 raise SolverError("an active state never leaves itself: the system is singular")
 
@@ -90,12 +101,18 @@ class LinearSystem:
     def a(self) -> sp.csr_array:
         """``I - Q`` as CSR, rows and columns in sweep order (built on first use)."""
         if self._a is None:
-            a, ids = system_matrix(self.nxt, self.pnum, self.denom, self.active,
-                                   None if not self.stop.any() else self.stop)
-            pos = np.full(self.nxt.shape[0], -1, np.int64)
-            pos[ids] = np.arange(ids.size)
-            perm = pos[self.ids]
-            a = a[perm][:, perm].tocsr()
+            if self.packed:
+                lo, hi, nxt, pnum = self.rows
+                q = sp.csr_array((pnum * (1.0 / self.denom), nxt, np.append(lo, hi[-1:])),
+                                 shape=(lo.size, lo.size))
+                a = sp.eye_array(self.ids.size, format="csr") - q[self.ids][:, self.ids]
+            else:
+                a, ids = system_matrix(self.nxt, self.pnum, self.denom, self.active, self.stop)
+                pos = np.full(self.nxt.shape[0], -1, np.int64)
+                pos[ids] = np.arange(ids.size)
+                perm = pos[self.ids]
+                a = a[perm][:, perm]
+            a = sp.csr_array(a)
             a.sort_indices()
             self._a = a
         return self._a
@@ -140,5 +157,6 @@ class LinearSystem:
             sol, iters = _split_solve(self.split, b2[self.ids], tol, 5000)
             x[self.ids] = sol
             report = SolveReport("BiCGSTAB, symmetric Gauss-Seidel preconditioned", 0.0, iters)
-        report.residual = float(_residual(self.nxt, self.pnum, 1.0 / self.denom, self.active, self.stop, b2, x))
+        stop = np.zeros(0, bool) if self.stop is None else np.ascontiguousarray(self.stop).reshape(-1)
+        report.residual = float(_residual(*self.rows, 1.0 / self.denom, self.active, stop, b2, x))
         return (x[:, 0] if squeeze else x), checked(report, b2)

@@ -1,0 +1,103 @@
+"""A chain with one very wide row holds its rows packed (CSR): the expected steps and rewards are answered at the
+packed size, and every other analysis gets the same figures as from the padded table, or a refusal up front when
+that table does not fit."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import markov_oca.analysis.build as build
+from markov_oca.analysis.branches import classes_of, strong_classes
+from markov_oca.analysis.general import analyse
+from markov_oca.core.errors import TooLargeError
+from markov_oca.core.memory import set_max_memory
+from markov_oca.linalg.rows import padded_rows
+from markov_oca.linalg.system import LinearSystem
+
+N = 300  # states 0..N-1 transient, N absorbing
+
+
+def hub_matrix(seed: int = 7) -> sp.csr_array:
+    """State 0 steps to every transient state; each other state to 0, to two random states, or to the end."""
+    rng = np.random.default_rng(seed)
+    rows, cols, vals = [0] * (N - 1), list(range(1, N)), [1.0 / (N - 1)] * (N - 1)
+    for s in range(1, N):
+        a, b = rng.integers(1, N, 2)
+        for t, p in ((0, 0.25), (int(a), 0.25), (int(b), 0.25), (N, 0.25)):
+            rows.append(s), cols.append(t), vals.append(p)
+    rows.append(N), cols.append(N), vals.append(1.0)
+    return sp.csr_array((vals, (rows, cols)), shape=(N + 1, N + 1))
+
+
+@pytest.fixture
+def chains(monkeypatch):
+    padded = build.from_matrix(hub_matrix(), init=0, rewards={"cost": np.arange(N + 1) % 3})
+    monkeypatch.setattr(build, "PACK_BYTES", 0)
+    monkeypatch.setattr(build, "PACK_RATIO", 1)
+    packed = build.from_matrix(hub_matrix(), init=0, rewards={"cost": np.arange(N + 1) % 3})
+    return padded, packed
+
+
+def test_a_wide_row_is_held_packed(chains):
+    padded, packed = chains
+    assert not padded.packed and packed.packed
+    assert "next" not in packed.__dict__  # the padded table is not built to answer these
+    m = hub_matrix()
+    m.sum_duplicates()
+    assert packed.n == N + 1 and packed.n_transitions == padded.n_transitions == m.nnz
+    assert (packed.P != padded.P).nnz == 0
+    label, closed = packed.strong_classes
+    ref_label, ref_closed = strong_classes(padded.next, padded.pnum, padded.denom)
+    assert np.array_equal(closed[label], ref_closed[ref_label])
+    assert np.array_equal(*[classes_of(c.P, c.rows)[1][classes_of(c.P, c.rows)[0]] for c in (padded, packed)])
+
+
+@pytest.mark.parametrize("method", ["direct", "bicgstab"])
+def test_packed_and_padded_systems_solve_alike(chains, method):
+    padded, packed = chains
+    active = padded.structure.transient
+    b = np.where(active, 1.0, 0.0)
+    x1, r1 = LinearSystem(padded.next, padded.pnum, padded.denom, active, method=method).solve(b)
+    x2, r2 = LinearSystem(None, None, packed.denom, active, method=method, rows=packed.rows).solve(b)
+    assert r1.residual < 1e-12 and r2.residual < 1e-12
+    assert np.abs(x1 - x2).max() < 1e-10 * x1.max()
+    assert x1[N] == x2[N] == 0.0
+
+
+def test_expected_from_every_state_agree_within_their_bounds(chains):
+    padded, packed = chains
+    a = [analyse(padded, init=s, only="expected", exact=False) for s in (0, 1, 57, N)]
+    b = [analyse(packed, init=s, only="expected", exact=False) for s in (0, 1, 57, N)]
+    assert "next" not in packed.__dict__
+    for x, y in zip(a, b, strict=True):
+        assert abs(x.steps - y.steps) <= x.bounds["steps"] + y.bounds["steps"]
+        assert abs(x.rewards["cost"]["total"] - y.rewards["cost"]["total"]) <= \
+            x.rewards["cost"]["bound"] + y.rewards["cost"]["bound"]
+    assert b[-1].steps == 0.0 and b[0].steps > b[1].steps - 1  # from the end: none; from the hub: one more step
+
+
+def test_the_full_analysis_builds_the_padded_table_and_agrees(chains):
+    padded, packed = chains
+    x, y = analyse(padded, exact=False), analyse(packed, exact=False)
+    assert "next" in packed.__dict__
+    assert abs(x.steps - y.steps) <= x.bounds["steps"] + y.bounds["steps"]
+    assert x.outcomes == pytest.approx(y.outcomes, abs=1e-12)
+
+
+def test_a_padded_table_that_does_not_fit_is_refused_but_the_expected_steps_are_answered(chains):
+    _, packed = chains
+    set_max_memory(N * N * 12 // 2)  # the padded table (N + 1) * (N - 1) * 12 bytes does not fit
+    try:
+        got = analyse(packed, init=0, only="expected", exact=False)
+        assert got.steps > 1 and got.bounds["steps"] < 1e-9 * got.steps
+        with pytest.raises(TooLargeError, match="held as rows padded to the widest"):
+            analyse(packed, init=0, exact=False)
+    finally:
+        set_max_memory(None)
+
+
+def test_padded_rows_are_views_of_the_table():
+    nxt = np.array([[1, 2, -1], [0, -1, -1]], np.int32)
+    rows = padded_rows(nxt, np.array([[1, 1, 0], [2, 0, 0]], np.int64))
+    assert np.shares_memory(rows.nxt, nxt)
+    assert rows.lo.tolist() == [0, 3] and rows.hi.tolist() == [2, 4]
