@@ -33,7 +33,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..core.errors import RulesError
+from ..core.errors import RulesError, TooLargeError
 from ..core.memory import check_fits
 from ..linalg.rows import packed_rows
 from .chain import Chain
@@ -94,8 +94,12 @@ class AnyChain(Chain):
         packed = self.__dict__.get("_packed")
         if name in ("next", "pnum") and packed is not None:
             indptr, indices, num = packed
-            self.__dict__["next"], self.__dict__["pnum"] = _branch_form(indptr, indices, num, indptr.size - 1,
-                                                                        self.source)
+            try:
+                table = _branch_form(indptr, indices, num, indptr.size - 1, self.source)
+            except TooLargeError as exc:
+                raise TooLargeError(f"{exc}; the expected steps and rewards alone (--only expected, only='expected' "
+                                    "in Python) are answered from the rows as held") from None
+            self.__dict__["next"], self.__dict__["pnum"] = table
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
