@@ -27,8 +27,7 @@ from scipy.sparse.csgraph import breadth_first_order
 from ..core.errors import SolverError
 from ..linalg.adjoint import AdjointSystem
 from ..linalg.certify import SLACK, adjoint_residual, compensated_dot, forward_residual
-from ..linalg.rows import row_width
-from ..linalg.solve import DIRECT_LIMIT, LinearSystem
+from ..linalg.solve import DIRECT_LIMIT
 from ..linalg.topological import COMPONENT_LIMIT, TopologicalSystem
 from ..rational.blocks import BlockSolver
 from .bounds import norm_bound
@@ -136,7 +135,7 @@ def residual_bound(chain: Chain, active: np.ndarray, v: np.ndarray,
         e = np.zeros(chain.n)
         e[chain.init] = 1.0
     res, err = np.empty(chain.n), np.empty(chain.n)
-    adjoint_residual(chain.next, chain.pnum, 1.0 / chain.denom, active, e, v, res, err)
+    adjoint_residual(*chain.rows, 1.0 / chain.denom, active, e, v, res, err)
     return res, np.abs(res) + err
 
 
@@ -153,7 +152,8 @@ class _Adjoint:
         elif self.ids.size <= DIRECT_LIMIT:
             pos = np.full(chain.n, -1, np.int64)
             pos[self.ids] = np.arange(self.ids.size)
-            at = (sp.eye_array(self.ids.size, format="csr") - _q_transient(chain, self.ids, pos)).T.tocsc()
+            q = chain.P[self.ids][:, self.ids] if chain.packed else _q_transient(chain, self.ids, pos)
+            at = (sp.eye_array(self.ids.size, format="csr") - q).T.tocsc()
             self.lu = spla.splu(at)
             self.method = "direct sparse LU (SuperLU), adjoint"
 
@@ -177,7 +177,8 @@ class _Adjoint:
         # The solver's own adjoint driver sweeps with the race (the reverse of the chain's order).
         c = self.chain
         if self.system is None:  # the split matrix, built once for the solve and its refinements
-            self.system = AdjointSystem(c.next, c.pnum, c.denom, self.active, c.order())
+            self.system = AdjointSystem(None, None, c.denom, self.active, c.order(), rows=c.rows) if c.packed \
+                else AdjointSystem(c.next, c.pnum, c.denom, self.active, c.order())
         scale = np.abs(b).max(axis=0) if b.ndim > 1 else float(np.abs(b).max())
         scale = np.where(scale > 0, scale, 1.0)
         try:
@@ -192,6 +193,8 @@ def topological(chain: Chain, active: np.ndarray) -> TopologicalSystem | None:
     """The solver by strongly connected components in topological order for the states ``active``, or None when
     a component of the chain among them has more than :data:`~markov_oca.linalg.topological.COMPONENT_LIMIT`
     states (told from the chain's own components, which those of any set of its states refine)."""
+    if chain.packed:  # the topological pass reads a padded table: a packed chain's own systems solve
+        return None
     label = chain.strong_classes[0][active]
     if label.size == 0 or np.bincount(label).max() > COMPONENT_LIMIT:
         return None
@@ -207,8 +210,6 @@ def forward_system(chain: Chain) -> TopologicalSystem | None:
     :attr:`~markov_oca.analysis.chain.Chain.system` solves)."""
     if "_forward_topological" not in chain.__dict__:
         transient = chain.structure.transient
-        if chain.packed:  # the topological pass reads a padded table: a packed chain's own system solves
-            return None
         chain.__dict__["_forward_topological"] = topological(chain, transient) if transient.sum() > DIRECT_LIMIT \
             else None
     return chain.__dict__["_forward_topological"]
@@ -358,7 +359,7 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
     else:
         v, vrep = expected_visits(chain, active, target=target)
     b = np.empty(chain.n)
-    _into_set(chain.next, chain.pnum, float(chain.denom), target_set, b)
+    _into_set(*chain.rows, float(chain.denom), target_set, b)
     p, err = compensated_dot(v, b)  # one rounding a term more: twice err covers it
     bound = (vrep["residual_bound"] + 2 * err) * SLACK
     if precision is not None and bound > precision * abs(p):
@@ -368,14 +369,14 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
 
 
 @numba.njit(cache=True, nogil=True)
-def _into_set(nxt, pnum, denom, target, out):
+def _into_set(lo, hi, nxt, pnum, denom, target, out):
     """``out[s]``: the chance of one step from ``s`` into ``target`` (its numerators summed as integers, then
     divided once)."""
-    for s in range(nxt.shape[0]):
+    for s in range(lo.size):
         acc = np.int64(0)
-        for j in range(row_width(nxt, s)):
-            if target[nxt[s, j]]:
-                acc += np.int64(pnum[s, j])
+        for j in range(lo[s], hi[s]):
+            if target[nxt[j]]:
+                acc += np.int64(pnum[j])
         out[s] = acc / denom
 
 
@@ -403,7 +404,7 @@ def _relative_bound(chain: Chain, active: np.ndarray, b: np.ndarray, rb: np.ndar
                     norm: float | None) -> float:
     """``sum_s rb_s min(1, h_s + delta)`` (see :func:`hitting_probability`): ``h`` solved forward on the
     stopped chain, ``delta = ||N||_inf ||true residual of h||_inf`` its certified error."""
-    system = LinearSystem(chain.next, chain.pnum, chain.denom, active, order=chain.order())
+    system = chain.system_on(active)
     own = norm is None or not np.isfinite(norm)
     cols = np.stack([np.where(active, b, 0.0), active.astype(np.float64)], axis=1)[:, :2 if own else 1]
     try:

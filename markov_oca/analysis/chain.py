@@ -266,9 +266,13 @@ class Chain:
     @functools.cached_property
     def system(self) -> LinearSystem:
         """``x = b + Q x`` on the transient states, factorised or ordered once."""
+        return self.system_on(self.structure.transient)
+
+    def system_on(self, active: np.ndarray) -> LinearSystem:
+        """``x = b + Q x`` on the states ``active``, from the rows as the chain holds them."""
         if self.packed:
-            return LinearSystem(None, None, self.denom, self.structure.transient, order=self.order(), rows=self.rows)
-        return LinearSystem(self.next, self.pnum, self.denom, self.structure.transient, order=self.order())
+            return LinearSystem(None, None, self.denom, active, order=self.order(), rows=self.rows)
+        return LinearSystem(self.next, self.pnum, self.denom, active, order=self.order())
 
     def _solve(self, b: np.ndarray, reports: list[SolveReport] | None) -> np.ndarray:
         x, report = self.system.solve(b)
@@ -464,7 +468,7 @@ class Chain:
         v[~active] = 0.0
         sweeps = self._polish(v, active) if self.n_transitions <= POLISH_LIMIT else 0
         b = e.reshape(-1, 1)
-        residual = float(_adjoint_residual(self.next, self.pnum, 1.0 / self.denom, active, b, v.reshape(-1, 1)))
+        residual = float(_adjoint_residual(self.rows, 1.0 / self.denom, active, b, v.reshape(-1, 1)))
         if not residual <= 1e-9:
             raise SolverError(f"expected visits: residual {residual:.3g} is too large")
         polish = f", {sweeps} forward Gauss-Seidel sweeps" if sweeps else ""
@@ -486,7 +490,7 @@ class Chain:
         sweeps = self._polish(v, active, tol, max_sweeps)
         e = np.zeros((self.n, 1))
         e[self.init] = 1.0
-        residual = float(_adjoint_residual(self.next, self.pnum, 1.0 / self.denom, active, e, v.reshape(-1, 1)))
+        residual = float(_adjoint_residual(self.rows, 1.0 / self.denom, active, e, v.reshape(-1, 1)))
         return v, SolveReport("forward Gauss-Seidel sweeps (expected visits)", residual, sweeps)
 
     def _polish(self, v: np.ndarray, active: np.ndarray, tol: float = 1e-15, max_sweeps: int = 200) -> int:

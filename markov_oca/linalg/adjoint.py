@@ -10,7 +10,8 @@ from ..core.errors import SolverError
 from .bicgstab import _split_solve
 from .report import DIRECT_LIMIT, SolveReport, checked
 from .residual import _adjoint_residual
-from .split import SplitMatrix, _split_transposed, system_matrix
+from .rows import Rows, padded_rows
+from .split import SplitMatrix, _split_transposed, packed_system_matrix, system_matrix
 
 
 def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray, order: np.ndarray,
@@ -52,14 +53,23 @@ class AdjointSystem:
     """``v = b + Q^T v`` on the active states, its factorisation or split matrix built once for every
     right-hand side that follows (see :func:`adjoint_solve`, which is one :meth:`solve` of it)."""
 
-    def __init__(self, nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray, order: np.ndarray):
-        self.nxt, self.pnum, self.denom, self.active = nxt, pnum, denom, active
+    def __init__(self, nxt: np.ndarray | None, pnum: np.ndarray | None, denom: int, active: np.ndarray,
+                 order: np.ndarray, rows: Rows | None = None):
+        # rows given alone: the chain holds its branches packed (as LinearSystem)
+        self.rows = rows if rows is not None else padded_rows(nxt, pnum)
+        self.denom, self.active = denom, active
         order = np.asarray(order, np.int64)
         self.ids = ids = order[active[order]][::-1]  # with the race
         self.lu = self.split = None
         if ids.size == 0:
             return
-        if ids.size <= DIRECT_LIMIT:
+        if nxt is None:
+            at = sp.csr_array(packed_system_matrix(self.rows, denom, ids).T)
+            if ids.size <= DIRECT_LIMIT:
+                self.lu = spla.splu(at.tocsc())
+            else:
+                self.split = SplitMatrix.from_csr(at)
+        elif ids.size <= DIRECT_LIMIT:
             a, act_ids = system_matrix(nxt, pnum, denom, active, None)
             at_pos = np.full(nxt.shape[0], -1, np.int64)
             at_pos[act_ids] = np.arange(act_ids.size)
@@ -69,8 +79,8 @@ class AdjointSystem:
             pos = np.full(nxt.shape[0], -1, np.int64)
             pos[ids] = np.arange(ids.size)
             self.split = SplitMatrix(*_split_transposed(nxt, pnum, np.int64(denom), active, ids, pos))
-            if not (self.split.d > 0).all():
-                raise SolverError("an active state never leaves itself: the system is singular")
+        if self.split is not None and not (self.split.d > 0).all():
+            raise SolverError("an active state never leaves itself: the system is singular")
 
     def solve(self, b: np.ndarray, tol: float = 1e-12, check: bool = True) -> tuple[np.ndarray, SolveReport]:
         """Solve for one ``(n,)`` or several ``(n, m)`` right-hand sides; ``v = 0`` off the active set.
@@ -94,6 +104,6 @@ class AdjointSystem:
             if not np.isfinite(v).all():
                 raise SolverError(f"{method}: the solution is not finite")
             return (v[:, 0] if squeeze else v), SolveReport(method, float("nan"), iters)
-        res = _adjoint_residual(self.nxt, self.pnum, 1.0 / self.denom, self.active, b2, v)
+        res = _adjoint_residual(self.rows, 1.0 / self.denom, self.active, b2, v)
         report = checked(SolveReport(method, float(res), iters), b2)
         return (v[:, 0] if squeeze else v), report

@@ -93,9 +93,10 @@ def forward_residual(lo, hi, nxt, pnum, inv_denom, active, b, x, res, err):
 
 
 @numba.njit(cache=True, nogil=True)
-def adjoint_residual(nxt, pnum, inv_denom, active, e, v, res, err):
-    """``res = e + Q^T v - v`` on the active states (one column) and the rounding allowance ``err``."""
-    n = nxt.shape[0]
+def adjoint_residual(lo, hi, nxt, pnum, inv_denom, active, e, v, res, err):
+    """``res = e + Q^T v - v`` on the active states (one column) and the rounding allowance ``err`` (the chain's
+    :class:`~markov_oca.linalg.rows.Rows`)."""
+    n = lo.size
     cnt = np.zeros(n, np.int64)
     for s in range(n):
         if active[s]:
@@ -108,11 +109,11 @@ def adjoint_residual(nxt, pnum, inv_denom, active, e, v, res, err):
         if not active[u]:
             continue
         vu = v[u]
-        for j in range(row_width(nxt, u)):
-            t = nxt[u, j]
+        for j in range(lo[u], hi[u]):
+            t = nxt[j]
             if not active[t]:
                 continue
-            q = pnum[u, j] * inv_denom * vu
+            q = pnum[j] * inv_denom * vu
             res[t] += q
             err[t] += abs(q)
             cnt[t] += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .rows import row_width
+from .rows import Rows, padded_rows
 
 
 @numba.njit(cache=True, nogil=True)
@@ -35,21 +35,23 @@ def _residual(lo, hi, nxt, pnum, inv_denom, active, stop, b, x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v):
-    """``max |v - b - Q^T v|`` over the active states and columns; with ``shift``, a branch with shift ``d``
-    carries column ``c`` to column ``(c + d) mod m``."""
+def _transposed_residual(lo, hi, nxt, pnum, shift, inv_denom, active, b, v):
+    """``max |v - b - Q^T v|`` over the active states and columns, from the chain's
+    :class:`~markov_oca.linalg.rows.Rows`; with ``shift`` (one per flat branch; empty for none), a branch with
+    shift ``d`` carries column ``c`` to column ``(c + d) mod m``."""
     n, m = b.shape
+    shifted = shift.size > 0
     acc = np.zeros((n, m))
     for s in range(n):
         if not active[s]:
             continue
-        for j in range(row_width(nxt, s)):
-            t = nxt[s, j]
+        for j in range(lo[s], hi[s]):
+            t = nxt[j]
             if not active[t]:
                 continue
-            p = pnum[s, j] * inv_denom
+            p = pnum[j] * inv_denom
             for c in range(m):
-                to = c if shift is None else (c + shift[s, j]) % m
+                to = (c + shift[j]) % m if shifted else c
                 acc[t, to] += p * v[s, c]
     worst = 0.0
     for s in range(n):
@@ -62,13 +64,13 @@ def _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v):
     return worst
 
 
-@numba.njit(cache=True, nogil=True)
-def _adjoint_residual(nxt, pnum, inv_denom, active, b, v):
-    """``max |v - b - Q^T v|`` over the active states and columns."""
-    return _transposed_residual(nxt, pnum, None, inv_denom, active, b, v)
+def _adjoint_residual(rows: Rows, inv_denom: float, active: np.ndarray, b: np.ndarray, v: np.ndarray) -> float:
+    """``max |v - b - Q^T v|`` over the active states and columns (the chain's :class:`Rows`)."""
+    return _transposed_residual(*rows, np.zeros(0, np.int64), inv_denom, active, b, v)
 
 
-@numba.njit(cache=True, nogil=True)
-def _shifted_adjoint_residual(nxt, pnum, shift, inv_denom, active, b, v):
-    """``max |v - b - Q_shift^T v|`` over the active states and every column."""
-    return _transposed_residual(nxt, pnum, shift, inv_denom, active, b, v)
+def _shifted_adjoint_residual(nxt: np.ndarray, pnum: np.ndarray, shift: np.ndarray, inv_denom: float,
+                              active: np.ndarray, b: np.ndarray, v: np.ndarray) -> float:
+    """``max |v - b - Q_shift^T v|`` over the active states and every column (a padded branch table)."""
+    return _transposed_residual(*padded_rows(nxt, pnum), np.ascontiguousarray(shift).reshape(-1), inv_denom,
+                                active, b, v)

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import SolverError
-from .rows import row_width
+from .rows import Rows, row_width
 
 
 def system_matrix(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray,
@@ -35,6 +35,15 @@ def system_matrix(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
         keep &= ~stop[ids].ravel()
     q = sp.csr_array((vals[keep], (rows[keep], local[cols[keep]])), shape=(ids.size, ids.size))
     return sp.eye_array(ids.size, format="csr") - q, ids
+
+
+def packed_system_matrix(rows: Rows, denom: int, ids: np.ndarray) -> sp.csr_array:
+    """``I - Q`` on the states ``ids``, rows and columns in that order, from packed rows (CSR)."""
+    lo, hi, nxt, pnum = rows
+    q = sp.csr_array((pnum * (1.0 / denom), nxt, np.append(lo, hi[-1:])), shape=(lo.size, lo.size))
+    a = sp.csr_array(sp.eye_array(ids.size, format="csr") - q[ids][:, ids])
+    a.sort_indices()
+    return a
 
 
 @dataclass

@@ -17,7 +17,7 @@ from .bicgstab import GROUP, _split_solve
 from .report import DIRECT_LIMIT, SolveReport, checked
 from .residual import _residual
 from .rows import Rows, padded_rows
-from .split import SplitMatrix, _split_branches, system_matrix
+from .split import SplitMatrix, _split_branches, packed_system_matrix, system_matrix
 from .sweeps import _lower_solve, _upper_half
 
 
@@ -102,10 +102,7 @@ class LinearSystem:
         """``I - Q`` as CSR, rows and columns in sweep order (built on first use)."""
         if self._a is None:
             if self.packed:
-                lo, hi, nxt, pnum = self.rows
-                q = sp.csr_array((pnum * (1.0 / self.denom), nxt, np.append(lo, hi[-1:])),
-                                 shape=(lo.size, lo.size))
-                a = sp.eye_array(self.ids.size, format="csr") - q[self.ids][:, self.ids]
+                a = packed_system_matrix(self.rows, self.denom, self.ids)
             else:
                 a, ids = system_matrix(self.nxt, self.pnum, self.denom, self.active, self.stop)
                 pos = np.full(self.nxt.shape[0], -1, np.int64)

@@ -90,7 +90,7 @@ def test_a_padded_table_that_does_not_fit_is_refused_but_the_expected_steps_are_
     try:
         got = analyse(packed, init=0, only="expected", exact=False)
         assert got.steps > 1 and got.bounds["steps"] < 1e-9 * got.steps
-        with pytest.raises(TooLargeError, match="padded to the widest.*--only expected"):
+        with pytest.raises(TooLargeError, match=r"padded to the widest.*--only expected"):
             analyse(packed, init=0, exact=False)
     finally:
         set_max_memory(None)
@@ -101,3 +101,27 @@ def test_padded_rows_are_views_of_the_table():
     rows = padded_rows(nxt, np.array([[1, 1, 0], [2, 0, 0]], np.int64))
     assert np.shares_memory(rows.nxt, nxt)
     assert rows.lo.tolist() == [0, 3] and rows.hi.tolist() == [2, 4]
+
+
+def test_hitting_probabilities_are_answered_from_packed_rows(chains):
+    padded, packed = chains
+    for s in (0, 5):
+        x = analyse(padded, init=s, hit={"few": [1, 2, 3]}, only="hit", exact=False)
+        y = analyse(packed, init=s, hit={"few": [1, 2, 3]}, only="hit", exact=False)
+        assert abs(x.hitting["few"] - y.hitting["few"]) <= x.bounds["hitting few"] + y.bounds["hitting few"]
+        assert 0 < y.hitting["few"] < 1 and y.bounds["hitting few"] < 1e-9 * y.hitting["few"]
+    assert "next" not in packed.__dict__
+
+
+@pytest.mark.parametrize("method", [0, 10**9])
+def test_packed_adjoint_systems_solve_alike(chains, method, monkeypatch):
+    from markov_oca.linalg import adjoint
+    monkeypatch.setattr(adjoint, "DIRECT_LIMIT", method)  # 0: the iterative driver; else the LU
+    padded, packed = chains
+    active = padded.structure.transient
+    e = np.zeros(N + 1)
+    e[0] = 1.0
+    v1, r1 = adjoint.AdjointSystem(padded.next, padded.pnum, padded.denom, active, padded.order()).solve(e)
+    v2, r2 = adjoint.AdjointSystem(None, None, packed.denom, active, packed.order(), rows=packed.rows).solve(e)
+    assert r1.residual < 1e-12 and r2.residual < 1e-12
+    assert np.abs(v1 - v2).max() < 1e-10 * v1.max() and v2[N] == 0.0
