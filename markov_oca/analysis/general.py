@@ -56,6 +56,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -76,7 +77,7 @@ from .absorbing import (
     visits_solve,
 )
 from .anyresults import AnyResults
-from .bounds import PRECISION, meets, ratio_bound, upper_steps
+from .bounds import PRECISION, clip_probability, meets, ratio_bound, upper_steps
 from .build import AnyChain, ChainError
 from .chain import Chain
 from .exact import EXACT_LIMIT
@@ -195,6 +196,10 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
     start = starts(chain, init, exact)
     shared = _Shared(classes, class_of, exact, _reward_values(chain, rewards), _hit_sets(hit), rewards,
                      time.perf_counter() - t0)
+    if only is None and init is None and start.weights is None and not exact and not hit \
+            and len(start.states) > EVERY_STATE_LIMIT:
+        # Storm's way with a chain whose many states are initial: what is solved from every state at once
+        only, shared.every = "expected", True
     if only == "expected" and start.weights is not None:
         raise ChainError("only='expected' answers from each initial state, not from a distribution", key="only")
     if len(start.states) > 1 and start.weights is None and only is None:  # every start's visits are kept
@@ -246,6 +251,7 @@ class _Shared:
     structure: float
     forward: dict[bytes, Forward] = field(default_factory=dict)
     exact_solves: dict = field(default_factory=dict)  # the exact route's system and forward solves
+    every: bool = False  # the figures solved from every state at once (many initial states): classes too
 
 
 def _from_state(chain: Chain, shared: _Shared, conditional: int, tail: float, max_steps: int, length: bool,
@@ -300,24 +306,42 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
         raise ChainError("only='expected' answers in floating point (one forward solve for every initial state); "
                          "drop exact, or drop only for the exact figures from each initial state", key="only")
     t0 = time.perf_counter()
-    res.classes, res.only = [], "expected"
+    ks = list(range(len(res.classes)))[:EVERY_STATE_CLASSES] if shared.every else []
+    res.only = "expected"
+    if shared.every:
+        res.notes.append(f"more than {EVERY_STATE_LIMIT} initial states: from each, the figures solved from every "
+                         "state at once (the chance of each class the chain ends in, expected steps and rewards); "
+                         "--init init for every figure from each, one analysis per state")
+        if len(res.classes) > len(ks):
+            res.notes.append(f"the chance of each class from each initial state: the first {len(ks)} of "
+                             f"{len(res.classes)} classes")
+    res.classes = res.classes[:len(ks)]
     job = _Float(chain, res, shared.class_of, shared.values, {}, 0, precision)
     job.forward = shared.forward
-    columns = job._columns([])
+    columns = job._columns(ks)
     fwd, reused = job._forward(columns)
     s = chain.init
     transient = shared.class_of[s] < 0
+    n_values = 1 + len(shared.values)
 
     def figures_of(fwd: Forward) -> list[tuple[str, float, float]]:
         return [(name, float(fwd.x[s, c]) if transient and fwd.x is not None else 0.0,
                  fwd.delta_at(c, s) if transient else 0.0) for c, name in enumerate(["steps", *shared.values])]
 
-    figures = figures_of(fwd)
-    if fwd.x is not None and not fwd.report.get("refined") and not all(meets(v, b, precision) for _, v, b in figures):
+    def classes_of(fwd: Forward) -> list[tuple[float, float]]:
+        if not transient:  # a start in a class stays in it
+            return [(1.0 if k == shared.class_of[s] else 0.0, 0.0) for k in ks]
+        if fwd.x is None:
+            return [(float("nan"), float("inf")) for _ in ks]
+        return [(float(fwd.x[s, n_values + i]), fwd.delta_at(n_values + i, s)) for i in range(len(ks))]
+
+    figures, ends = figures_of(fwd), classes_of(fwd)
+    if fwd.x is not None and not fwd.report.get("refined") and \
+            not all(meets(v, b, precision) for _, v, b in figures + [("", *e) for e in ends]):
         # the sound route of this block: iterative refinement, kept for every initial state that follows
         fwd = shared.forward[columns.tobytes()] = forward_block(chain, columns, rounds=REFINE_ROUNDS)
         fwd.report["refined"], reused = REFINE_ROUNDS, False
-        figures = figures_of(fwd)
+        figures, ends = figures_of(fwd), classes_of(fwd)
     res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
     for name, value, bound in figures:
         if not meets(value, bound, precision):
@@ -326,10 +350,19 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
             raise SolverError(f"no bound under {precision:g} (relative) for the expected {name} from state {s} by "
                               f"one forward solve and {REFINE_ROUNDS} rounds of refinement ({why}: bound "
                               f"{bound:.2g}); drop only='expected' for the full analysis")
+    for k, (p, bound) in zip(res.classes, ends, strict=True):  # one that misses the precision is left out
+        k.absorption, k.bound = (clip_probability(p, bound), bound) if np.isfinite(p) else (0.0, float("inf"))
     (_, res.steps, res.bounds["steps"]), rest = figures[0], figures[1:]
     res.rewards = {name: {"total": v, "bound": b, "given": {}, "given_bound": {}} for name, v, b in rest}
     res.timings["expected"] = time.perf_counter() - t0
     return res
+
+
+#: Beyond this many initial states (and no ``init`` given), the figures are those solved from every state at
+#: once: each class's chance, the expected steps and rewards (one forward solve for them all).
+EVERY_STATE_LIMIT = 64
+#: The classes whose chance is given from each initial state then (a forward column each).
+EVERY_STATE_CLASSES = 256
 
 
 def _only(chain: Chain, res: AnyResults, hits: dict[str, Any], only: str, exact: bool,
@@ -573,12 +606,9 @@ class _Float:
         for i, r in enumerate(self.values.values()):
             cols[:, i] = np.where(self.transient, r, 0.0)
         if ks:
-            col = np.full(len(self.res.classes) + 1, -1, np.int64)
-            col[ks] = np.arange(len(ks))
-            rows, js = np.nonzero(chain.next >= 0)
-            c = col[self.class_of[chain.next[rows, js]]]
-            hit = (self.class_of[chain.next[rows, js]] >= 0) & (c >= 0) & self.transient[rows]
-            np.add.at(cols, (rows[hit], len(self.values) + c[hit]), chain.pnum[rows[hit], js[hit]] / chain.denom)
+            col = np.full(len(self.res.classes) + 1, -1, np.int64)  # col[-1]: a state in no class
+            col[ks] = np.arange(len(ks)) + len(self.values)
+            _into_columns(*chain.rows, float(chain.denom), col[self.class_of], self.transient, cols)
         return cols
 
     def _moments(self, fwd: Forward, v: np.ndarray, vb: np.ndarray) -> None:
@@ -712,3 +742,16 @@ def _reward_values(chain: Chain, extra: Mapping[str, Any] | None) -> dict[str, n
             raise ChainError(f"reward {name!r} has {a.size} values for {chain.n} states", key="rewards")
         out[name] = a
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _into_columns(lo, hi, nxt, pnum, denom, col_of, transient, cols):
+    """``cols[s, col_of[t]] += P(s -> t)`` over the branches of the transient states into a state whose
+    ``col_of`` is a column (not -1)."""
+    for s in range(lo.size):
+        if not transient[s]:
+            continue
+        for j in range(lo[s], hi[s]):
+            c = col_of[nxt[j]]
+            if c >= 0:
+                cols[s, c] += pnum[j] / denom

@@ -170,3 +170,28 @@ def test_several_starts_refused_up_front_beyond_the_memory_budget():
             float(sum(_steps(i) for i in (1, 2, 4)) / 3), rel=1e-12)  # a distribution holds one start at a time
     finally:
         set_max_memory(None)
+
+
+def test_many_initial_states_get_what_is_solved_from_every_state_at_once():
+    from markov_oca.analysis.general import EVERY_STATE_LIMIT
+
+    n = EVERY_STATE_LIMIT + 16  # a fair ruin with every state initial: P(rich from i) = i / n, steps i (n - i)
+    chain = from_matrix(_ruin(n, F(1, 2)), init=0, labels={"broke": [0], "rich": [n], "init": list(range(n + 1))})
+    res = analyse(chain, exact=False)
+    assert isinstance(res, InitialResults) and res.states == list(range(n + 1))
+    for i in range(n + 1):
+        r = res[i]
+        assert r.only == "expected" and not r.exact and r.length is None
+        assert abs(F(r.outcomes["rich"]) - F(i, n)) <= F(r.outcome_bounds["rich"])
+        assert abs(F(r.outcomes["broke"]) - F(n - i, n)) <= F(r.outcome_bounds["broke"])
+        assert abs(F(r.steps) - i * (n - i)) <= F(r.bounds["steps"])
+        assert 0 <= r.outcomes["rich"] <= 1 and r.bounds["steps"] <= 1e-9 * max(r.steps, 1e-300) + (i in (0, n))
+    assert res[0].outcomes == {"broke": 1.0, "rich": 0.0} and res[0].outcome_bounds == {"broke": 0.0, "rich": 0.0}
+    assert any("solved from every state at once" in x for x in res[3].notes)
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["initial"][3]["outcomes"]["rich"] == pytest.approx(3 / n, rel=1e-12)
+    # asking for the label by name analyses each state in full, as below the limit
+    full = analyse(chain, exact=False, init="init")
+    assert full[3].only is None and full[3].length is not None
+    assert abs(full[3].outcomes["rich"] - res[3].outcomes["rich"]) <= \
+        full[3].outcome_bounds["rich"] + res[3].outcome_bounds["rich"]
