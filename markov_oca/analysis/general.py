@@ -249,7 +249,7 @@ class _Shared:
     hits: dict[str, Any]
     rewards: Mapping[str, Any] | None
     structure: float
-    forward: dict[bytes, Forward] = field(default_factory=dict)
+    forward: dict[bytes, Any] = field(default_factory=dict)  # by right-hand side; EVERY_STATE_KEY: (columns, block)
     exact_solves: dict = field(default_factory=dict)  # the exact route's system and forward solves
     every: bool = False  # the figures solved from every state at once (many initial states): classes too
 
@@ -317,9 +317,13 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
                              f"{len(res.classes)} classes")
     res.classes = res.classes[:len(ks)]
     job = _Float(chain, res, shared.class_of, shared.values, {}, 0, precision)
-    job.forward = shared.forward
-    columns = job._columns(ks)
-    fwd, reused = job._forward(columns)
+    # One block for every start: its columns (O(transitions) to build) and its solve are kept under one key
+    kept = shared.forward.get(EVERY_STATE_KEY)
+    reused = kept is not None
+    if kept is None:
+        columns = job._columns(ks)
+        kept = shared.forward[EVERY_STATE_KEY] = (columns, forward_block(chain, columns))
+    columns, fwd = kept
     s = chain.init
     transient = shared.class_of[s] < 0
     n_values = 1 + len(shared.values)
@@ -339,7 +343,8 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
     if fwd.x is not None and not fwd.report.get("refined") and \
             not all(meets(v, b, precision) for _, v, b in figures + [("", *e) for e in ends]):
         # the sound route of this block: iterative refinement, kept for every initial state that follows
-        fwd = shared.forward[columns.tobytes()] = forward_block(chain, columns, rounds=REFINE_ROUNDS)
+        fwd = forward_block(chain, columns, rounds=REFINE_ROUNDS)
+        shared.forward[EVERY_STATE_KEY] = (columns, fwd)
         fwd.report["refined"], reused = REFINE_ROUNDS, False
         figures, ends = figures_of(fwd), classes_of(fwd)
     res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
@@ -363,6 +368,8 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
 EVERY_STATE_LIMIT = 64
 #: The classes whose chance is given from each initial state then (a forward column each).
 EVERY_STATE_CLASSES = 256
+#: Where the forward block shared by every start of ``only="expected"`` is kept (with its columns).
+EVERY_STATE_KEY = b"every state"
 
 
 def _only(chain: Chain, res: AnyResults, hits: dict[str, Any], only: str, exact: bool,
