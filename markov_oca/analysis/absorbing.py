@@ -27,6 +27,7 @@ from scipy.sparse.csgraph import breadth_first_order
 from ..core.errors import SolverError
 from ..linalg.adjoint import AdjointSystem
 from ..linalg.certify import SLACK, adjoint_residual, compensated_dot, forward_residual
+from ..linalg.rows import n_states, span
 from ..linalg.solve import DIRECT_LIMIT
 from ..linalg.topological import COMPONENT_LIMIT, TopologicalSystem
 from ..rational.blocks import BlockSolver
@@ -372,9 +373,10 @@ def hitting_probability(chain: Chain, states: Any, *, exact: bool = False, targe
 def _into_set(lo, hi, nxt, pnum, denom, target, out):
     """``out[s]``: the chance of one step from ``s`` into ``target`` (its numerators summed as integers, then
     divided once)."""
-    for s in range(lo.size):
+    for s in range(n_states(lo, hi, nxt)):
         acc = np.int64(0)
-        for j in range(lo[s], hi[s]):
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
             if target[nxt[j]]:
                 acc += np.int64(pnum[j])
         out[s] = acc / denom

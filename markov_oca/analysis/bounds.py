@@ -202,4 +202,4 @@ class VisitBounds:
 
 def step_rounding(chain: Chain) -> float:
     """The relative rounding of a step's expected reward ``sum_j pnum_j / denom rho_j`` (nonnegative ``rho``)."""
-    return float(gamma(chain.next.shape[1] + 3))
+    return float(gamma(chain.rows.widest() + 3))

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ..linalg.rows import Rows, padded_rows, row_width
+from ..linalg.rows import Rows, n_states, padded_rows, row_width, span
 
 
 @numba.njit(cache=True)
@@ -132,8 +132,9 @@ def _flow_by_key(nxt, pnum, inv_denom, v, key, deadlock, n_keys):
 def _classes_left(lo, hi, nxt, label, n_comp):
     """For each strongly connected class, whether some transition leaves it."""
     leaves = np.zeros(n_comp, np.bool_)
-    for s in range(lo.size):
-        for j in range(lo[s], hi[s]):
+    for s in range(n_states(lo, hi, nxt)):
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
             if label[nxt[j]] != label[s]:
                 leaves[label[s]] = True
     return leaves

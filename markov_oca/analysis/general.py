@@ -64,6 +64,7 @@ from scipy.sparse.csgraph import connected_components
 from ..core.errors import SolverError, TooLargeError
 from ..core.memory import check_fits
 from ..linalg.certify import SLACK, U, into_classes
+from ..linalg.rows import n_states, span
 from .absorbing import (
     REFINE_ROUNDS,
     Closed,
@@ -292,7 +293,7 @@ def _pushed(chain: Chain, transient: np.ndarray, tail: float, max_steps: int,
     """The absorption-time distribution and the seconds it took; the pmf continued beyond the push is within a
     hundredth of ``precision`` (relative) of the true one."""
     t = time.perf_counter()
-    got = absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps,
+    got = absorption_time(chain.rows, chain.denom, transient, chain.init, tail, max_steps,
                           extend_error=precision * 1e-2)
     return got, time.perf_counter() - t
 
@@ -565,7 +566,7 @@ class _Float:
         chain, classes = self.chain, self.res.classes
         p, err = np.zeros(len(classes)), np.zeros(len(classes))
         if self.transient[chain.init]:
-            into_classes(chain.next, chain.pnum, 1.0 / chain.denom, v, self.class_of, p, err)
+            into_classes(*chain.rows, 1.0 / chain.denom, v, self.class_of, p, err)
         else:
             p[self.class_of[chain.init]] = 1.0
         reach = reachable(chain, chain.init)
@@ -586,7 +587,7 @@ class _Float:
             y, _ = solver.solve(b)
         _, yb = residual_bound(chain, solver.active, np.ascontiguousarray(y), b)
         a, ea = np.zeros(len(self.res.classes)), np.zeros(len(self.res.classes))
-        into_classes(chain.next, chain.pnum, 1.0 / chain.denom, np.ascontiguousarray(y), self.class_of, a, ea)
+        into_classes(*chain.rows, 1.0 / chain.denom, np.ascontiguousarray(y), self.class_of, a, ea)
         return y, yb, a, ea
 
     def _relative_mass(self, solver, vb: np.ndarray, err: np.ndarray, y: np.ndarray | None = None) -> None:
@@ -683,7 +684,7 @@ class _Float:
                                     np.ascontiguousarray(rhs[:, c]))
             worst = max(worst, float(np.abs(wr).max(initial=0.0)))
             a, ea = np.zeros(len(res.classes)), np.zeros(len(res.classes))
-            into_classes(chain.next, chain.pnum, inv, np.ascontiguousarray(w[:, c]), self.class_of, a, ea)
+            into_classes(*chain.rows, inv, np.ascontiguousarray(w[:, c]), self.class_of, a, ea)
             if c == 0:
                 off = (slack + float(wb.sum())) * SLACK
                 offs = self._relative_steps(solver, vb, wb, t_up) if any(
@@ -755,10 +756,11 @@ def _reward_values(chain: Chain, extra: Mapping[str, Any] | None) -> dict[str, n
 def _into_columns(lo, hi, nxt, pnum, denom, col_of, transient, cols):
     """``cols[s, col_of[t]] += P(s -> t)`` over the branches of the transient states into a state whose
     ``col_of`` is a column (not -1)."""
-    for s in range(lo.size):
+    for s in range(n_states(lo, hi, nxt)):
         if not transient[s]:
             continue
-        for j in range(lo[s], hi[s]):
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
             c = col_of[nxt[j]]
             if c >= 0:
                 cols[s, c] += pnum[j] / denom

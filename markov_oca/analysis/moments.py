@@ -24,7 +24,7 @@ import numpy as np
 from ..core.errors import SolverError
 from ..linalg.certify import SLACK, U, compensated_dot, forward_residual, gamma
 from ..linalg.report import SolveReport
-from ..linalg.rows import row_width
+from ..linalg.rows import n_states, row_width, span
 from ..rational.blocks import dot
 from .absorbing import forward_system
 from .bounds import forward_bound, norm_bound
@@ -108,19 +108,21 @@ def forward_block(chain: Chain, columns: np.ndarray, rounds: int = 0) -> Forward
 
 
 @numba.njit(cache=True, nogil=True)
-def _second_rhs(nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
+def _second_rhs(lo, hi, nxt, pnum, inv_denom, rho, g, transient, c, c_abs, c_dg):
     """``c(s) = sum_j p_j (rho_j^2 + 2 rho_j g(next_j))``, the magnitudes of its terms, and ``sum_j p_j |rho_j|``
-    (``rho`` None: every branch 1, the steps)."""
-    for s in range(nxt.shape[0]):
+    (the chain's :class:`~markov_oca.linalg.rows.Rows`; ``rho`` a value per flat slot, None: every branch 1,
+    the steps)."""
+    for s in range(n_states(lo, hi, nxt)):
         c[s] = 0.0
         c_abs[s] = 0.0
         c_dg[s] = 0.0
         if not transient[s]:
             continue
-        for j in range(row_width(nxt, s)):
-            t = nxt[s, j]
-            p = pnum[s, j] * inv_denom
-            r = 1.0 if rho is None else rho[s, j]
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
+            t = nxt[j]
+            p = pnum[j] * inv_denom
+            r = 1.0 if rho is None else rho[j]
             gt = g[t] if transient[t] else 0.0
             c[s] += p * (r * r + 2.0 * r * gt)
             c_abs[s] += p * (r * r + 2.0 * abs(r * gt))
@@ -185,10 +187,10 @@ def moment(chain: Chain, fwd: Forward, col: int, rho: np.ndarray | None, v: np.n
     delta = fwd.delta(col)
     mean_bound = float((v_bound @ (np.abs(g) + delta)) * SLACK + 2 * err_m) if np.isfinite(delta) else INF
     c, c_abs, c_dg = np.empty(chain.n), np.empty(chain.n), np.empty(chain.n)
-    _second_rhs(chain.next, chain.pnum, 1.0 / chain.denom, rho, g, transient, c, c_abs, c_dg)
+    _second_rhs(*chain.rows, 1.0 / chain.denom, rho, g, transient, c, c_abs, c_dg)
     second, err_s = compensated_dot(v, c)
     if np.isfinite(delta):
-        dc = 2 * c_dg * delta + gamma(chain.next.shape[1] + 3) * c_abs
+        dc = 2 * c_dg * delta + gamma(chain.rows.widest() + 3) * c_abs
         second_bound = float((v_bound.sum() * fwd.norm * (np.abs(c) + dc).max(initial=0.0)
                               + np.abs(v) @ dc) * SLACK + 2 * err_s)
     else:
@@ -200,27 +202,30 @@ def fwd_rhs(chain: Chain, rho: np.ndarray | None) -> np.ndarray:
     """The expected reward of one step from each transient state (0 elsewhere), for per-branch values ``rho``
     (None: 1 on every branch)."""
     out = np.empty(chain.n)
-    _step_means(chain.next, chain.pnum, float(chain.denom), rho, chain.structure.transient, out)
+    _step_means(*chain.rows, float(chain.denom), rho, chain.structure.transient, out)
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _step_means(nxt, pnum, denom, rho, transient, out):
-    """``out[s] = sum_j (pnum[s, j] / denom) rho[s, j]`` on the transient states, 0 elsewhere."""
-    for s in range(nxt.shape[0]):
+def _step_means(lo, hi, nxt, pnum, denom, rho, transient, out):
+    """``out[s] = sum_j (pnum_j / denom) rho_j`` over state ``s``'s branches on the transient states, 0
+    elsewhere (the chain's :class:`~markov_oca.linalg.rows.Rows`, ``rho`` a value per flat slot or None)."""
+    for s in range(n_states(lo, hi, nxt)):
         acc = 0.0
         if transient[s]:
-            for j in range(row_width(nxt, s)):
-                acc += (pnum[s, j] / denom) * (1.0 if rho is None else rho[s, j])
+            first, last = span(lo, hi, nxt, s)
+            for j in range(first, last):
+                acc += (pnum[j] / denom) * (1.0 if rho is None else rho[j])
         out[s] = acc
 
 
 def branch_values(chain: Chain, values: np.ndarray) -> np.ndarray:
-    """A reward as a value per branch ``(n, J)`` (a per-state reward repeated on each branch)."""
+    """A reward as a value per flat slot of :attr:`~markov_oca.analysis.chain.Chain.rows` (a per-state reward
+    repeated on each branch; a per-branch one ``(n, J)`` of a padded table, flattened)."""
     values = np.asarray(values)
     if values.ndim == 1:
-        return np.ascontiguousarray(np.broadcast_to(values.astype(np.float64)[:, None], chain.next.shape))
-    return np.ascontiguousarray(values, dtype=np.float64)
+        return np.ascontiguousarray(values.astype(np.float64)[chain.rows.owners()])
+    return np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
 
 
 def exact_moments(chain: Chain, ids: np.ndarray, pos: np.ndarray, vis: list, rho: list[list[Fraction]],

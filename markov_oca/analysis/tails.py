@@ -30,6 +30,7 @@ import numba
 import numpy as np
 
 from ..linalg.certify import SLACK, U, gamma
+from ..linalg.rows import Rows, n_states, span
 from .results import number
 
 #: Rows whose absorbed and remaining masses are summed apart before they are added to the total.
@@ -41,22 +42,17 @@ FRONTIER = 2
 
 
 @numba.njit(cache=True, nogil=True)
-def _targets(nxt, pnum, transient):
+def _targets(lo, hi, nxt, pnum, transient):
     """The transient rows' branches packed row after row (``ptr``, ``tgt``, ``num``: no padding), every step
     into a closed class sent to one extra slot ``n``, the numerators as floats (exact: at most ``2**53``); the
     largest number of branches from transient states into one transient state, and into the extra slot from
     one block of :data:`BLOCK` rows or of :data:`BLOCK` rows of the push's frontier (at most ``BLOCK`` times
-    the most from one row)."""
-    n, width = nxt.shape
+    the most from one row). The chain's branches come as :class:`~markov_oca.linalg.rows.Rows`."""
+    n = n_states(lo, hi, nxt)
     ptr = np.zeros(n + 1, np.int64)
     for s in range(n):
-        cnt = 0
-        if transient[s]:
-            for j in range(width):
-                if nxt[s, j] < 0:
-                    break
-                cnt += 1
-        ptr[s + 1] = ptr[s] + cnt
+        first, last = span(lo, hi, nxt, s)
+        ptr[s + 1] = ptr[s] + (last - first if transient[s] else 0)
     tgt = np.empty(ptr[n], np.int32)
     num = np.empty(ptr[n], np.float64)
     into = np.zeros(n, np.int64)
@@ -66,9 +62,10 @@ def _targets(nxt, pnum, transient):
     for s in range(n):
         row = 0
         k = ptr[s]
+        first = span(lo, hi, nxt, s)[0]
         for j in range(ptr[s + 1] - ptr[s]):
-            u = nxt[s, j]
-            num[k + j] = pnum[s, j]
+            u = nxt[first + j]
+            num[k + j] = pnum[first + j]
             if transient[u]:
                 tgt[k + j] = u
                 into[u] += 1
@@ -254,36 +251,38 @@ def _absorption_times(ptr, tgt, num, inv_denom, init, tail, max_steps, g, extend
 
 
 @numba.njit(cache=True, nogil=True)
-def _push_once(nxt, pnum, inv_denom, transient, v, out):
+def _push_once(lo, hi, nxt, pnum, inv_denom, transient, v, out):
     for s in range(out.size):
         out[s] = 0.0
-    for s in range(nxt.shape[0]):
+    for s in range(n_states(lo, hi, nxt)):
         m = v[s]
         if m == 0.0:
             continue
-        for j in range(nxt.shape[1]):
-            u = nxt[s, j]
-            if u >= 0 and transient[u]:
-                out[u] += m * pnum[s, j] * inv_denom
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
+            u = nxt[j]
+            if transient[u]:
+                out[u] += m * pnum[j] * inv_denom
 
 
-def decay_rate(nxt, pnum, denom, transient, w: np.ndarray, steps: int = 1,
+def decay_rate(rows: Rows, denom, transient, w: np.ndarray, steps: int = 1,
                g: float | None = None) -> tuple[float, float] | None:
     """Certified ``(lo, hi)`` with ``w Q^steps >= lo^steps w`` and ``w Q^steps <= hi^steps w``, or None
     (``w Q^steps`` leaves ``w``'s support). ``g`` bounds the relative rounding of one pushed mass in one
-    step (by default from the widest row, which holds when no state has more branches into it)."""
+    step (by default from the most branches into one state)."""
     if not (w > 0).any():
         return None
     wq = w
     for _ in range(steps):
         out = np.empty_like(w)
-        _push_once(nxt, pnum, 1.0 / denom, transient, wq, out)
+        _push_once(*rows, 1.0 / denom, transient, wq, out)
         wq = out
     on = w > 0
     if (wq[~on] > 0).any():
         return None
     ratio = wq[on] / w[on]
-    slack = steps * float(gamma(nxt.shape[1] + 4) if g is None else 2 * g)
+    fan_in = int(np.bincount(rows.nxt[rows.nxt >= 0], minlength=1).max()) if g is None else 0
+    slack = steps * float(gamma(fan_in + 4) if g is None else 2 * g)
     return float(ratio.min() * (1 - slack)) ** (1 / steps) * (1 - slack), \
         float(ratio.max() * (1 + slack)) ** (1 / steps) * (1 + slack)
 
@@ -371,18 +370,19 @@ def quantile_bracket(low: np.ndarray, high: np.ndarray, q: float) -> tuple[int |
     return _quantile(high, q), _quantile(low, q)
 
 
-def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: int,
+def absorption_time(rows: Rows, denom, transient, init, tail: float, max_steps: int,
                     extend_error: float = EXTEND_ERROR, frontier: int = FRONTIER) -> AbsorptionTime:
     """Push the distribution (see the module docstring), continue it geometrically once its decay is certified,
     read its quantiles, and bracket those beyond the horizon. ``extend_error`` 0 pushes all the way; the push
     visits only the states holding mass while they are at most one in ``frontier`` of all states."""
-    ptr, tgt, num, into, most = _targets(nxt, pnum, transient)
+    ptr, tgt, num, into, most = _targets(*rows, transient)
+    n = transient.size
     g = float(gamma(max(int(into), 1)))  # one pushed mass, one step
-    blocks = -(-nxt.shape[0] // BLOCK)
+    blocks = -(-n // BLOCK)
     g_sum = float(gamma(max(int(most), BLOCK) + blocks))  # a block-wise sum of what is absorbed or left
     start = int(init) if transient[init] else -1
     pmf, left, last, _, lo_c, hi_c = _absorption_times(ptr, tgt, num, 1.0 / denom, start, tail, max_steps, g,
-                                                       extend_error, max(nxt.shape[0] // frontier, 16))
+                                                       extend_error, max(n // frontier, 16))
     del ptr, tgt, num
     pushed = pmf.size - 1
     eps = _push_error(pushed, g) + g_sum  # relative error of every pushed mass, absorbed or left
@@ -397,10 +397,10 @@ def absorption_time(nxt, pnum, denom, transient, init, tail: float, max_steps: i
     res = AbsorptionTime(pmf.tolist(), None, None, None, None, float(left), horizon=horizon, brackets={},
                          pushed=pushed, error=error)
     if rate is None and left > 0:
-        rate = decay_rate(nxt, pnum, denom, transient, last, g=g)
+        rate = decay_rate(rows, denom, transient, last, g=g)
     periodic = False
     if left > 0 and rate is None:  # period 2: two steps at a time, at the price of one step each way
-        rate = decay_rate(nxt, pnum, denom, transient, last, steps=2, g=g)
+        rate = decay_rate(rows, denom, transient, last, steps=2, g=g)
         periodic = rate is not None
         if periodic:
             left_hi = left_hi / rate[1]

@@ -278,7 +278,7 @@ def _classes(chain: Chain, vb: VisitBounds, parts: Iterable[tuple[np.ndarray, np
         entered = np.zeros(k + 1, bool)
         for v, groups in parts:
             pa, ea = np.zeros(k), np.zeros(k)
-            into_classes(chain.next, chain.pnum, 1.0 / chain.denom, v, groups, pa, ea)
+            into_classes(*chain.rows, 1.0 / chain.denom, v, groups, pa, ea)
             p, err = p + pa, err + ea
             # a group no branch from a transient state enters is never reached: 0, exactly
             entered[groups[nxt[nxt >= 0]]] = True

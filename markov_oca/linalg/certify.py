@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .rows import row_width
+from .rows import n_states, row_width, span
 
 #: The unit roundoff of a double.
 U = 2.0 ** -53
@@ -72,10 +72,11 @@ def forward_residual(lo, hi, nxt, pnum, inv_denom, active, b, x, res, err):
         if not active[i]:
             continue
         k = 2
+        first, last = span(lo, hi, nxt, i)
         for c in range(m):
             s = b[i, c] - x[i, c]
             a = abs(b[i, c]) + abs(x[i, c])
-            for j in range(lo[i], hi[i]):
+            for j in range(first, last):
                 t = nxt[j]
                 if not active[t]:
                     continue
@@ -96,7 +97,7 @@ def forward_residual(lo, hi, nxt, pnum, inv_denom, active, b, x, res, err):
 def adjoint_residual(lo, hi, nxt, pnum, inv_denom, active, e, v, res, err):
     """``res = e + Q^T v - v`` on the active states (one column) and the rounding allowance ``err`` (the chain's
     :class:`~markov_oca.linalg.rows.Rows`)."""
-    n = lo.size
+    n = n_states(lo, hi, nxt)
     cnt = np.zeros(n, np.int64)
     for s in range(n):
         if active[s]:
@@ -109,7 +110,8 @@ def adjoint_residual(lo, hi, nxt, pnum, inv_denom, active, e, v, res, err):
         if not active[u]:
             continue
         vu = v[u]
-        for j in range(lo[u], hi[u]):
+        first, last = span(lo, hi, nxt, u)
+        for j in range(first, last):
             t = nxt[j]
             if not active[t]:
                 continue
@@ -147,21 +149,23 @@ def compensated_dot(a, b):
 
 
 @numba.njit(cache=True, nogil=True)
-def into_classes(nxt, pnum, inv_denom, v, class_of, out, err):
+def into_classes(lo, hi, nxt, pnum, inv_denom, v, class_of, out, err):
     """``out[k] = sum_s v[s] P(s -> class k)`` over the states ``s`` with ``class_of[s] < 0``, compensated,
-    and a bound ``err[k]`` on its rounding (three roundings a term: ``pnum / denom`` times ``v``)."""
+    and a bound ``err[k]`` on its rounding (three roundings a term: ``pnum / denom`` times ``v``); the chain's
+    :class:`~markov_oca.linalg.rows.Rows`."""
     comp = np.zeros(out.size)
     mag = np.zeros(out.size)
     cnt = np.zeros(out.size)
-    for s in range(nxt.shape[0]):
+    for s in range(n_states(lo, hi, nxt)):
         m = v[s]
         if m == 0.0 or class_of[s] >= 0:
             continue
-        for j in range(row_width(nxt, s)):
-            t = nxt[s, j]
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
+            t = nxt[j]
             k = class_of[t]
             if k >= 0:
-                p = m * pnum[s, j] * inv_denom
+                p = m * pnum[j] * inv_denom
                 out[k], comp[k] = two_sum(out[k], comp[k], p)
                 mag[k] += abs(p)
                 cnt[k] += 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .rows import Rows, padded_rows
+from .rows import Rows, n_states, padded_rows, span
 
 
 @numba.njit(cache=True, nogil=True)
@@ -16,12 +16,13 @@ def _residual(lo, hi, nxt, pnum, inv_denom, active, stop, b, x):
     n_rhs = b.shape[1]
     acc = np.empty(n_rhs)
     stops = stop.size > 0
-    for s in range(lo.size):
+    for s in range(n_states(lo, hi, nxt)):
         if not active[s]:
             continue
         for r in range(n_rhs):
             acc[r] = x[s, r] - b[s, r]
-        for j in range(lo[s], hi[s]):
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
             t = nxt[j]
             if (stops and stop[j]) or not active[t]:
                 continue
@@ -45,7 +46,8 @@ def _transposed_residual(lo, hi, nxt, pnum, shift, inv_denom, active, b, v):
     for s in range(n):
         if not active[s]:
             continue
-        for j in range(lo[s], hi[s]):
+        first, last = span(lo, hi, nxt, s)
+        for j in range(first, last):
             t = nxt[j]
             if not active[t]:
                 continue

@@ -3,9 +3,9 @@
 A branch table ``nxt[s, :]`` lists state ``s``'s successors, padded with -1 at the end (``pnum`` their
 probability numerators): one array of ``n * J`` entries, ``J`` the widest row. A chain with one very
 wide row (a state with a successor for every state) would be ``n**2`` entries that way, so kernels that
-must run on any chain read :class:`Rows` instead: the branches as flat arrays and each state's span
-``lo[s]:hi[s]`` in them. A padded table gives its rows as views (:func:`padded_rows`, 16 bytes a state
-more); a packed one (CSR, :func:`packed_rows`) as it stands.
+must run on any chain read :class:`Rows` instead: the branches as flat arrays, a padded table's as views
+of its own (:func:`padded_rows`, nothing allocated), a packed one's (CSR, :func:`packed_rows`) with each
+state's span.
 """
 
 from __future__ import annotations
@@ -34,24 +34,69 @@ def row_width(nxt, s):
 
 
 class Rows(NamedTuple):
-    """A chain's branches as flat arrays: state ``s``'s are ``nxt[lo[s]:hi[s]]`` with numerators
-    ``pnum[lo[s]:hi[s]]``. Pass ``*rows`` to a kernel that takes ``lo, hi, nxt, pnum``."""
+    """A chain's branches as flat arrays, in one of two layouts. Pass ``*rows`` to a kernel that takes
+    ``lo, hi, nxt, pnum`` and reads state ``s``'s branches as ``nxt[a:b]``, ``pnum[a:b]`` with
+    ``a, b = span(lo, hi, nxt, s)`` (and the number of states as ``n_states(lo, hi, nxt)``).
 
-    lo: np.ndarray  # int64 (n,)
-    hi: np.ndarray  # int64 (n,)
-    nxt: np.ndarray  # (branches,) next states
+    Packed (CSR): ``lo[s]:hi[s]`` is state ``s``'s span. Padded: ``lo`` is empty and ``hi`` holds the table's
+    width ``J`` alone; state ``s``'s branches start at ``s * J`` and end at its first -1 (nothing per state is
+    allocated, so a game's chain costs no memory more than its table)."""
+
+    lo: np.ndarray  # int64: (n,) packed, empty padded
+    hi: np.ndarray  # int64: (n,) packed, [J] padded
+    nxt: np.ndarray  # (branches,) next states; padded: the table's n * J entries, -1 padding
     pnum: np.ndarray  # (branches,) probability numerators
+
+    @property
+    def packed(self) -> bool:
+        return self.lo.size > 0 or self.nxt.size == 0
+
+    def widths(self) -> np.ndarray:
+        """The number of branches of each state."""
+        if self.packed:
+            return self.hi - self.lo
+        return _widths(self.hi, self.nxt)
+
+    def widest(self) -> int:
+        """An upper bound on the branches of one state: the widest row (packed), the table's width (padded)."""
+        return int((self.hi - self.lo).max(initial=0)) if self.packed else int(self.hi[0])
+
+    def owners(self) -> np.ndarray:
+        """The state of each flat slot (padding included): per-state values as a value per slot."""
+        if self.packed:
+            return np.repeat(np.arange(self.lo.size), self.hi - self.lo)
+        return np.arange(self.nxt.size) // int(self.hi[0])
+
+
+@numba.njit(cache=True, inline="always")
+def span(lo, hi, nxt, s):
+    """Where state ``s``'s branches are in the flat arrays: ``a, b`` (see :class:`Rows`)."""
+    if lo.size > 0:
+        return lo[s], hi[s]
+    a = s * hi[0]
+    b = a
+    end = a + hi[0]
+    while b < end and nxt[b] >= 0:
+        b += 1
+    return a, b
+
+
+@numba.njit(cache=True, inline="always")
+def n_states(lo, hi, nxt):
+    """The number of states of :class:`Rows` given as arrays."""
+    if lo.size > 0 or nxt.size == 0:
+        return lo.size
+    return nxt.size // hi[0]
 
 
 @numba.njit(cache=True)
-def _spans(nxt):
-    n, J = nxt.shape
-    lo = np.empty(n, np.int64)
-    hi = np.empty(n, np.int64)
+def _widths(hi, nxt):
+    n = nxt.size // hi[0]
+    out = np.empty(n, np.int64)
     for s in range(n):
-        lo[s] = s * J
-        hi[s] = s * J + row_width(nxt, s)
-    return lo, hi
+        a, b = span(np.empty(0, np.int64), hi, nxt, s)
+        out[s] = b - a
+    return out
 
 
 def padded_rows(nxt: np.ndarray, pnum: np.ndarray) -> Rows:
@@ -60,11 +105,12 @@ def padded_rows(nxt: np.ndarray, pnum: np.ndarray) -> Rows:
     Examples
     --------
     >>> r = padded_rows(np.array([[1, 2, -1], [0, 1, 2]]), np.array([[1, 1, 0], [1, 1, 1]]))
-    >>> r.lo.tolist(), r.hi.tolist(), r.nxt[r.lo[1]:r.hi[1]].tolist()
-    ([0, 3], [2, 6], [0, 1, 2])
+    >>> span(*r[:3], 0), span(*r[:3], 1), n_states(*r[:3]), r.widths().tolist()
+    ((0, 2), (3, 6), 2, [2, 3])
     """
-    lo, hi = _spans(nxt)
-    return Rows(lo, hi, np.ascontiguousarray(nxt).reshape(-1), np.ascontiguousarray(pnum).reshape(-1))
+    width = max(int(nxt.shape[1]), 1) if nxt.ndim == 2 else 1
+    return Rows(np.empty(0, np.int64), np.array([width], np.int64), np.ascontiguousarray(nxt).reshape(-1),
+                np.ascontiguousarray(pnum).reshape(-1))
 
 
 def packed_rows(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray) -> Rows:
@@ -73,8 +119,8 @@ def packed_rows(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray) -> Row
     Examples
     --------
     >>> r = packed_rows(np.array([0, 2, 5]), np.array([1, 2, 0, 1, 2]), np.array([1, 1, 1, 1, 1]))
-    >>> r.lo.tolist(), r.hi.tolist(), r.nxt[r.lo[1]:r.hi[1]].tolist()
-    ([0, 2], [2, 5], [0, 1, 2])
+    >>> span(*r[:3], 1), n_states(*r[:3]), r.widths().tolist()
+    ((2, 5), 2, [2, 3])
     """
     indptr = np.asarray(indptr, np.int64)
     return Rows(indptr[:-1], indptr[1:], np.asarray(indices), np.asarray(num))

@@ -11,7 +11,7 @@ from markov_oca.analysis.tails import absorption_time
 
 
 def _length(chain, transient, extend_error, tail=1e-10, max_steps=100_000, frontier=2):
-    return absorption_time(chain.next, chain.pnum, chain.denom, transient, chain.init, tail, max_steps,
+    return absorption_time(chain.rows, chain.denom, transient, chain.init, tail, max_steps,
                            extend_error=extend_error, frontier=frontier)
 
 

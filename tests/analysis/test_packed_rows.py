@@ -1,6 +1,8 @@
-"""A chain with one very wide row holds its rows packed (CSR): the expected steps and rewards are answered at the
-packed size, and every other analysis gets the same figures as from the padded table, or a refusal up front when
-that table does not fit."""
+"""A chain with one very wide row holds its rows packed (CSR): the float analysis runs at the packed size with
+the same figures as from the padded table; the exact route builds that table, or is refused up front when it
+does not fit."""
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,31 +13,42 @@ from markov_oca.analysis.branches import classes_of, strong_classes
 from markov_oca.analysis.general import analyse
 from markov_oca.core.errors import TooLargeError
 from markov_oca.core.memory import set_max_memory
-from markov_oca.linalg.rows import padded_rows
+from markov_oca.linalg.rows import n_states, padded_rows, span
 from markov_oca.linalg.system import LinearSystem
 
 N = 300  # states 0..N-1 transient, N absorbing
 
 
-def hub_matrix(seed: int = 7) -> sp.csr_array:
+def hub_entries(seed: int = 7) -> dict[tuple[int, int], Fraction]:
     """State 0 steps to every transient state; each other state to 0, to two random states, or to the end."""
     rng = np.random.default_rng(seed)
-    rows, cols, vals = [0] * (N - 1), list(range(1, N)), [1.0 / (N - 1)] * (N - 1)
+    out = {(0, t): Fraction(1, N - 1) for t in range(1, N)}
     for s in range(1, N):
         a, b = rng.integers(1, N, 2)
-        for t, p in ((0, 0.25), (int(a), 0.25), (int(b), 0.25), (N, 0.25)):
-            rows.append(s), cols.append(t), vals.append(p)
-    rows.append(N), cols.append(N), vals.append(1.0)
-    return sp.csr_array((vals, (rows, cols)), shape=(N + 1, N + 1))
+        for t in (0, int(a), int(b), N):
+            out[s, t] = out.get((s, t), Fraction(0)) + Fraction(1, 4)
+    out[N, N] = Fraction(1)
+    return out
+
+
+def hub_matrix() -> sp.csr_array:
+    e = hub_entries()
+    return sp.csr_array(([float(v) for v in e.values()], tuple(zip(*e.keys(), strict=True))), shape=(N + 1, N + 1))
+
+
+def _hub_chain():
+    dense = [[Fraction(0)] * (N + 1) for _ in range(N + 1)]
+    for (s, t), v in hub_entries().items():
+        dense[s][t] = v
+    return build.from_matrix(dense, init=0, rewards={"cost": [s % 3 for s in range(N + 1)]})
 
 
 @pytest.fixture
 def chains(monkeypatch):
-    padded = build.from_matrix(hub_matrix(), init=0, rewards={"cost": np.arange(N + 1) % 3})
+    padded = _hub_chain()
     monkeypatch.setattr(build, "PACK_BYTES", 0)
     monkeypatch.setattr(build, "PACK_RATIO", 1)
-    packed = build.from_matrix(hub_matrix(), init=0, rewards={"cost": np.arange(N + 1) % 3})
-    return padded, packed
+    return padded, _hub_chain()
 
 
 def test_a_wide_row_is_held_packed(chains):
@@ -76,12 +89,28 @@ def test_expected_from_every_state_agree_within_their_bounds(chains):
     assert b[-1].steps == 0.0 and b[0].steps > b[1].steps - 1  # from the end: none; from the hub: one more step
 
 
-def test_the_full_analysis_builds_the_padded_table_and_agrees(chains):
+def test_the_full_float_analysis_runs_on_packed_rows_and_agrees(chains):
     padded, packed = chains
     x, y = analyse(padded, exact=False), analyse(packed, exact=False)
-    assert "next" in packed.__dict__
+    assert "next" not in packed.__dict__  # classes, visits, moments, given-class figures and the push: all packed
     assert abs(x.steps - y.steps) <= x.bounds["steps"] + y.bounds["steps"]
-    assert x.outcomes == pytest.approx(y.outcomes, abs=1e-12)
+    for name in x.outcomes:
+        assert abs(x.outcomes[name] - y.outcomes[name]) <= x.outcome_bounds[name] + y.outcome_bounds[name]
+    for name in ("steps", "cost"):
+        mx, my = x.moments[name], y.moments[name]
+        assert abs(mx.variance - my.variance) <= mx.variance_bound + my.variance_bound
+    assert y.length.median == x.length.median and y.length.p99 == x.length.p99
+    assert np.allclose(y.length.pmf[:50], x.length.pmf[:50], rtol=1e-12, atol=1e-300)
+    assert abs(float(np.dot(y.visits, np.ones(N + 1))) - y.steps) < 1e-9 * y.steps
+
+
+def test_the_exact_route_builds_the_padded_table(chains):
+    padded, packed = chains
+    x, y = analyse(padded, exact=True), analyse(packed, exact=True)
+    assert isinstance(y.steps, Fraction) and y.steps == x.steps and y.outcomes == x.outcomes
+    assert "next" in packed.__dict__
+    f = analyse(packed, exact=False)
+    assert abs(Fraction(f.steps) - y.steps) <= Fraction(f.bounds["steps"])
 
 
 def test_a_padded_table_that_does_not_fit_is_refused_but_the_expected_steps_are_answered(chains):
@@ -90,8 +119,9 @@ def test_a_padded_table_that_does_not_fit_is_refused_but_the_expected_steps_are_
     try:
         got = analyse(packed, init=0, only="expected", exact=False)
         assert got.steps > 1 and got.bounds["steps"] < 1e-9 * got.steps
+        assert analyse(packed, init=0, exact=False).steps == pytest.approx(got.steps, rel=1e-9)
         with pytest.raises(TooLargeError, match=r"padded to the widest.*--only expected"):
-            analyse(packed, init=0, exact=False)
+            analyse(packed, init=0, exact=True)
     finally:
         set_max_memory(None)
 
@@ -100,7 +130,9 @@ def test_padded_rows_are_views_of_the_table():
     nxt = np.array([[1, 2, -1], [0, -1, -1]], np.int32)
     rows = padded_rows(nxt, np.array([[1, 1, 0], [2, 0, 0]], np.int64))
     assert np.shares_memory(rows.nxt, nxt)
-    assert rows.lo.tolist() == [0, 3] and rows.hi.tolist() == [2, 4]
+    assert rows.lo.size == 0 and rows.hi.tolist() == [3]  # nothing allocated per state
+    assert [span(*rows[:3], s) for s in (0, 1)] == [(0, 2), (3, 4)] and n_states(*rows[:3]) == 2
+    assert rows.widths().tolist() == [2, 1] and rows.widest() == 3 and rows.owners().tolist() == [0, 0, 0, 1, 1, 1]
 
 
 def test_hitting_probabilities_are_answered_from_packed_rows(chains):
