@@ -157,3 +157,20 @@ def test_packed_adjoint_systems_solve_alike(chains, method, monkeypatch):
     v2, r2 = adjoint.AdjointSystem(None, None, packed.denom, active, packed.order(), rows=packed.rows).solve(e)
     assert r1.residual < 1e-12 and r2.residual < 1e-12
     assert np.abs(v1 - v2).max() < 1e-10 * v1.max() and v2[N] == 0.0
+
+
+def test_a_wide_rows_rounding_weighs_by_the_visits_to_it():
+    """A hub with k branches has a rounding allowance about k**2 times a short row's (k terms, each as large as
+    the figures). Times ||N|| (2k) it misses 1e-9 relative from every state; solved state by state
+    (Forward.sharpen), a state that never visits the hub has the short rows' bound alone, and the hub its own
+    allowance once."""
+    k = 3000
+    rows = [0] * k + list(range(2, k + 1)) + list(range(2, k + 1)) + [1, 1, k + 1]
+    cols = list(range(1, k + 1)) + list(range(1, k)) + list(range(2, k + 1)) + [1, k + 1, k + 1]
+    vals = [1.0 / k] * k + [0.5] * (2 * (k - 1)) + [0.5, 0.5, 1.0]
+    chain = build.from_triples(k + 2, np.array(rows), np.array(cols), np.array(vals), init=k)
+    got = analyse(chain, init=k, only="expected", exact=False)
+    assert got.steps == pytest.approx(2 * k, rel=1e-12) and got.bounds["steps"] <= 1e-10 * got.steps
+    assert got.solver[0].get("sharpened")  # the norm-wide bound missed: ||N|| times the hub's allowance
+    hub = analyse(chain, init=0, only="expected", exact=False)  # the hub's own figure
+    assert abs(hub.steps - (1 + (k + 1))) <= hub.bounds["steps"] <= 1e-9 * hub.steps
