@@ -97,9 +97,8 @@ class AnyChain(Chain):
             try:
                 table = _branch_form(indptr, indices, num, indptr.size - 1, self.source)
             except TooLargeError as exc:
-                raise TooLargeError(f"{exc}; the expected steps and rewards alone (--only expected), or the chance "
-                                    "of ever visiting a label (--only hit:LABEL), are answered from the rows as "
-                                    "held") from None
+                raise TooLargeError(f"{exc}; the floating-point analysis (without --exact) is answered from the "
+                                    "rows as held") from None
             self.__dict__["next"], self.__dict__["pnum"] = table
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -253,9 +252,8 @@ def _dense_triples(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Frac
 
 #: A chain's rows are held packed (CSR) when padding them to the widest would take more than PACK_RATIO times the
 #: bytes of the packed rows and more than PACK_BYTES: one state with a successor for every state makes the padded
-#: table n**2 entries. The analyses that read packed rows (the expected steps and rewards, ``only="expected"``, and
-#: the hitting probabilities, ``only="hit"``) then run at the packed size; the others build the padded table when
-#: they first need it.
+#: table n**2 entries. The floating-point analysis reads packed rows and runs at the packed size; the exact route
+#: (and a transition reward read after the chain is built) builds the padded table when it first needs it.
 PACK_RATIO = 4
 PACK_BYTES = 256 * 2**20
 

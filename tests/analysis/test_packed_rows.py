@@ -120,7 +120,7 @@ def test_a_padded_table_that_does_not_fit_is_refused_but_the_expected_steps_are_
         got = analyse(packed, init=0, only="expected", exact=False)
         assert got.steps > 1 and got.bounds["steps"] < 1e-9 * got.steps
         assert analyse(packed, init=0, exact=False).steps == pytest.approx(got.steps, rel=1e-9)
-        with pytest.raises(TooLargeError, match=r"padded to the widest.*--only expected"):
+        with pytest.raises(TooLargeError, match=r"padded to the widest.*without --exact"):
             analyse(packed, init=0, exact=True)
     finally:
         set_max_memory(None)
