@@ -141,6 +141,9 @@ def analyse(chain: Chain, *, init: Any = None, exact: bool | None = None, reward
         answered at the cost of one solve); ``"hit"``: answer only the hitting probabilities of ``hit`` (each
         one solve, with its bound),
         none of the other figures.
+        With more than :data:`EVERY_STATE_LIMIT` initial states, no ``init`` and in floating point, the
+        analysis is ``"expected"`` with each class's chance too (what one forward solve gives for every
+        state); ``init="init"`` analyses each start in full.
 
     Returns
     -------
@@ -348,9 +351,10 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
         shared.forward[EVERY_STATE_KEY] = (columns, fwd)
         fwd.report["refined"], reused = REFINE_ROUNDS, False
         figures, ends = figures_of(fwd), classes_of(fwd)
-        if not all(meets(v, b, precision) for _, v, b in figures + [("", *e) for e in ends]):
-            fwd.sharpen(chain)  # the residual bounds weighed by the visits to each state, one more solve
-            figures, ends = figures_of(fwd), classes_of(fwd)
+    if fwd.x is not None and fwd.sharp is None and \
+            not all(meets(v, b, precision) for _, v, b in figures + [("", *e) for e in ends]):
+        fwd.sharpen(chain)  # the residual bounds weighed by the visits to each state: one more solve, kept
+        figures, ends = figures_of(fwd), classes_of(fwd)
     res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
     for name, value, bound in figures:
         if not meets(value, bound, precision):
