@@ -219,8 +219,7 @@ class Chain:
         """The transition matrix (float), duplicates summed, columns sorted; built straight from the branches
         (12 bytes a transition, no intermediate triplets)."""
         if self.packed:
-            lo, hi, nxt, pnum = self.rows
-            return sp.csr_array((pnum * (1.0 / self.denom), nxt, np.append(lo, hi[-1:])), shape=(self.n, self.n))
+            return self.rows.matrix(self.denom)
         indptr, indices, data = _branch_csr(self.next, self.pnum, 1.0 / self.denom)
         return sp.csr_array((data, indices, indptr), shape=(self.n, self.n))
 

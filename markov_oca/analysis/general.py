@@ -343,16 +343,17 @@ def _only_expected(chain: Chain, res: AnyResults, shared: _Shared, exact: bool, 
             return [(float("nan"), float("inf")) for _ in ks]
         return [(float(fwd.x[s, n_values + i]), fwd.delta_at(n_values + i, s)) for i in range(len(ks))]
 
+    def met(figures: list[tuple[str, float, float]], ends: list[tuple[float, float]]) -> bool:
+        return all(meets(v, b, precision) for _, v, b in figures) and all(meets(v, b, precision) for v, b in ends)
+
     figures, ends = figures_of(fwd), classes_of(fwd)
-    if fwd.x is not None and not fwd.report.get("refined") and \
-            not all(meets(v, b, precision) for _, v, b in figures + [("", *e) for e in ends]):
+    if fwd.x is not None and not fwd.report.get("refined") and not met(figures, ends):
         # the sound route of this block: iterative refinement, kept for every initial state that follows
         fwd = forward_block(chain, columns, rounds=REFINE_ROUNDS)
         shared.forward[EVERY_STATE_KEY] = (columns, fwd)
         fwd.report["refined"], reused = REFINE_ROUNDS, False
         figures, ends = figures_of(fwd), classes_of(fwd)
-    if fwd.x is not None and fwd.sharp is None and \
-            not all(meets(v, b, precision) for _, v, b in figures + [("", *e) for e in ends]):
+    if fwd.x is not None and fwd.sharp is None and not met(figures, ends):
         fwd.sharpen(chain)  # the residual bounds weighed by the visits to each state: one more solve, kept
         figures, ends = figures_of(fwd), classes_of(fwd)
     res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+import scipy.sparse as sp
 
 
 @numba.njit(cache=True, inline="always")
@@ -60,6 +61,12 @@ class Rows(NamedTuple):
     def widest(self) -> int:
         """An upper bound on the branches of one state: the widest row (packed), the table's width (padded)."""
         return int((self.hi - self.lo).max(initial=0)) if self.packed else int(self.hi[0])
+
+    def matrix(self, denom: int) -> sp.csr_array:
+        """The transition matrix of packed rows (CSR as they stand: ``pnum * (1 / denom)``, the kernels' own
+        products)."""
+        return sp.csr_array((self.pnum * (1.0 / denom), self.nxt, np.append(self.lo, self.hi[-1:])),
+                            shape=(self.lo.size, self.lo.size))
 
     def owners(self) -> np.ndarray:
         """The state of each flat slot (padding included): per-state values as a value per slot."""

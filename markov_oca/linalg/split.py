@@ -39,9 +39,7 @@ def system_matrix(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndar
 
 def packed_system_matrix(rows: Rows, denom: int, ids: np.ndarray) -> sp.csr_array:
     """``I - Q`` on the states ``ids``, rows and columns in that order, from packed rows (CSR)."""
-    lo, hi, nxt, pnum = rows
-    q = sp.csr_array((pnum * (1.0 / denom), nxt, np.append(lo, hi[-1:])), shape=(lo.size, lo.size))
-    a = sp.csr_array(sp.eye_array(ids.size, format="csr") - q[ids][:, ids])
+    a = sp.csr_array(sp.eye_array(ids.size, format="csr") - rows.matrix(denom)[ids][:, ids])
     a.sort_indices()
     return a
 
