@@ -7,6 +7,7 @@
     python benchmarks/ur_full.py 7 --pair optimal,optimal --table /tmp/ur7.npy --tail 1e-6
     python benchmarks/ur_full.py 7 --push optimal,optimal --table /tmp/ur7.npy --tail 1e-6 --parts 2
     python benchmarks/ur_full.py 7 --bound optimal,optimal --table /tmp/ur7.npy --bound-tol 1e-4
+    python benchmarks/ur_full.py 7 --sums optimal,optimal --table /tmp/ur7.npy --precision 1e-9
     python benchmarks/ur_full.py 5 --evaluate optimal,optimal --table /tmp/ur5.npy --tol 1e-11
     python benchmarks/ur_full.py 7 --rgu /tmp/ur7.rgu --table /tmp/ur7.npy --royalur ~/RoyalUr-Python
     python benchmarks/ur_full.py 5 --rules ur-blitz       # any rule set: ur-blitz, ur-masters, ur-aseb
@@ -22,8 +23,10 @@ turns and throws and the length distribution, from the threaded forward push.
 ``--push LIGHT,DARK`` runs that push alone (``--parts`` threads, places under ``--drop`` let go) and
 prints every tenth turn: its seconds, the mass in play and the mass dropped so far.
 ``--bound LIGHT,DARK`` times the loose layered evaluation that bounds the throws to come from every
-position (``--bound-tol``); ``--evaluate LIGHT,DARK`` the layered policy evaluation (``--tol``), layer by
-layer, with its residual and the error bounds at the start. Threads: ``NUMBA_NUM_THREADS``.
+position (``--bound-tol``); ``--sums LIGHT,DARK`` sweeps the expected throws and turns from the start on the
+push's moves, with their certified bounds (``--precision``, relative); ``--evaluate LIGHT,DARK`` the
+layered policy evaluation (``--tol``), layer by layer, with its residual and the error bounds at the start.
+Threads: ``NUMBA_NUM_THREADS``.
 
 ``--rgu FILE`` writes the table as a ``.rgu`` file (``--values``, percent16 by default),
 timed; with ``--royalur DIR`` (a checkout of RoyalUr-Python, not part of this project) it
@@ -67,6 +70,8 @@ def main() -> None:
     ap.add_argument("--drop", type=float, default=None, help="with --push: let go of places under this mass")
     ap.add_argument("--bound", default=None, help="LIGHT,DARK: time the bound on the throws to come")
     ap.add_argument("--bound-tol", type=float, default=1e-4, help="with --bound: the loose evaluation's change")
+    ap.add_argument("--sums", default=None, help="LIGHT,DARK: sweep the expected throws and turns on the push's moves")
+    ap.add_argument("--precision", type=float, default=1e-9, help="with --sums: the relative bound to meet")
     ap.add_argument("--evaluate", default=None, help="LIGHT,DARK: time the layered policy evaluation (--tol)")
     ap.add_argument("--rgu", default=None, help="write the saved --table as this .rgu file")
     ap.add_argument("--values", default="percent16", help="with --rgu: percent16, float32 or float64")
@@ -79,6 +84,8 @@ def main() -> None:
         return push(args)
     if args.bound:
         return bound(args)
+    if args.sums:
+        return sums(args)
     if args.evaluate:
         return evaluate(args)
     if args.rgu:
@@ -171,9 +178,19 @@ def push(args) -> None:
           f"{p.push_seconds / max(1, p.dist.pmf.size - 1):.3f} s a turn); total {dt:.1f} s wall, "
           f"{time.process_time() - c0:.0f} s CPU")
     print(f"  in play {p.left:.3e}, dropped {p.dropped:.3e}, tail {p.dist.tail:.3e}")
+    cdf = np.cumsum(p.dist.pmf)
+    reached = {q: int(np.searchsorted(cdf, q)) for q in (0.5, 0.9, 0.99) if cdf[-1] >= q}
+    print("  turns: " + ", ".join(f"p{round(q * 100)} {t}" for q, t in reached.items()) + " (those the push reached)")
     print(f"  turns {p.turns:.12f} (tail extrapolated {p.tail_turns:.2e}), throws {p.throws:.12f}; "
           f"wins within the turns pushed {p.wins[0]:.12f}, {p.wins[1]:.12f}")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def _pair(args, pair: str):
+    """(light, dark, the rules, the table if a side plays optimal, the two-piece rules to compile on)."""
+    light, dark = pair.split(",")
+    rules = load_ur(args.rules, {"pieces": args.pieces})
+    return light, dark, rules, _values(args, rules, light, dark), load_ur(args.rules, {"pieces": 2})
 
 
 def _values(args, rules, light, dark):
@@ -187,10 +204,7 @@ def _values(args, rules, light, dark):
 def bound(args) -> None:
     from markov_oca.ur.sweeps import throws_bound
 
-    light, dark = args.bound.split(",")
-    rules = load_ur(args.rules, {"pieces": args.pieces})
-    values = _values(args, rules, light, dark)
-    small = load_ur(args.rules, {"pieces": 2})
+    light, dark, rules, values, small = _pair(args, args.bound)
     throws_bound(small, light, dark, solve_layered(small).values)  # compile
     t0, c0 = time.perf_counter(), time.process_time()
     b = throws_bound(rules, light, dark, values, tol=args.bound_tol, progress=True)
@@ -200,13 +214,25 @@ def bound(args) -> None:
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
+def sums(args) -> None:
+    from markov_oca.ur.sweeps import push_lengths
+
+    light, dark, rules, values, small = _pair(args, args.sums)
+    push_lengths(small, light, dark, solve_layered(small).values, max_turns=0, sums_precision=1e-9)  # compile
+    t0, c0 = time.perf_counter(), time.process_time()
+    p = push_lengths(rules, light, dark, values, max_turns=0, sums_precision=args.precision, progress=True)
+    s = p.sums
+    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: expected turns {s.turns:.9f} "
+          f"± {s.turns_bound:.1e}, throws {s.throws:.9f} ± {s.throws_bound:.1e} ({s.sweeps} sweeps, last change "
+          f"{s.change:.1e}, residuals {s.residual[0]:.1e} {s.residual[1]:.1e}, {s.seconds:.1f} s); the moves built in "
+          f"{p.build_seconds:.1f} s; {time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.0f} s CPU")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
 def evaluate(args) -> None:
     from markov_oca.ur.sweeps import evaluate_policies
 
-    light, dark = args.evaluate.split(",")
-    rules = load_ur(args.rules, {"pieces": args.pieces})
-    values = _values(args, rules, light, dark)
-    small = load_ur(args.rules, {"pieces": 2})
+    light, dark, rules, values, small = _pair(args, args.evaluate)
     evaluate_policies(small, light, dark, solve_layered(small).values)  # compile
     t0, c0 = time.perf_counter(), time.process_time()
 

@@ -36,7 +36,14 @@ from .state import space_of
 from .storage import NO_MOVE
 from .sweepbounds import throws_ceiling
 
-__all__ = ["ThrowsBound", "bound_on_tables", "throws_bound"]
+__all__ = ["TableSums", "ThrowsBound", "bound_on_tables", "sums_on_tables", "throws_bound"]
+
+INF = float("inf")
+#: The sums' first relative change, and the smallest they are swept to.
+SUMS_TOL = 1e-12
+SUMS_FLOOR = 1e-14
+#: Sweeps without a smaller change after which the sweeps stop (rounding leaves the change there).
+STALL = 50
 
 
 @dataclass
@@ -51,42 +58,57 @@ class ThrowsBound:
 
 
 @numba.njit(cache=True, inline="always")
-def _throws_at(tab, probs, y, yo, s):
-    """``1 + sum_t probs[t] * y'(successor)``: ``y`` the mover's throws to come (a rosette's successor),
-    ``yo`` the opponent's; 0 where the game is over."""
+def _sums_at(tab, probs, y, yo, z, zo, s, turns):
+    """``(1 + sum_t probs[t] y'(successor), 1 + sum_t probs[t] z'(successor))``: ``y``/``z`` the mover's throws
+    and turns to come (a rosette's successor, whose turn is this one: its count less one), ``yo``/``zo`` the
+    opponent's; (0, 0) where the game is over. ``z`` is read only with ``turns``."""
     ny = 1.0
+    nz = 1.0
     over = 0
     for t in range(probs.shape[0]):
         c = tab[s, t]
         if c >= 0:
-            ny += probs[t] * (y[c >> 1] if c & 1 else yo[c >> 1])
+            if c & 1:
+                ny += probs[t] * y[c >> 1]
+                if turns:
+                    nz += probs[t] * (z[c >> 1] - 1.0)
+            else:
+                ny += probs[t] * yo[c >> 1]
+                if turns:
+                    nz += probs[t] * zo[c >> 1]
         elif c == NO_MOVE:
             over += 1
-    return 0.0 if over == probs.shape[0] else ny
+    if over == probs.shape[0]:
+        return 0.0, 0.0
+    return ny, nz
 
 
 @numba.njit(cache=True, inline="always")
-def _sweep_level(tab0, tab1, probs, y, lo, hi, w):
+def _sweep_level(tab0, tab1, probs, y, z, turns, lo, hi, w):
     """Sweep the places ``lo..hi`` of each side; the largest relative change, from ``w``."""
     ns = y.shape[0]
     for side in range(ns):
         tab = tab0 if side == 0 else tab1
-        ys = y[side]
-        yo = y[ns - 1 - side]
+        ys, yo = y[side], y[ns - 1 - side]
+        zs, zo = z[side], z[ns - 1 - side]
         for s in range(lo, hi):
-            ny = _throws_at(tab, probs, ys, yo, s)
+            ny, nz = _sums_at(tab, probs, ys, yo, zs, zo, s, turns)
             if ny > 0.0:
                 d = abs(ny - ys[s]) / ny
+                if turns:
+                    d = max(d, abs(nz - zs[s]) / ny)
                 if d > w:
                     w = d
             ys[s] = ny
+            if turns:
+                zs[s] = nz
     return w
 
 
 @numba.njit(cache=True, parallel=True)
-def _sweep_throws_diagonal(tab0, tab1, probs, y, lvl, width, psplit):
-    """One Gauss-Seidel sweep of the throws to come, ``y[side, place]``, diagonal by diagonal from the last;
-    the largest relative change."""
+def _sweep_diagonal(tab0, tab1, probs, y, z, turns, lvl, width, psplit):
+    """One Gauss-Seidel sweep of the throws to come, ``y[side, place]`` (and with ``turns`` the turns,
+    ``z``), diagonal by diagonal from the last; the largest relative change."""
     parts = psplit.shape[1] - 1
     worst = np.zeros(parts)
     for T in range(2 * width - 2, -1, -1):
@@ -95,30 +117,78 @@ def _sweep_throws_diagonal(tab0, tab1, probs, y, lvl, width, psplit):
             for p in range(psplit[T, part], psplit[T, part + 1]):
                 for mirror in range(2 if 2 * p < T else 1):  # (p, q) then (q, p): a pass leads from one to the other
                     b = (T - p) * width + p if mirror else p * width + T - p
-                    w = _sweep_level(tab0, tab1, probs, y, lvl[b], lvl[b + 1], w)
+                    w = _sweep_level(tab0, tab1, probs, y, z, turns, lvl[b], lvl[b + 1], w)
             worst[part] = w
     return worst.max()
 
 
+@numba.njit(cache=True)
+def _residual_part(tab0, tab1, probs, y, z, turns, lo, hi):
+    ns = y.shape[0]
+    a, b = 0.0, 0.0
+    for side in range(ns):
+        tab = tab0 if side == 0 else tab1
+        for s in range(lo, hi):
+            ny, nz = _sums_at(tab, probs, y[side], y[ns - 1 - side], z[side], z[ns - 1 - side], s, turns)
+            d = abs(ny - y[side, s])
+            if not d <= a:  # a NaN is kept: no bound follows from it
+                a = d
+            if turns:
+                d = abs(nz - z[side, s])
+                if not d <= b:
+                    b = d
+    return a, b
+
+
 @numba.njit(cache=True, parallel=True)
-def _residual_throws_places(tab0, tab1, probs, y, parts):
-    """The largest ``|y - (1 + P y)|`` over every place and side, nothing written."""
-    ns, S = y.shape
-    worst = np.zeros(parts)
+def _residual_places(tab0, tab1, probs, y, z, turns, parts):
+    """The largest ``|y - (1 + P y)|`` (and the turns') over every place and side, nothing written."""
+    S = y.shape[1]
+    wy = np.zeros(parts)
+    wz = np.zeros(parts)
     for part in prange(parts):
-        w = 0.0
-        for side in range(ns):
-            tab = tab0 if side == 0 else tab1
-            for s in range(part * S // parts, (part + 1) * S // parts):
-                w = max(w, abs(_throws_at(tab, probs, y[side], y[ns - 1 - side], s) - y[side, s]))
-        worst[part] = w
-    return worst.max()
+        wy[part], wz[part] = _residual_part(tab0, tab1, probs, y, z, turns, part * S // parts, (part + 1) * S // parts)
+    return wy.max(), wz.max()
 
 
-def bound_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: int, tol: float,
-                    parts: int) -> ThrowsBound:
-    """:class:`ThrowsBound` from the push's fixed tables (:func:`.pushmoves.push_tables`), swept to a relative
-    change of ``tol``.
+@dataclass
+class TableSums:
+    """The expected throws and turns to come from the start, swept on the push's fixed tables, with certified
+    bounds (:func:`.sweepbounds.sums_bounds`)."""
+
+    throws: float  # from the start (light to move, every piece in hand)
+    turns: float
+    largest: float  # the largest throws to come computed over every place and side
+    residual: tuple[float, float]  # the largest |y - (1 + P y)| and the turns', absolute, over every state
+    sweeps: int
+    change: float  # the relative change of the last sweep
+    seconds: float
+    throws_bound: float = INF  # certified bounds on ``throws`` and ``turns``
+    turns_bound: float = INF
+    ceiling: float = INF  # a certified bound on the throws to come from any position
+
+
+def _sweeps(tab0, tab1, probs, y, z, turns, level_start, width, psplit, tol, sweeps, change):
+    """Sweep until the relative change is at most ``tol``, or has not fallen for :data:`STALL` sweeps (the
+    rounding's floor: the bounds then say what was reached); (sweeps, last change)."""
+    best, since = change, 0
+    while change > tol and since < STALL:
+        change = _sweep_diagonal(tab0, tab1, probs, y, z, turns, level_start, width, psplit)
+        sweeps += 1
+        if change < best:
+            best, since = change, 0
+        else:
+            since += 1
+    return sweeps, change
+
+
+def sums_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: int, *, start: int,
+                   tol: float = SUMS_TOL, precision: float | None = None, parts: int | None = None,
+                   bar=None) -> TableSums:
+    """The expected throws and turns to come from place ``start`` (light to move) under the push's fixed tables
+    (:func:`.pushmoves.push_tables`), Gauss-Seidel sweeps in the push's diagonal order to a
+    relative change of ``tol``, with certified bounds; swept on, a hundred times smaller each time down to
+    :data:`SUMS_FLOOR`, while a bound misses ``precision`` (relative).
 
     Parameters
     ----------
@@ -130,21 +200,56 @@ def bound_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: i
         The first place of each level (:func:`.pushorder.push_placement`).
     width : int
         Pips a side, plus one.
+    start : int
+        The place the game starts from.
     tol : float
         Relative change of the last sweep.
-    parts : int
-        Threads.
+    precision : float, optional
+        The relative bound to meet.
+    parts : int, optional
+        Threads; numba's count by default.
     """
+    from .sweepbounds import sums_bounds
+
+    t0 = time.perf_counter()
+    parts = int(parts or numba.get_num_threads())
+    tab0, tab1 = tables[0], tables[-1]
+    y = np.zeros((len(tables), tab0.shape[0]))
+    z = np.zeros_like(y)
+    psplit = diagonal_split(level_start, width, parts)
+    task = bar.add_task("the expected throws and turns, swept", total=None) if bar is not None else None
+    sweeps, change = 0, np.inf
+    while True:
+        sweeps, change = _sweeps(tab0, tab1, probs, y, z, True, level_start, width, psplit, tol, sweeps, change)
+        ry, rz = _residual_places(tab0, tab1, probs, y, z, True, parts)
+        out = TableSums(float(y[0, start]), float(z[0, start]), float(y.max(initial=0.0)), (float(ry), float(rz)),
+                        sweeps, float(change), 0.0)
+        sums_bounds(out, probs.shape[0])
+        if task is not None:
+            bar.update(task, description=f"the expected throws and turns: {sweeps} sweeps, relative bound "
+                                         f"{out.throws_bound / max(out.throws, 1e-300):.1e}")
+        good = precision is None or (out.throws_bound <= precision * abs(out.throws)
+                                     and out.turns_bound <= precision * abs(out.turns))
+        if good or tol <= SUMS_FLOOR:
+            break
+        tol = max(tol * 1e-2, SUMS_FLOOR)
+    del y, z
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def bound_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: int, tol: float,
+                    parts: int) -> ThrowsBound:
+    """:class:`ThrowsBound` from the push's fixed tables (:func:`.pushmoves.push_tables`), the throws alone swept
+    to a relative change of ``tol`` with ``parts`` threads (the other parameters as :func:`sums_on_tables`'s)."""
     t0 = time.perf_counter()
     tab0 = tables[0]
     tab1 = tables[-1]
     y = np.zeros((len(tables), tab0.shape[0]))
+    z = np.zeros((len(tables), 0))
     psplit = diagonal_split(level_start, width, parts)
-    change, sweeps = np.inf, 0
-    while change > tol:
-        change = _sweep_throws_diagonal(tab0, tab1, probs, y, level_start, width, psplit)
-        sweeps += 1
-    residual = float(_residual_throws_places(tab0, tab1, probs, y, parts))
+    sweeps, _change = _sweeps(tab0, tab1, probs, y, z, False, level_start, width, psplit, tol, 0, np.inf)
+    residual = float(_residual_places(tab0, tab1, probs, y, z, False, parts)[0])
     top = float(y.max(initial=0.0))
     del y
     bound = throws_ceiling(top, residual, probs.shape[0], 1)

@@ -49,7 +49,7 @@ from ..analysis.chain import LengthDistribution
 from ..core.prefetch import prefetch
 from ..core.progress import progress_bar
 from ..linalg.certify import two_sum
-from .bound import ThrowsBound, bound_on_tables
+from .bound import TableSums, ThrowsBound, bound_on_tables, sums_on_tables
 from .layers import CHUNK
 from .policy import deterministic, drop_pages, policy_code, policy_codes
 from .pushmoves import push_tables
@@ -60,6 +60,8 @@ from .storage import is_fixed, row_count, row_entry, row_first
 
 __all__ = ["PushResult", "length_distribution", "push_bytes", "push_lengths"]
 
+#: The one-pass push's threads are cut again by the mass every this many turns.
+RESPLIT = 4
 PUSH_AHEAD = 64  # the one-pass push prefetches the targets of the place this far on (six pieces: 0.68-0.72 s a turn
 # without, 0.56-0.60 with; 8 ahead 0.69-0.71, 192 ahead 0.61-0.62)
 
@@ -239,6 +241,21 @@ def _turn_split(table, probs, cur, nxt, side, side_lo, side_off, lvl, width, qs,
         out[part, 7] = h
 
 
+@numba.njit(cache=True, parallel=True)
+def _live_by_opponent(cur, lvl, width, lo, hi):
+    """The places of ``lo..hi`` holding mass, counted by the opponent's pips."""
+    out = np.zeros(width, np.int64)
+    for q in prange(width):
+        n = 0
+        for p in range(width):
+            b = p * width + q
+            for s in range(max(lvl[b], lo), min(lvl[b + 1], hi)):
+                if cur[s] != 0.0:
+                    n += 1
+        out[q] = n
+    return out
+
+
 @numba.njit(cache=True)
 def _merge_side(nxt, side, side_lo, side_off, qs, lvl, width):
     """Add the threads' buffers of crossing captures into ``nxt`` (thread order) and clear them."""
@@ -275,6 +292,7 @@ class PushResult:
     dropped: float = 0.0
     left: float = 0.0  # the mass still in play after the last turn
     bound: ThrowsBound | None = None  # with ``bound_tol``: the bound on the throws to come, from the same moves
+    sums: TableSums | None = None  # with ``sums_precision``: the expected throws and turns, swept on the same moves
 
 
 def _default_parts(codes) -> int:
@@ -294,11 +312,12 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
         tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
     build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
     parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts([policy_code(light), policy_code(dark)]))
-    # threads in one pass: each past the first buffers the places L mover's pips below its own (at most twice
-    # the average share of L levels of (L + 1) * pieces + 1)
+    # threads in one pass: each past the first buffers the places L mover's pips below its own cut, wherever the
+    # mass puts it (the widest L levels: 1.1-1.25 times twice the average share of L levels of (L + 1) * pieces
+    # + 1 at four and five pieces; three times is allowed)
     plen = rules.path_length
     crossing = (0 if "random" in codes or parts <= 1 or rules.again_after_capture
-                else (parts - 1) * 2 * S * 8 * plen // ((plen + 1) * rules.pieces + 1))
+                else (parts - 1) * 3 * S * 8 * plen // ((plen + 1) * rules.pieces + 1))
     return int(tables + max(16 * S + crossing, build) + 150 * 2**20)
 
 
@@ -312,16 +331,36 @@ class _Turns:
         # deterministic, and no capture throws again: one pass, any number of threads
         self.split = split and all(is_fixed(tab) for tab in tables)
         if self.split:
-            self.qs, self.side_lo, self.side_off, side_size = split_bounds(levels, width, parts, back)
-            self.crossing = np.zeros(side_size)
+            self.qs, self.side_lo, self.side_off, _ = split_bounds(levels, width, parts, back)
+            self.by_mover, self.back = levels[::width][:width + 1], back
+            # the threads' cuts follow the mass (:meth:`_resplit`): each buffer has room for the widest window
+            window = max(int(self.by_mover[q] - self.by_mover[max(q - back, 0)]) for q in range(width + 1))
+            self.side_off = np.arange(parts, dtype=np.int64) * window - window
+            self.side_off[0] = 0
+            self.crossing = np.zeros(window * (parts - 1))
             self.outs = np.zeros((parts, 8))
+            self.turns = 0
         elif parts > 1:
             self.src, self.tgt = thread_slices(levels, width, parts, back)
+
+    def _resplit(self, cur: np.ndarray, lo: int, hi: int) -> None:
+        """Cut the opponent's pips where the threads get about equal numbers of places holding mass (the mass
+        of a game moves along the pips: cuts by places alone leave one thread the early game's)."""
+        live = np.cumsum(_live_by_opponent(cur, self.levels, self.width, lo, hi))
+        if live[-1] == 0:
+            return
+        for i in range(1, self.parts):
+            q = int(np.searchsorted(live, live[-1] * i / self.parts))
+            self.qs[i] = min(max(q, int(self.qs[i - 1])), self.width)
+            self.side_lo[i] = self.by_mover[max(int(self.qs[i]) - self.back, 0)]
 
     def __call__(self, side: int, cur: np.ndarray, nxt: np.ndarray, lo: int, hi: int, eps: float):
         """(won, lost, throws, moved, dropped, nlo, nhi, hi) of the turn of ``side``."""
         tab = self.tables[side % len(self.tables)]
         if self.split:
+            if self.parts > 1 and self.turns % RESPLIT == 0:
+                self._resplit(cur, lo, hi)
+            self.turns += 1
             _turn_split(tab, self.probs, cur, nxt, self.crossing, self.side_lo, self.side_off, self.levels,
                         self.width, self.qs, lo, hi, eps, self.outs)
             _merge_side(nxt, self.crossing, self.side_lo, self.side_off, self.qs, self.levels, self.width)
@@ -387,7 +426,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
                  *, tail: float = 1e-10, start: int | None = None, max_turns: int = 1_000_000,
                  progress: bool = False, parts: int | None = None, drop: float | None = None,
                  on_turn: Callable[[int, float, float, float], None] | None = None,
-                 bound_tol: float | None = None) -> PushResult:
+                 bound_tol: float | None = None, sums_precision: float | None = None) -> PushResult:
     """Push the probability mass forward turn by turn, light moving first from ``start`` (all pieces in
     hand), until less than ``tail`` is still in play.
 
@@ -404,6 +443,10 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     > 1 spreads the mass of a turn after one pass over the rosettes. The default
     (``$MARKOV_OCA_PUSH_THREADS``, else :func:`_default_parts`) is two threads for deterministic pairs,
     one otherwise (docs/ur.md).
+
+    With ``sums_precision`` and deterministic policies, the expected throws and turns from the start are swept
+    first on the same moves (:func:`.bound.sums_on_tables`, ``PushResult.sums``), to that relative precision
+    where the sweeps' rounding allows; the push is then only for the distribution.
 
     With ``bound_tol`` and deterministic policies, :func:`.bound.throws_bound` is computed first on the same
     moves (``PushResult.bound``), so they are built once.
@@ -431,8 +474,13 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         del newpos
         if values is not None:
             drop_pages(values)  # the policies are built: the table is not read again
-        bound = None
-        if bound_tol is not None and all(is_fixed(tab) for tab in tables):
+        bound = sums = None
+        fixed = all(is_fixed(tab) for tab in tables)
+        if sums_precision is not None and fixed:
+            sums = sums_on_tables(tables, probs, levels, width, start=first_place, precision=float(sums_precision),
+                                  bar=bar)
+            bound = ThrowsBound(sums.ceiling, sums.largest, sums.residual[0], sums.sweeps, sums.seconds)
+        elif bound_tol is not None and fixed:
             bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
             bound = bound_on_tables(tables, probs, levels, width, float(bound_tol), numba.get_num_threads())
         t1 = time.perf_counter()
@@ -446,7 +494,7 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     wins = (float(pmf[:, 0].sum()), float(pmf[:, 1].sum()))
     return PushResult(dist, float(sum(alive[:-1])) + tail_turns, float(sum(thrown)) + tail_throws, tail_turns,
                       tail_throws, wins, entries, t1 - t0 - (bound.seconds if bound is not None else 0.0), t2 - t1,
-                      dropped, left, bound)
+                      dropped, left, bound, sums)
 
 
 def length_distribution(rules: UrRules, light: str = "optimal", dark: str = "optimal",

@@ -32,7 +32,9 @@ TABLE_FIRST_PIECES = 6
 #: at four pieces random against greedy the evaluation took 65 s of the 107, the push 41 s.
 PUSH_ONLY_PIECES = 4
 #: The push's sums give the turns and throws from PUSH_ONLY_PIECES pieces: it is carried to this tail at
-#: least, whatever the length distribution asks (the tail beyond is extrapolated).
+#: least, whatever the length distribution asks (the tail beyond is extrapolated). Optimal against optimal
+#: with a looser tail asked, the turns and throws are swept instead (:func:`.bound.sums_on_tables`) and the
+#: push stops at that tail.
 PUSH_SUMS_TAIL = 1e-10
 #: From this many pieces ``ur solve`` sweeps the optimal pair's bound on the throws to come
 #: (:func:`.bound.throws_bound`) and keeps it beside the table, for the push's bounds (:mod:`.sweepbounds`)
@@ -285,11 +287,12 @@ def _evaluated(r, light, dark, values, start, precision, progress, timer):
     raise _refused(precision, failed, f"the evaluation's residual, swept to {EVALUATE_REFINE_TOL:g}")
 
 
-def _pushed(r, light, dark, values, *, tail, progress, timer, bound_tol):
+def _pushed(r, light, dark, values, *, tail, progress, timer, bound_tol, sums_precision=None):
     from .push import push_lengths
 
     t1 = time.perf_counter()
-    push = push_lengths(r, light, dark, values, tail=tail, progress=progress, bound_tol=bound_tol)
+    push = push_lengths(r, light, dark, values, tail=tail, progress=progress, bound_tol=bound_tol,
+                        sums_precision=sums_precision)
     timer["length"] = timer.get("length", 0.0) + time.perf_counter() - t1
     timer["length_build"] = timer.get("length_build", 0.0) + push.build_seconds
     return push
@@ -319,6 +322,9 @@ def _push_only(r, light, dark, values, residual, optimal_value, handed_in, tail,
     from .sweepbounds import moves_a_throw, throws_ceiling
 
     random = "random" in (light, dark)
+    if tail > PUSH_SUMS_TAIL and light == dark == "optimal" and residual is not None:
+        return _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail, precision, progress,
+                           timer, solver)
     bound, keep = _kept_bound(r, light, dark, handed_in, timer)
     kept = bound is not None
     shared = bound is None and not random  # the bound swept on the push's own moves
@@ -359,6 +365,36 @@ def _push_only(r, light, dark, values, residual, optimal_value, handed_in, tail,
                              "beyond the last turn extrapolated geometrically)",
                    "residual": float(push.dist.tail), "iterations": push.dist.pmf.size - 1})
     return push, figures, ceiling, pf.rounding, pf.lost, route
+
+
+def _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail, precision, progress, timer,
+                solver):
+    """:func:`_push_only`'s figures with the expected turns and throws swept on the push's moves
+    (:func:`.bound.sums_on_tables`) and the push carried only to ``tail``, for the distribution (a tail looser
+    than :data:`PUSH_SUMS_TAIL`, optimal against optimal with the table's residual known: each side's chance
+    is the table's)."""
+    push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer, bound_tol=None,
+                   sums_precision=precision)
+    sums = push.sums
+    timer["sums"] = sums.seconds
+    timer["length"] -= sums.seconds
+    if not handed_in and "optimal" not in timer:
+        from .table import save_bound
+
+        save_bound(r, light, dark, THROWS_BOUND_TOL, push.bound)
+    pf, figures = _push_figures(push, sums.ceiling, r, light, dark, residual, optimal_value)
+    figures["E[turns]"] = (sums.turns, sums.turns_bound)
+    figures["E[throws]"] = (sums.throws, sums.throws_bound)
+    solver.append({"method": "Gauss-Seidel sweeps of the expected throws and turns to come on the policy's moves "
+                             "(the push's order)", "residual": max(sums.residual), "iterations": sums.sweeps,
+                   "change": sums.change, "bound": sums.ceiling})
+    failed = _misses(figures, precision)
+    if failed:
+        raise _refused(precision, failed, f"the sums swept to a relative change of {sums.change:.1e}, the push to "
+                       f"a tail of {tail:.1e}")
+    solver.append({"method": "forward push of the length distribution", "residual": float(push.dist.tail),
+                   "iterations": push.dist.pmf.size - 1})
+    return push, figures, sums.ceiling, pf.rounding, pf.lost, ""
 
 
 def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=PRECISION,

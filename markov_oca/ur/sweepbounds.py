@@ -163,3 +163,17 @@ def optimal_bound(residual: float | None, steps: float, throws: int) -> float | 
         return None
     r = residual + float(gamma(update_roundings(throws, 1))) + 4 * U
     return float(r * steps * SLACK + 4 * U)
+
+
+def sums_bounds(sums, throws: int) -> None:
+    """Fill in the certified bounds of a :class:`.bound.TableSums`: each true residual (the computed one
+    raised by the rounding of its update, :func:`true_residual`) times the throws to come from the start, at
+    most ``ŷ / (1 - r_y)``; and the ceiling on the throws to come from any position."""
+    roundings = update_roundings(throws, 1)
+    ry = true_residual(sums.residual[0], 1.0 + sums.largest, roundings)
+    # the turns read ``z - 1`` after a rosette: at most the throws to come plus two in magnitude
+    rz = true_residual(sums.residual[1], 2.0 + sums.largest, roundings)
+    ymax = sums.throws / (1.0 - ry) * SLACK if ry < 1.0 else INF
+    sums.throws_bound = float(ry * ymax * SLACK)
+    sums.turns_bound = float(rz * ymax * SLACK)
+    sums.ceiling = throws_ceiling(sums.largest, sums.residual[0], throws, 1)

@@ -153,3 +153,63 @@ def test_table_solve_keeps_the_optimal_pairs_bound_for_solve_ur(monkeypatch, tmp
     assert res.exit_code == 0 and json.loads(res.output)["throws_bound"] is None
     res = CliRunner().invoke(app, ["solve", "--pieces", "2", "--no-bound", "--format", "json"])
     assert res.exit_code == 0 and "throws_bound" not in json.loads(res.output)
+
+
+def _tables(rules, light, dark, v):
+    from markov_oca.core.progress import progress_bar
+    from markov_oca.ur.policy import policy_codes
+    from markov_oca.ur.pushmoves import push_tables
+    from markov_oca.ur.pushorder import push_placement
+    from markov_oca.ur.state import space_of
+
+    space = space_of(rules.pieces, rules.code)
+    newpos, levels = push_placement(space, rules.pieces)
+    start = int(newpos[space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)])
+    with progress_bar(False) as bar:
+        tables, _ = push_tables(space, rules, policy_codes(light, dark), np.asarray(v, np.float64), newpos, bar)
+    return tables, np.asarray(rules.throw_probabilities, np.float64), levels, rules.off_square * rules.pieces + 1, start
+
+
+@pytest.mark.parametrize("light,dark", [("optimal", "optimal"), ("greedy", "optimal")])
+def test_swept_sums_hold_their_bounds_loose_and_tight(two, light, dark):
+    # the expected throws and turns swept on the push's moves: stopped early, the stated bounds still hold;
+    # swept on, they are tight
+    from markov_oca.ur.bound import sums_on_tables
+
+    rules, v = two
+    _, throws, turns = _chain_start(rules, light, dark, v)
+    tables, probs, levels, width, start = _tables(rules, light, dark, v)
+    loose = sums_on_tables(tables, probs, levels, width, start=start, tol=1e-3)
+    tight = sums_on_tables(tables, probs, levels, width, start=start, precision=1e-12)
+    for s in (loose, tight):
+        assert abs(s.throws - float(throws)) <= s.throws_bound
+        assert abs(s.turns - float(turns)) <= s.turns_bound
+        assert s.ceiling >= s.largest
+    assert abs(loose.turns - float(turns)) > 1e-4  # stopped early it is off, and says so
+    assert tight.throws_bound < 1e-12 * float(throws) and tight.turns_bound < 1e-12 * float(turns)
+    assert tight.sweeps > loose.sweeps
+
+
+def test_a_loose_tail_takes_the_sums_from_the_sweeps_and_the_push_stops_there(two, monkeypatch):
+    # optimal against optimal with a tail looser than the push's sums need: the turns and throws are swept,
+    # within 1e-9 of the chain's, and the push is carried only to the tail; the quantiles it reaches are the
+    # tight push's; each side's chance is the table's, certified by its residual
+    rules, v = two
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    _, throws, turns = _chain_start(rules, "optimal", "optimal", v)
+    optimal = solve_layered(rules, residual=True)
+    loose = ur_solve.solve_ur(rules, optimal=optimal, method="sweeps", tail=1e-2)
+    tight = ur_solve.solve_ur(rules, optimal=optimal, method="sweeps", tail=1e-10)
+    assert "sweeps of the expected throws and turns" in loose.solver[0]["method"]
+    assert "push" in tight.solver[-1]["method"] and "sweeps of the expected" not in tight.solver[0]["method"]
+    for k, want in (("turns", turns), ("throws", throws)):
+        err = loose.bounds["expected"][k]["total"]
+        assert abs(float(loose.expected[k].total) - float(want)) <= err < 1e-9 * float(want)
+    assert 1e-3 < loose.length.tail_mass <= 1e-2 and tight.length.tail_mass <= 1e-10
+    assert len(loose.length.pmf) < len(tight.length.pmf)
+    assert (loose.length.median, loose.length.p90) == (tight.length.median, tight.length.p90)
+    assert loose.wins == tight.wins  # the table's value, both times
+    assert loose.bounds["wins"]["light"] < 1e-9
+    # values handed in without their residual: the push is carried to the sums' tail, as before
+    plain = ur_solve.solve_ur(rules, values=v, method="sweeps", tail=1e-2)
+    assert "sweeps of the expected" not in plain.solver[0]["method"] and plain.length.tail_mass <= 1e-10
