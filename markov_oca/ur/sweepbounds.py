@@ -69,9 +69,14 @@ def evaluation_bounds(ev, index: int, side: int = 0) -> tuple[float, float, floa
             1.0 + float(ev.throws.max(initial=0.0)),
             2.0 + float(np.abs(ev.turns).max(initial=0.0)))
     rw, ry, rz = (true_residual(r, m, roundings) for r, m in zip(ev.residual, mags, strict=True))
-    y = ev.at(index, side)[1]
-    ymax = y / (1.0 - ry) * SLACK if ry < 1.0 else INF
-    return rw * ymax * SLACK, ry * ymax * SLACK, rz * ymax * SLACK
+    return _times_throws(ev.at(index, side)[1], ry, (rw, ry, rz))
+
+
+def _times_throws(y: float, r_throws: float, residuals: tuple[float, ...]) -> tuple[float, ...]:
+    """Each true residual times the throws to come from a state whose computed throws are ``y`` (at most
+    ``y / (1 - r_throws)``, ``r_throws`` the throws' own true residual)."""
+    ymax = y / (1.0 - r_throws) * SLACK if r_throws < 1.0 else INF
+    return tuple(float(r * ymax * SLACK) for r in residuals)
 
 
 def turn_throws(rules) -> int:
@@ -173,7 +178,5 @@ def sums_bounds(sums, throws: int) -> None:
     ry = true_residual(sums.residual[0], 1.0 + sums.largest, roundings)
     # the turns read ``z - 1`` after a rosette: at most the throws to come plus two in magnitude
     rz = true_residual(sums.residual[1], 2.0 + sums.largest, roundings)
-    ymax = sums.throws / (1.0 - ry) * SLACK if ry < 1.0 else INF
-    sums.throws_bound = float(ry * ymax * SLACK)
-    sums.turns_bound = float(rz * ymax * SLACK)
+    sums.throws_bound, sums.turns_bound = _times_throws(sums.throws, ry, (ry, rz))
     sums.ceiling = throws_ceiling(sums.largest, sums.residual[0], throws, 1)
