@@ -29,14 +29,15 @@ from numba import prange
 from ..core.progress import progress_bar
 from .evaluate import evaluate_policies
 from .policy import deterministic, drop_pages, policy_codes
-from .pushmoves import push_tables
+from .pushmoves import push_tables, tables_bytes
 from .pushorder import diagonal_split, push_placement
 from .rules import UrRules
 from .state import space_of
-from .storage import NO_MOVE
+from .storage import NO_MOVE, is_fixed, row_count, row_entry, row_first
 from .sweepbounds import throws_ceiling
 
-__all__ = ["TableSums", "ThrowsBound", "bound_on_tables", "sums_on_tables", "throws_bound"]
+__all__ = ["TableSums", "ThrowsBound", "bound_on_tables", "pair_sums", "pair_sums_bytes", "sums_on_tables",
+           "throws_bound"]
 
 INF = float("inf")
 #: The sums' first relative change, and the smallest they are swept to.
@@ -58,122 +59,164 @@ class ThrowsBound:
 
 
 @numba.njit(cache=True, inline="always")
-def _sums_at(tab, probs, y, yo, z, zo, s, turns):
-    """``(1 + sum_t probs[t] y'(successor), 1 + sum_t probs[t] z'(successor))``: ``y``/``z`` the mover's throws
-    and turns to come (a rosette's successor, whose turn is this one: its count less one), ``yo``/``zo`` the
-    opponent's; (0, 0) where the game is over. ``z`` is read only with ``turns``."""
+def _sums_at(tab, probs, y, yo, z, zo, w, wo, s, turns, win):
+    """``(1 + sum_t probs[t] y'(successor), 1 + sum_t probs[t] z'(successor), sum_t probs[t] w'(successor))``
+    at place ``s`` of the store ``tab`` (fixed or packed: :mod:`.storage`; a throw's moves share its chance):
+    ``y``/``z``/``w`` the mover's throws and turns to come and chance to win (a rosette's successor, whose turn
+    is this one: its turns less one), ``yo``/``zo``/``wo`` the opponent's (whose chance is the mover's loss);
+    (0, 0, 0) where the game is over. ``z`` is read only with ``turns``, ``w`` only with ``win``."""
     ny = 1.0
     nz = 1.0
+    nw = 0.0
     over = 0
+    e = row_first(tab, s)
     for t in range(probs.shape[0]):
-        c = tab[s, t]
-        if c >= 0:
-            if c & 1:
-                ny += probs[t] * y[c >> 1]
-                if turns:
-                    nz += probs[t] * (z[c >> 1] - 1.0)
-            else:
-                ny += probs[t] * yo[c >> 1]
-                if turns:
-                    nz += probs[t] * zo[c >> 1]
-        elif c == NO_MOVE:
+        k = row_count(tab, s, t)
+        if k == 0:
             over += 1
+            continue
+        p = probs[t] / k
+        for _ in range(k):
+            c = row_entry(tab, s, t, e)
+            e += 1
+            if c >= 0:
+                if c & 1:
+                    ny += p * y[c >> 1]
+                    if turns:
+                        nz += p * (z[c >> 1] - 1.0)
+                    if win:
+                        nw += p * w[c >> 1]
+                else:
+                    ny += p * yo[c >> 1]
+                    if turns:
+                        nz += p * zo[c >> 1]
+                    if win:
+                        nw += p * (1.0 - wo[c >> 1])
+            elif c == NO_MOVE:
+                over += 1
+            elif c == -1 and win:  # the mover wins (-2: loses)
+                nw += p
     if over == probs.shape[0]:
-        return 0.0, 0.0
-    return ny, nz
+        return 0.0, 0.0, 0.0
+    return ny, nz, nw
 
 
 @numba.njit(cache=True, inline="always")
-def _sweep_level(tab0, tab1, probs, y, z, turns, lo, hi, w):
-    """Sweep the places ``lo..hi`` of each side; the largest relative change, from ``w``."""
-    ns = y.shape[0]
-    for side in range(ns):
-        tab = tab0 if side == 0 else tab1
-        ys, yo = y[side], y[ns - 1 - side]
-        zs, zo = z[side], z[ns - 1 - side]
-        for s in range(lo, hi):
-            ny, nz = _sums_at(tab, probs, ys, yo, zs, zo, s, turns)
-            if ny > 0.0:
-                d = abs(ny - ys[s]) / ny
-                if turns:
-                    d = max(d, abs(nz - zs[s]) / ny)
-                if d > w:
-                    w = d
-            ys[s] = ny
+def _sweep_side(tab, probs, ys, yo, zs, zo, ws, wo, turns, win, lo, hi, d):
+    """Sweep the places ``lo..hi`` of one side; the largest change, from ``d`` (relative to the throws to come
+    for the throws and turns, absolute for the chance)."""
+    for s in range(lo, hi):
+        ny, nz, nw = _sums_at(tab, probs, ys, yo, zs, zo, ws, wo, s, turns, win)
+        if ny > 0.0:
+            c = abs(ny - ys[s]) / ny
             if turns:
-                zs[s] = nz
-    return w
+                c = max(c, abs(nz - zs[s]) / ny)
+            if win:
+                c = max(c, abs(nw - ws[s]))
+            if c > d:
+                d = c
+        ys[s] = ny
+        if turns:
+            zs[s] = nz
+        if win:
+            ws[s] = nw
+    return d
+
+
+@numba.njit(cache=True, inline="always")
+def _sweep_level(tab0, tab1, probs, y, z, x, turns, win, lo, hi, d):
+    """Sweep the places ``lo..hi`` of each side (one array row a side; one row when both play alike)."""
+    last = y.shape[0] - 1
+    d = _sweep_side(tab0, probs, y[0], y[last], z[0], z[last], x[0], x[last], turns, win, lo, hi, d)
+    if last:
+        d = _sweep_side(tab1, probs, y[1], y[0], z[1], z[0], x[1], x[0], turns, win, lo, hi, d)
+    return d
 
 
 @numba.njit(cache=True, parallel=True)
-def _sweep_diagonal(tab0, tab1, probs, y, z, turns, lvl, width, psplit):
-    """One Gauss-Seidel sweep of the throws to come, ``y[side, place]`` (and with ``turns`` the turns,
-    ``z``), diagonal by diagonal from the last; the largest relative change."""
+def _sweep_diagonal(tab0, tab1, probs, y, z, x, turns, win, lvl, width, psplit):
+    """One Gauss-Seidel sweep of the throws to come, ``y[side, place]`` (with ``turns`` the turns, ``z``; with
+    ``win`` the chance to win, ``x``), diagonal by diagonal from the last; the largest change."""
     parts = psplit.shape[1] - 1
     worst = np.zeros(parts)
     for T in range(2 * width - 2, -1, -1):
         for part in prange(parts):
-            w = worst[part]
+            d = worst[part]
             for p in range(psplit[T, part], psplit[T, part + 1]):
                 for mirror in range(2 if 2 * p < T else 1):  # (p, q) then (q, p): a pass leads from one to the other
                     b = (T - p) * width + p if mirror else p * width + T - p
-                    w = _sweep_level(tab0, tab1, probs, y, z, turns, lvl[b], lvl[b + 1], w)
-            worst[part] = w
+                    d = _sweep_level(tab0, tab1, probs, y, z, x, turns, win, lvl[b], lvl[b + 1], d)
+            worst[part] = d
     return worst.max()
 
 
+@numba.njit(cache=True, inline="always")
+def _residual_side(tab, probs, ys, yo, zs, zo, ws, wo, turns, win, lo, hi, a, b, c):
+    for s in range(lo, hi):
+        ny, nz, nw = _sums_at(tab, probs, ys, yo, zs, zo, ws, wo, s, turns, win)
+        d = abs(ny - ys[s])
+        if not d <= a:  # a NaN is kept: no bound follows from it
+            a = d
+        if turns:
+            d = abs(nz - zs[s])
+            if not d <= b:
+                b = d
+        if win:
+            d = abs(nw - ws[s])
+            if not d <= c:
+                c = d
+    return a, b, c
+
+
 @numba.njit(cache=True)
-def _residual_part(tab0, tab1, probs, y, z, turns, lo, hi):
-    ns = y.shape[0]
-    a, b = 0.0, 0.0
-    for side in range(ns):
-        tab = tab0 if side == 0 else tab1
-        for s in range(lo, hi):
-            ny, nz = _sums_at(tab, probs, y[side], y[ns - 1 - side], z[side], z[ns - 1 - side], s, turns)
-            d = abs(ny - y[side, s])
-            if not d <= a:  # a NaN is kept: no bound follows from it
-                a = d
-            if turns:
-                d = abs(nz - z[side, s])
-                if not d <= b:
-                    b = d
-    return a, b
+def _residual_part(tab0, tab1, probs, y, z, x, turns, win, lo, hi):
+    last = y.shape[0] - 1
+    a, b, c = _residual_side(tab0, probs, y[0], y[last], z[0], z[last], x[0], x[last], turns, win, lo, hi,
+                             0.0, 0.0, 0.0)
+    if last:
+        a, b, c = _residual_side(tab1, probs, y[1], y[0], z[1], z[0], x[1], x[0], turns, win, lo, hi, a, b, c)
+    return a, b, c
 
 
 @numba.njit(cache=True, parallel=True)
-def _residual_places(tab0, tab1, probs, y, z, turns, parts):
-    """The largest ``|y - (1 + P y)|`` (and the turns') over every place and side, nothing written."""
+def _residual_places(tab0, tab1, probs, y, z, x, turns, win, parts):
+    """The largest ``|y - (1 + P y)|`` (and the turns', and the chance's) over every place and side, nothing
+    written."""
     S = y.shape[1]
-    wy = np.zeros(parts)
-    wz = np.zeros(parts)
+    r = np.zeros((parts, 3))
     for part in prange(parts):
-        wy[part], wz[part] = _residual_part(tab0, tab1, probs, y, z, turns, part * S // parts, (part + 1) * S // parts)
-    return wy.max(), wz.max()
+        a, b, c = _residual_part(tab0, tab1, probs, y, z, x, turns, win, part * S // parts, (part + 1) * S // parts)
+        r[part, 0], r[part, 1], r[part, 2] = a, b, c
+    return r[:, 0].max(), r[:, 1].max(), r[:, 2].max()
 
 
 @dataclass
 class TableSums:
-    """The expected throws and turns to come from the start, swept on the push's fixed tables, with certified
-    bounds (:func:`.sweepbounds.sums_bounds`)."""
+    """The expected throws and turns to come from the start (and with ``win`` light's chance to win), swept on
+    the push's tables, with certified bounds (:func:`.sweepbounds.sums_bounds`)."""
 
     throws: float  # from the start (light to move, every piece in hand)
     turns: float
     largest: float  # the largest throws to come computed over every place and side
-    residual: tuple[float, float]  # the largest |y - (1 + P y)| and the turns', absolute, over every state
+    residual: tuple[float, float, float]  # the largest |y - (1 + P y)|, the turns' and the chance's, absolute
     sweeps: int
-    change: float  # the relative change of the last sweep
+    change: float  # the largest change of the last sweep (relative for the throws and turns)
     seconds: float
     throws_bound: float = INF  # certified bounds on ``throws`` and ``turns``
     turns_bound: float = INF
     ceiling: float = INF  # a certified bound on the throws to come from any position
+    moves: int = 1  # the most moves a throw weighs (a ``random`` side: every piece's)
+    win: float = float("nan")  # light's chance to win, swept with ``win``
+    win_bound: float = INF
+    win_largest: float = 0.0  # the largest |chance| computed over every place and side
 
 
-def _sweeps(tab0, tab1, probs, y, z, turns, level_start, width, psplit, tol, sweeps, change):
-    """Sweep until the relative change is at most ``tol``, or has not fallen for :data:`STALL` sweeps (the
-    rounding's floor: the bounds then say what was reached); (sweeps, last change)."""
+def _sweeps(tab0, tab1, probs, y, z, x, turns, win, level_start, width, psplit, tol, sweeps, change):
+    """Sweep until the change is at most ``tol``, or has not fallen for :data:`STALL` sweeps (the rounding's
+    floor: the bounds then say what was reached); (sweeps, last change)."""
     best, since = change, 0
     while change > tol and since < STALL:
-        change = _sweep_diagonal(tab0, tab1, probs, y, z, turns, level_start, width, psplit)
+        change = _sweep_diagonal(tab0, tab1, probs, y, z, x, turns, win, level_start, width, psplit)
         sweeps += 1
         if change < best:
             best, since = change, 0
@@ -184,16 +227,16 @@ def _sweeps(tab0, tab1, probs, y, z, turns, level_start, width, psplit, tol, swe
 
 def sums_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: int, *, start: int,
                    tol: float = SUMS_TOL, precision: float | None = None, parts: int | None = None,
-                   bar=None) -> TableSums:
-    """The expected throws and turns to come from place ``start`` (light to move) under the push's fixed tables
-    (:func:`.pushmoves.push_tables`), Gauss-Seidel sweeps in the push's diagonal order to a
-    relative change of ``tol``, with certified bounds; swept on, a hundred times smaller each time down to
-    :data:`SUMS_FLOOR`, while a bound misses ``precision`` (relative).
+                   win: bool = False, turns: bool = True, moves: int = 1, bar=None) -> TableSums:
+    """The expected throws and turns to come from place ``start`` (light to move) under the push's tables
+    (:func:`.pushmoves.push_tables`; fixed or packed), Gauss-Seidel sweeps in the push's diagonal order to a
+    change of ``tol`` (relative to the throws to come), with certified bounds; swept on, a hundred times
+    smaller each time down to :data:`SUMS_FLOOR`, while a bound misses ``precision`` (relative).
 
     Parameters
     ----------
-    tables : list of numpy.ndarray
-        Each side's fixed table (one when both play the same policy).
+    tables : list
+        Each side's table (one when both play the same policy).
     probs : numpy.ndarray
         The throws' probabilities.
     level_start : numpy.ndarray
@@ -203,56 +246,77 @@ def sums_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: in
     start : int
         The place the game starts from.
     tol : float
-        Relative change of the last sweep.
+        Change of the last sweep.
     precision : float, optional
         The relative bound to meet.
     parts : int, optional
         Threads; numba's count by default.
+    win : bool
+        Also sweep each side's chance to win (``TableSums.win``: light's from the start).
+    turns : bool
+        Sweep the turns (else ``TableSums.turns`` is 0, its bound infinite).
+    moves : int
+        The most moves a throw weighs (:func:`.sweepbounds.moves_a_throw`), for the rounding.
     """
     from .sweepbounds import sums_bounds
 
     t0 = time.perf_counter()
     parts = int(parts or numba.get_num_threads())
     tab0, tab1 = tables[0], tables[-1]
-    y = np.zeros((len(tables), tab0.shape[0]))
-    z = np.zeros_like(y)
+    rows = len(tables)
+    S = _places(tab0)
+    y = np.zeros((rows, S))
+    z = np.zeros((rows, S if turns else 0))
+    x = np.zeros((rows, S if win else 0))
     psplit = diagonal_split(level_start, width, parts)
-    task = bar.add_task("the expected throws and turns, swept", total=None) if bar is not None else None
+    what = ("each side's chance, " if win else "") + "the expected throws" + (" and turns" if turns else "")
+    task = bar.add_task(f"{what}, swept", total=None) if bar is not None else None
     sweeps, change = 0, np.inf
     while True:
-        sweeps, change = _sweeps(tab0, tab1, probs, y, z, True, level_start, width, psplit, tol, sweeps, change)
-        ry, rz = _residual_places(tab0, tab1, probs, y, z, True, parts)
-        out = TableSums(float(y[0, start]), float(z[0, start]), float(y.max(initial=0.0)), (float(ry), float(rz)),
-                        sweeps, float(change), 0.0)
+        sweeps, change = _sweeps(tab0, tab1, probs, y, z, x, turns, win, level_start, width, psplit, tol, sweeps,
+                                 change)
+        ry, rz, rw = _residual_places(tab0, tab1, probs, y, z, x, turns, win, parts)
+        out = TableSums(float(y[0, start]), float(z[0, start]) if turns else 0.0, float(y.max(initial=0.0)),
+                        (float(ry), float(rz), float(rw)), sweeps, float(change), 0.0, moves=moves,
+                        win=float(x[0, start]) if win else float("nan"),
+                        win_largest=max(float(x.max(initial=0.0)), -float(x.min(initial=0.0))))
         sums_bounds(out, probs.shape[0])
+        if not turns:
+            out.turns_bound = INF
         if task is not None:
-            bar.update(task, description=f"the expected throws and turns: {sweeps} sweeps, relative bound "
+            bar.update(task, description=f"{what}: {sweeps} sweeps, relative bound "
                                          f"{out.throws_bound / max(out.throws, 1e-300):.1e}")
         good = precision is None or (out.throws_bound <= precision * abs(out.throws)
-                                     and out.turns_bound <= precision * abs(out.turns))
+                                     and (not turns or out.turns_bound <= precision * abs(out.turns))
+                                     and (not win or out.win_bound <= precision * min(out.win, 1.0 - out.win)))
         if good or tol <= SUMS_FLOOR:
             break
         tol = max(tol * 1e-2, SUMS_FLOOR)
-    del y, z
+    del y, z, x
     out.seconds = time.perf_counter() - t0
     return out
 
 
+def _places(store) -> int:
+    return store.shape[0] if is_fixed(store) else store[1].shape[0]
+
+
 def bound_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: int, tol: float,
-                    parts: int) -> ThrowsBound:
-    """:class:`ThrowsBound` from the push's fixed tables (:func:`.pushmoves.push_tables`), the throws alone swept
+                    parts: int, moves: int = 1) -> ThrowsBound:
+    """:class:`ThrowsBound` from the push's tables (:func:`.pushmoves.push_tables`), the throws alone swept
     to a relative change of ``tol`` with ``parts`` threads (the other parameters as :func:`sums_on_tables`'s)."""
     t0 = time.perf_counter()
     tab0 = tables[0]
     tab1 = tables[-1]
-    y = np.zeros((len(tables), tab0.shape[0]))
-    z = np.zeros((len(tables), 0))
+    rows = len(tables)
+    y = np.zeros((rows, _places(tab0)))
+    z = np.zeros((rows, 0))
     psplit = diagonal_split(level_start, width, parts)
-    sweeps, _change = _sweeps(tab0, tab1, probs, y, z, False, level_start, width, psplit, tol, 0, np.inf)
-    residual = float(_residual_places(tab0, tab1, probs, y, z, False, parts)[0])
+    sweeps, _change = _sweeps(tab0, tab1, probs, y, z, z, False, False, level_start, width, psplit, tol, 0, np.inf)
+    residual = float(_residual_places(tab0, tab1, probs, y, z, z, False, False, parts)[0])
     top = float(y.max(initial=0.0))
     del y
-    bound = throws_ceiling(top, residual, probs.shape[0], 1)
+    bound = throws_ceiling(top, residual, probs.shape[0], moves)
     return ThrowsBound(bound, top, residual, sweeps, time.perf_counter() - t0)
 
 
@@ -300,5 +364,55 @@ def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
         out = bound_on_tables(tables, np.asarray(rules.throw_probabilities, np.float64), levels,
                               rules.off_square * rules.pieces + 1, tol, int(parts or numba.get_num_threads()))
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def pair_sums_bytes(rules: UrRules, light: str, dark: str, turns: bool = True) -> int:
+    """Peak memory of :func:`pair_sums`: the policies' moves and the build's maps
+    (:func:`.pushmoves.tables_bytes`), or the moves and the swept arrays (three a side, two without ``turns``)."""
+    tables, build = tables_bytes(rules, light, dark)
+    swept = (3 if turns else 2) * 8 * space_of(rules.pieces, rules.code).size * len({light, dark})
+    return int(tables + max(swept, build) + 150 * 2**20)
+
+
+def pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optimal", values: np.ndarray | None = None, *,
+              precision: float | None = None, turns: bool = True, parts: int | None = None,
+              progress: bool = False) -> TableSums:
+    """Each side's chance to win, the expected throws and turns from the start, under a pair of policies (any of
+    :data:`.policy.POLICY_CODES`), swept on the push's moves (:func:`sums_on_tables` with ``win``) to the
+    relative ``precision`` where the sweeps' rounding allows, with certified bounds; no length distribution.
+    Without ``turns`` the turns are not swept (a third less memory; ``TableSums.turns`` is then 0, unbounded).
+    The other parameters are :func:`throws_bound`'s.
+
+    Raises
+    ------
+    TooLargeError
+        The moves and the swept arrays (:func:`pair_sums_bytes`) would not fit in the memory available.
+    """
+    from ..core.errors import TooLargeError
+    from ..core.memory import available_memory, gib
+    from .sweepbounds import moves_a_throw
+
+    t0 = time.perf_counter()
+    need, avail = pair_sums_bytes(rules, light, dark, turns), available_memory()
+    if need > avail:
+        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces, {light} against {dark}: the swept "
+                            f"evaluation needs about {gib(need)}; {gib(avail)} available")
+    codes = policy_codes(light, dark)
+    if 2 in codes and values is None:
+        raise ValueError("the optimal policy needs the optimal values")
+    vals = np.asarray(values, np.float64) if values is not None else np.zeros(1)
+    space = space_of(rules.pieces, rules.code)
+    newpos, levels = push_placement(space, rules.pieces)
+    start = int(newpos[space.rank(0, 0, rules.pieces, 0, 0, rules.pieces, 0)])
+    with progress_bar(progress) as bar:
+        tables, _entries = push_tables(space, rules, codes, vals, newpos, bar)
+        del newpos
+        if values is not None:
+            drop_pages(values)
+        out = sums_on_tables(tables, np.asarray(rules.throw_probabilities, np.float64), levels,
+                             rules.off_square * rules.pieces + 1, start=start, precision=precision, parts=parts,
+                             win=True, turns=turns, moves=moves_a_throw(rules, not deterministic(codes)), bar=bar)
     out.seconds = time.perf_counter() - t0
     return out

@@ -199,8 +199,8 @@ def stats(
     table: str | None = typer.Option(None, "--table", metavar="PATH",
                                      help="the solved table (.npy) (default: the one 'markov-oca ur solve' saved "
                                      "for these rules, else a solve now, up to five pieces)"),
-    tail: float = typer.Option(1e-10, "--tail", help="carry the length distributions until this much "
-                               "probability is left"),
+    tail: float = typer.Option(1e-4, "--tail", help="carry the optimal pair's length distribution until this "
+                               "much probability is left (at most 1e-2: the 99th percentile)"),
     precision: float = typer.Option(1e-9, "--precision", help="relative error every pair evaluation's figures "
                                     "are proved to be within (as solve's)"),
     fmt: Format = typer.Option(Format.text, "--format", help=_FORMAT_HELP),
@@ -218,8 +218,8 @@ def stats(
     from .stats import ur_stats
 
     try:
-        if not 0 < tail < 1e-3:
-            raise RulesError(f"--tail must be between 0 and 1e-3, got {tail}")
+        if not 0 < tail <= 1e-2:
+            raise RulesError(f"--tail must be above 0 and at most 1e-2, got {tail}")
         pols = tuple(p.strip() for p in policies.split(",") if p.strip())
         r = load_ur(rules, {"pieces": pieces} if pieces is not None else {})
         if not 0 < precision < 1:

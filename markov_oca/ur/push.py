@@ -50,13 +50,13 @@ from ..core.prefetch import prefetch
 from ..core.progress import progress_bar
 from ..linalg.certify import two_sum
 from .bound import TableSums, ThrowsBound, bound_on_tables, sums_on_tables
-from .layers import CHUNK
 from .policy import deterministic, drop_pages, policy_code, policy_codes
-from .pushmoves import push_tables
+from .pushmoves import push_tables, tables_bytes
 from .pushorder import push_placement, split_bounds, thread_slices
 from .rules import UrRules
 from .state import space_of
 from .storage import is_fixed, row_count, row_entry, row_first
+from .sweepbounds import moves_a_throw
 
 __all__ = ["PushResult", "length_distribution", "push_bytes", "push_lengths"]
 
@@ -302,15 +302,13 @@ def _default_parts(codes) -> int:
     return min(2, numba.get_num_threads()) if deterministic(codes) else 1
 
 
-def push_bytes(rules: UrRules, light: str, dark: str) -> int:
-    """Peak memory of :func:`push_lengths`: the policies' moves, two mass arrays, the build's maps."""
+def push_bytes(rules: UrRules, light: str, dark: str, sums: int = 0) -> int:
+    """Peak memory of :func:`push_lengths`: the policies' moves, two mass arrays, the build's maps; with ``sums``
+    arrays a side swept first (``sums_precision``: 2, with ``sums_win`` 3), those arrays."""
     S = space_of(rules.pieces, rules.code).size
-    nt = len(rules.throws)
     codes = {light, dark}
-    tables = 0
-    for c in codes:
-        tables += S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4)
-    build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
+    tables, build = tables_bytes(rules, light, dark)
+    swept = sums * 8 * S * len(codes)
     parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts([policy_code(light), policy_code(dark)]))
     # threads in one pass: each past the first buffers the places L mover's pips below its own cut, wherever the
     # mass puts it (the widest L levels: 1.1-1.25 times twice the average share of L levels of (L + 1) * pieces
@@ -318,7 +316,7 @@ def push_bytes(rules: UrRules, light: str, dark: str) -> int:
     plen = rules.path_length
     crossing = (0 if "random" in codes or parts <= 1 or rules.again_after_capture
                 else (parts - 1) * 3 * S * 8 * plen // ((plen + 1) * rules.pieces + 1))
-    return int(tables + max(16 * S + crossing, build) + 150 * 2**20)
+    return int(tables + max(16 * S + crossing, build, swept) + 150 * 2**20)
 
 
 class _Turns:
@@ -426,7 +424,8 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
                  *, tail: float = 1e-10, start: int | None = None, max_turns: int = 1_000_000,
                  progress: bool = False, parts: int | None = None, drop: float | None = None,
                  on_turn: Callable[[int, float, float, float], None] | None = None,
-                 bound_tol: float | None = None, sums_precision: float | None = None) -> PushResult:
+                 bound_tol: float | None = None, sums_precision: float | None = None,
+                 sums_win: bool = False) -> PushResult:
     """Push the probability mass forward turn by turn, light moving first from ``start`` (all pieces in
     hand), until less than ``tail`` is still in play.
 
@@ -444,9 +443,10 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     (``$MARKOV_OCA_PUSH_THREADS``, else :func:`_default_parts`) is two threads for deterministic pairs,
     one otherwise (docs/ur.md).
 
-    With ``sums_precision`` and deterministic policies, the expected throws and turns from the start are swept
-    first on the same moves (:func:`.bound.sums_on_tables`, ``PushResult.sums``), to that relative precision
-    where the sweeps' rounding allows; the push is then only for the distribution.
+    With ``sums_precision``, the expected throws and turns from the start (and with ``sums_win`` each side's
+    chance) are swept first on the same moves (:func:`.bound.sums_on_tables`, ``PushResult.sums``), to that
+    relative precision where the sweeps' rounding allows; the push is then only for the distribution
+    (``max_turns=0``: none).
 
     With ``bound_tol`` and deterministic policies, :func:`.bound.throws_bound` is computed first on the same
     moves (``PushResult.bound``), so they are built once.
@@ -476,9 +476,9 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
             drop_pages(values)  # the policies are built: the table is not read again
         bound = sums = None
         fixed = all(is_fixed(tab) for tab in tables)
-        if sums_precision is not None and fixed:
+        if sums_precision is not None:
             sums = sums_on_tables(tables, probs, levels, width, start=first_place, precision=float(sums_precision),
-                                  bar=bar)
+                                  win=sums_win, moves=moves_a_throw(rules, not fixed), bar=bar)
             bound = ThrowsBound(sums.ceiling, sums.largest, sums.residual[0], sums.sweeps, sums.seconds)
         elif bound_tol is not None and fixed:
             bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)

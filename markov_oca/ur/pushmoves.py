@@ -15,10 +15,10 @@ from .kernel import AGAIN, GAME_OVER, MOVER_WINS, kernel_args, moves_kernel
 from .layers import CHUNK
 from .policy import POLICY_CODES, choice
 from .rules import UrRules
-from .state import UrSpace
+from .state import UrSpace, space_of
 from .storage import close_throw, put_entry
 
-__all__ = ["push_tables"]
+__all__ = ["push_tables", "tables_bytes"]
 
 
 @numba.njit(cache=True, parallel=True)
@@ -134,3 +134,14 @@ def push_tables(space: UrSpace, rules: UrRules, codes, vals: np.ndarray, newpos:
             tables.append(_packed_table(space, rules, code, vals, newpos, tick))
             entries += tables[-1][2].size
     return tables, entries
+
+
+def tables_bytes(rules: UrRules, light: str, dark: str) -> tuple[int, int]:
+    """(the policies' moves of :func:`push_tables`, the build's maps beside them), in bytes: a deterministic
+    policy 4 bytes a position and throw, ``random`` a start, a count a throw and about 14 entries a position."""
+    S = space_of(rules.pieces, rules.code).size
+    nt = len(rules.throws)
+    codes = {light, dark}
+    tables = sum(S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4) for c in codes)
+    build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
+    return tables, build

@@ -32,9 +32,9 @@ TABLE_FIRST_PIECES = 6
 #: at four pieces random against greedy the evaluation took 65 s of the 107, the push 41 s.
 PUSH_ONLY_PIECES = 4
 #: The push's sums give the turns and throws from PUSH_ONLY_PIECES pieces: it is carried to this tail at
-#: least, whatever the length distribution asks (the tail beyond is extrapolated). Optimal against optimal
-#: with a looser tail asked, the turns and throws are swept instead (:func:`.bound.sums_on_tables`) and the
-#: push stops at that tail.
+#: least, whatever the length distribution asks (the tail beyond is extrapolated). With a looser tail asked,
+#: the turns and throws (and each side's chance, but for the table's optimal pair) are swept instead
+#: (:func:`.bound.sums_on_tables`) and the push stops at that tail.
 PUSH_SUMS_TAIL = 1e-10
 #: From this many pieces ``ur solve`` sweeps the optimal pair's bound on the throws to come
 #: (:func:`.bound.throws_bound`) and keeps it beside the table, for the push's bounds (:mod:`.sweepbounds`)
@@ -287,12 +287,12 @@ def _evaluated(r, light, dark, values, start, precision, progress, timer):
     raise _refused(precision, failed, f"the evaluation's residual, swept to {EVALUATE_REFINE_TOL:g}")
 
 
-def _pushed(r, light, dark, values, *, tail, progress, timer, bound_tol, sums_precision=None):
+def _pushed(r, light, dark, values, *, tail, progress, timer, bound_tol, sums_precision=None, sums_win=False):
     from .push import push_lengths
 
     t1 = time.perf_counter()
     push = push_lengths(r, light, dark, values, tail=tail, progress=progress, bound_tol=bound_tol,
-                        sums_precision=sums_precision)
+                        sums_precision=sums_precision, sums_win=sums_win)
     timer["length"] = timer.get("length", 0.0) + time.perf_counter() - t1
     timer["length_build"] = timer.get("length_build", 0.0) + push.build_seconds
     return push
@@ -322,7 +322,7 @@ def _push_only(r, light, dark, values, residual, optimal_value, handed_in, tail,
     from .sweepbounds import moves_a_throw, throws_ceiling
 
     random = "random" in (light, dark)
-    if tail > PUSH_SUMS_TAIL and light == dark == "optimal" and residual is not None:
+    if tail > PUSH_SUMS_TAIL:
         return _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail, precision, progress,
                            timer, solver)
     bound, keep = _kept_bound(r, light, dark, handed_in, timer)
@@ -371,10 +371,13 @@ def _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail
                 solver):
     """:func:`_push_only`'s figures with the expected turns and throws swept on the push's moves
     (:func:`.bound.sums_on_tables`) and the push carried only to ``tail``, for the distribution (a tail looser
-    than :data:`PUSH_SUMS_TAIL`, optimal against optimal with the table's residual known: each side's chance
-    is the table's)."""
+    than :data:`PUSH_SUMS_TAIL`). Each side's chance is swept with them, except optimal against optimal with the
+    table's residual known: then it is the table's."""
+    from ..linalg.certify import U
+
+    table_chance = light == dark == "optimal" and residual is not None
     push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer, bound_tol=None,
-                   sums_precision=precision)
+                   sums_precision=precision, sums_win=not table_chance)
     sums = push.sums
     timer["sums"] = sums.seconds
     timer["length"] -= sums.seconds
@@ -385,12 +388,17 @@ def _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail
     pf, figures = _push_figures(push, sums.ceiling, r, light, dark, residual, optimal_value)
     figures["E[turns]"] = (sums.turns, sums.turns_bound)
     figures["E[throws]"] = (sums.throws, sums.throws_bound)
-    solver.append({"method": "Gauss-Seidel sweeps of the expected throws and turns to come on the policy's moves "
-                             "(the push's order)", "residual": max(sums.residual), "iterations": sums.sweeps,
-                   "change": sums.change, "bound": sums.ceiling})
+    what = "the expected throws and turns"
+    if not table_chance:
+        figures["P(light wins)"] = (sums.win, sums.win_bound)
+        figures["P(dark wins)"] = (1.0 - sums.win, sums.win_bound + 2 * U)
+        what = "each side's chance, the expected throws and turns"
+    solver.append({"method": f"Gauss-Seidel sweeps of {what} to come on the policies' moves (the push's order)",
+                   "residual": max(sums.residual), "iterations": sums.sweeps, "change": sums.change,
+                   "bound": sums.ceiling})
     failed = _misses(figures, precision)
     if failed:
-        raise _refused(precision, failed, f"the sums swept to a relative change of {sums.change:.1e}, the push to "
+        raise _refused(precision, failed, f"the sums swept to a change of {sums.change:.1e}, the push to "
                        f"a tail of {tail:.1e}")
     solver.append({"method": "forward push of the length distribution", "residual": float(push.dist.tail),
                    "iterations": push.dist.pmf.size - 1})
@@ -414,9 +422,12 @@ def _solve_sweeps(r, light, dark, *, tail, progress, optimal, values, precision=
 
     _check_sweep_policies(r, light, dark, values, optimal)
     push_only = r.pieces >= PUSH_ONLY_PIECES if push_only is None else push_only
-    check_sweeps_memory(r, 1 if light == dark else 2, light, dark, evaluate=not push_only or "random" in (light, dark))
+    swept = push_only and tail > PUSH_SUMS_TAIL  # the sums (and chances) swept on the push's moves
     timer: dict[str, float] = {}
     handed_in = values is not None or optimal is not None  # not the saved table's (nor solved here)
+    check_sweeps_memory(r, 1 if light == dark else 2, light, dark,
+                        evaluate=not push_only or ("random" in (light, dark) and not swept),
+                        sums=3 if swept else 0)
     values, residual = _optimal_values(r, light, dark, optimal, values, timer, progress)
     space = space_of(r.pieces, r.code)
     start = space.rank(0, 0, r.pieces, 0, 0, r.pieces, 0)

@@ -18,7 +18,7 @@ and the regret of every decision of the optimal table.
   path. The game's shortest length is ``1 + turns(start)`` turns and ``throws(start)`` throws;
 * **the cost of weaker play**: light's chance when light plays ``random`` (or ``greedy``, :mod:`.policy`)
   against an optimal dark, subtracted from light's chance under optimal play by both; and the same for dark.
-  Each is a pair evaluation of :func:`.solve.solve_ur`;
+  Each pair's chances are swept on its moves (:func:`.bound.pair_sums`, certified to the precision asked);
 * **the regret of every decision of the table**: for every position (of the table: every position of the
   ranked space that is not over, whether optimal play reaches it or not, each counted once) and every throw
   with at least two legal moves, the chance to win lost by each move other than the best (the best minus
@@ -55,6 +55,9 @@ from .state import space_of
 
 __all__ = ["HIST_EDGES", "PER_DECADE", "TIE", "Regrets", "Shortest", "UrStats", "table_passes", "ur_stats"]
 
+#: The optimal pair's length distribution is carried until this much is left by default (its quantiles are
+#: exact from a tail of 1e-2; the expected turns and throws are swept, whatever the tail).
+STATS_TAIL = 1e-4
 #: Two moves' values closer than this are one value: a tie.
 TIE = 1e-12
 #: Bins per decade of the fine histogram the quantiles are read from (between TIE and 1).
@@ -374,13 +377,13 @@ def _largest_gap(fine: np.ndarray) -> float:
 # ----------------------------------------------------------------------------- the whole
 
 
-def _values(r: UrRules, table: str | Path | None, timer: dict, progress: bool) -> np.ndarray:
-    """The optimal table: the file named, else the one saved for these rules, else solved now (up to
-    :data:`.solve.TABLE_FIRST_PIECES` - 1 pieces)."""
+def _values(r: UrRules, table: str | Path | None, timer: dict, progress: bool):
+    """The optimal table and its Bellman residual: the file named, else the one saved for these rules, else
+    solved now (up to :data:`.solve.TABLE_FIRST_PIECES` - 1 pieces)."""
     from .solve import TABLE_FIRST_PIECES
-    from .table import saved_values
+    from .table import saved_table
 
-    found = saved_values(r, table)
+    found = saved_table(r, table)
     if found is not None:
         return found
     if r.pieces >= TABLE_FIRST_PIECES:
@@ -389,14 +392,39 @@ def _values(r: UrRules, table: str | Path | None, timer: dict, progress: bool) -
     from .layered import solve_layered
 
     t0 = time.perf_counter()
-    v = solve_layered(r, progress=progress).values
+    lay = solve_layered(r, residual=True, progress=progress)
     timer["optimal"] = time.perf_counter() - t0
-    return v
+    return lay.values, lay.residual
+
+
+@dataclass
+class _Table:
+    """The optimal values as :func:`.solve.solve_ur` takes them solved, with their residual."""
+
+    values: np.ndarray
+    residual: float | None
+
+
+def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: float, progress: bool) -> dict:
+    """Each side's chance under a pair of policies, swept on the pair's moves (:func:`.bound.pair_sums`),
+    refused when a bound misses ``precision``."""
+    from ..analysis.bounds import meets
+    from ..core.errors import SolverError
+    from ..linalg.certify import U
+    from .bound import pair_sums
+
+    s = pair_sums(r, light, dark, v, precision=precision, turns=False, progress=progress)
+    got = {"light": (s.win, s.win_bound), "dark": (1.0 - s.win, s.win_bound + 2 * U)}
+    failed = [k for k, (x, b) in got.items() if not meets(x, b, precision)]
+    if failed:
+        raise SolverError(f"{light} against {dark}: no bound under {precision:g} (relative) for "
+                          f"{failed[0]}'s chance (swept to a change of {s.change:.1e}): ask a looser --precision")
+    return {k: x for k, (x, _b) in got.items()}
 
 
 def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | None = None,
              values: np.ndarray | None = None, policies: tuple[str, ...] = ("random", "greedy"),
-             tail: float = 1e-10, progress: bool = False, precision: float = PRECISION) -> UrStats:
+             tail: float = STATS_TAIL, progress: bool = False, precision: float = PRECISION) -> UrStats:
     """What optimal play means for an Ur rule set: length, shortest game, the cost of weaker play, regrets.
 
     See the module docstring for what each figure is and how it is computed.
@@ -411,11 +439,13 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
         A table saved by ``markov-oca ur solve`` (``.npy``); by default the one saved for these rules,
         else (up to five pieces) a solve now.
     values : numpy.ndarray, optional
-        The optimal table itself (instead of ``table``).
+        The optimal table itself (instead of ``table``; its residual unknown, the optimal pair's chances are
+        then swept too).
     policies : tuple of str
         The weaker policies whose loss against optimal play is measured (:data:`.policy.POLICY_CODES`).
     tail : float
-        The pair evaluations carry the length distribution until this much probability is left.
+        The optimal pair's length distribution is carried until this much probability is left (the expected
+        turns and throws do not depend on it).
     precision : float
         The relative precision each pair evaluation's figures are certified to (as ``solve ur``'s
         ``--precision``); a pair that cannot meet it is refused.
@@ -446,19 +476,18 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
             raise RulesError(f"policy {p!r}: the weaker policies are "
                              f"{', '.join(k for k in POLICY_CODES if k != 'optimal')}")
     timer: dict[str, float] = {}
-    v = values if values is not None else _values(r, table, timer, progress)
+    v, residual = (values, None) if values is not None else _values(r, table, timer, progress)
     t0 = time.perf_counter()
-    oo = solve_ur(r, "optimal", "optimal", values=v, tail=tail, progress=progress, precision=precision)
+    oo = solve_ur(r, "optimal", "optimal", optimal=_Table(v, residual), tail=tail, progress=progress,
+                  precision=precision)
     timer["optimal pair"] = time.perf_counter() - t0
     light = float(oo.wins["light"])
     chances, losses = {}, {}
     for p in policies:
         t0 = time.perf_counter()
-        as_light = solve_ur(r, p, "optimal", values=v, tail=tail, progress=progress, precision=precision)
-        as_dark = solve_ur(r, "optimal", p, values=v, tail=tail, progress=progress, precision=precision)
+        chances[f"light {p}"] = _pair_chances(r, p, "optimal", v, precision, progress)
+        chances[f"dark {p}"] = _pair_chances(r, "optimal", p, v, precision, progress)
         timer[f"{p} pairs"] = time.perf_counter() - t0
-        chances[f"light {p}"] = {k: float(x) for k, x in as_light.wins.items()}
-        chances[f"dark {p}"] = {k: float(x) for k, x in as_dark.wins.items()}
         losses[p] = {"light": light - chances[f"light {p}"]["light"],
                      "dark": (1.0 - light) - chances[f"dark {p}"]["dark"]}
     shortest, regrets = table_passes(r, v, progress=progress)

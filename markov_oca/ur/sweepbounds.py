@@ -173,10 +173,14 @@ def optimal_bound(residual: float | None, steps: float, throws: int) -> float | 
 def sums_bounds(sums, throws: int) -> None:
     """Fill in the certified bounds of a :class:`.bound.TableSums`: each true residual (the computed one
     raised by the rounding of its update, :func:`true_residual`) times the throws to come from the start, at
-    most ``ŷ / (1 - r_y)``; and the ceiling on the throws to come from any position."""
-    roundings = update_roundings(throws, 1)
+    most ``ŷ / (1 - r_y)``; and the ceiling on the throws to come from any position. The chance's equation
+    ``w = c + A w`` has ``|A|`` the chain of throws, so its error is bounded the same way."""
+    roundings = update_roundings(throws, sums.moves)
     ry = true_residual(sums.residual[0], 1.0 + sums.largest, roundings)
     # the turns read ``z - 1`` after a rosette: at most the throws to come plus two in magnitude
     rz = true_residual(sums.residual[1], 2.0 + sums.largest, roundings)
-    sums.throws_bound, sums.turns_bound = _times_throws(sums.throws, ry, (ry, rz))
-    sums.ceiling = throws_ceiling(sums.largest, sums.residual[0], throws, 1)
+    # a chance's terms ``p (1 - w)`` or ``p w``: at most 1 + max |w| a throw
+    rw = true_residual(sums.residual[2], 1.0 + max(1.0, sums.win_largest), roundings)
+    sums.throws_bound, sums.turns_bound, win_bound = _times_throws(sums.throws, ry, (ry, rz, rw))
+    sums.win_bound = win_bound if math.isfinite(sums.win) else INF
+    sums.ceiling = throws_ceiling(sums.largest, sums.residual[0], throws, sums.moves)

@@ -24,16 +24,17 @@ __all__ = ["POLICY_CODES", "PolicyEvaluation", "PushResult", "ThrowsBound", "che
 
 
 def sweeps_bytes(rules: UrRules, sides: int, light: str = "random", dark: str = "random",
-                 evaluate: bool = True) -> int:
-    """Peak memory of :func:`evaluate_policies` (when ``evaluate``) and :func:`push_lengths` (the larger)."""
-    push = push_bytes(rules, light, dark)
+                 evaluate: bool = True, sums: int = 0) -> int:
+    """Peak memory of :func:`evaluate_policies` (when ``evaluate``) and :func:`push_lengths` (with ``sums``
+    arrays a side swept first; the larger)."""
+    push = push_bytes(rules, light, dark, sums)
     return max(evaluate_bytes(rules, sides), push) if evaluate else push
 
 
 def check_sweeps_memory(rules: UrRules, sides: int, light: str = "random", dark: str = "random",
-                        evaluate: bool = True) -> None:
+                        evaluate: bool = True, sums: int = 0) -> None:
     """Refuse (:class:`~markov_oca.errors.TooLargeError`) sweeps that :func:`sweeps_bytes` says cannot fit."""
-    need, avail = sweeps_bytes(rules, sides, light, dark, evaluate), available_memory()
+    need, avail = sweeps_bytes(rules, sides, light, dark, evaluate, sums), available_memory()
     if need > avail:
         raise TooLargeError(f"{rules.name} with {rules.pieces} pieces, {light} against {dark}: the policy sweeps "
                             f"need about {gib(need)}; {gib(avail)} available")

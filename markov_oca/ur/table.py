@@ -110,6 +110,12 @@ def saved_values(rules: UrRules, table: str | Path | None = None) -> np.ndarray 
 
     Raises RulesError (one line) for a missing file or a table of other rules.
     """
+    found = saved_table(rules, table)
+    return None if found is None else found[0]
+
+
+def saved_table(rules: UrRules, table: str | Path | None = None) -> tuple[np.ndarray, float | None] | None:
+    """:func:`saved_values` with the table's final Bellman residual (None when its ``.json`` is missing)."""
     try:
         if table is not None:
             path = Path(table)
@@ -120,7 +126,7 @@ def saved_values(rules: UrRules, table: str | Path | None = None) -> np.ndarray 
             found = find_table(rules)
     except ValueError as exc:
         raise RulesError(str(exc)) from None
-    return None if found is None else found[0]
+    return found
 
 
 def _bound_key(rules: UrRules, light: str, dark: str, tol: float) -> str | None:

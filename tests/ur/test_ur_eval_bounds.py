@@ -210,6 +210,52 @@ def test_a_loose_tail_takes_the_sums_from_the_sweeps_and_the_push_stops_there(tw
     assert (loose.length.median, loose.length.p90) == (tight.length.median, tight.length.p90)
     assert loose.wins == tight.wins  # the table's value, both times
     assert loose.bounds["wins"]["light"] < 1e-9
-    # values handed in without their residual: the push is carried to the sums' tail, as before
+    # values handed in without their residual: each side's chance is swept with the sums, within its bound
     plain = ur_solve.solve_ur(rules, values=v, method="sweeps", tail=1e-2)
-    assert "sweeps of the expected" not in plain.solver[0]["method"] and plain.length.tail_mass <= 1e-10
+    assert "each side's chance" in plain.solver[0]["method"] and plain.length.tail_mass > 1e-3
+    light, _, _ = _chain_start(rules, "optimal", "optimal", v)
+    assert abs(float(plain.wins["light"]) - float(light)) <= plain.bounds["wins"]["light"] < 1e-9
+
+
+@pytest.mark.parametrize("light,dark", [("random", "optimal"), ("optimal", "greedy"), ("random", "random")])
+def test_swept_chances_hold_their_bounds_loose_and_tight(two, light, dark):
+    # each side's chance swept with the throws and turns, on fixed moves and on a random side's packed ones:
+    # stopped early the stated bounds hold, swept on they are tight; the wins add up to 1
+    from markov_oca.ur.bound import sums_on_tables
+    from markov_oca.ur.sweepbounds import moves_a_throw
+
+    rules, v = two
+    win, throws, turns = _chain_start(rules, light, dark, v)
+    tables, probs, levels, width, start = _tables(rules, light, dark, v)
+    moves = moves_a_throw(rules, "random" in (light, dark))
+    loose = sums_on_tables(tables, probs, levels, width, start=start, tol=1e-3, win=True, moves=moves)
+    tight = sums_on_tables(tables, probs, levels, width, start=start, precision=1e-12, win=True, moves=moves)
+    for s in (loose, tight):
+        assert abs(s.win - float(win)) <= s.win_bound
+        assert abs(s.throws - float(throws)) <= s.throws_bound
+        assert abs(s.turns - float(turns)) <= s.turns_bound
+    assert abs(loose.win - float(win)) > 1e-9  # stopped early it is off, and says so
+    assert tight.win_bound < 1e-11 and abs(tight.win - float(win)) < 1e-12
+
+
+def test_a_loose_tail_sweeps_any_pairs_chances(two, monkeypatch):
+    # a weaker side against optimal play with a loose tail: chances, turns and throws swept (within 1e-9 of the
+    # chain's, bounds included), the push only to the tail; and the stats' pairs agree with the chain
+    from markov_oca.ur.stats import ur_stats
+
+    rules, v = two
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    for light, dark in (("random", "optimal"), ("optimal", "greedy")):
+        win, throws, turns = _chain_start(rules, light, dark, v)
+        res = ur_solve.solve_ur(rules, light, dark, values=v, method="sweeps", tail=1e-3)
+        assert "each side's chance" in res.solver[0]["method"]
+        for got, want, err in ((res.wins["light"], win, res.bounds["wins"]["light"]),
+                               (res.wins["dark"], 1 - win, res.bounds["wins"]["dark"]),
+                               (res.expected["turns"].total, turns, res.bounds["expected"]["turns"]["total"]),
+                               (res.expected["throws"].total, throws, res.bounds["expected"]["throws"]["total"])):
+            assert abs(float(got) - float(want)) <= err <= 1e-9 * float(want)
+    st = ur_stats(rules, values=v, policies=("random",))
+    assert st.chances["light random"]["light"] == pytest.approx(float(_chain_start(rules, "random", "optimal", v)[0]),
+                                                                abs=1e-10)
+    assert st.chances["dark random"]["dark"] == pytest.approx(1 - float(_chain_start(rules, "optimal", "random",
+                                                                                      v)[0]), abs=1e-10)
