@@ -258,6 +258,16 @@ def _misses(figures: dict[str, tuple[float, float]], precision: float) -> list[s
     return [k for k, (x, b) in figures.items() if not meets(x, b, precision)]
 
 
+def sums_meet(sums, precision: float) -> bool:
+    """Whether swept sums (a :class:`.bound.TableSums`) meet the relative ``precision``: the throws and turns,
+    and each side's chance when they were swept."""
+    ok = meets(sums.throws, sums.throws_bound, precision) and meets(sums.turns, sums.turns_bound, precision)
+    if math.isnan(sums.win):
+        return ok
+    return ok and meets(sums.win, sums.win_bound, precision) and meets(1.0 - sums.win, sums.win_bound + 2 * U,
+                                                                       precision)
+
+
 def _refused(precision: float, failed: list[str], how: str) -> SolverError:
     return SolverError(f"no bound under {precision:g} (relative) for {', '.join(failed[:3])} ({how}): ask a looser "
                        "--precision, or the chain's route (up to 3 pieces a side)")
@@ -373,18 +383,24 @@ def _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail
     (:func:`.bound.sums_on_tables`) and the push carried only to ``tail``, for the distribution (a tail looser
     than :data:`PUSH_SUMS_TAIL`). Each side's chance is swept with them, except optimal against optimal with the
     table's residual known: then it is the table's."""
-    from ..linalg.certify import U
+    from .table import save_bound, save_sums, saved_sums
 
     table_chance = light == dark == "optimal" and residual is not None
+    saved = not handed_in and "optimal" not in timer  # the saved table's: what is swept is kept beside it
+    kept = saved_sums(r, light, dark, not table_chance) if saved else None
+    if kept is not None and not sums_meet(kept, precision):
+        kept = None
     push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer, bound_tol=None,
-                   sums_precision=precision, sums_win=not table_chance)
-    sums = push.sums
-    timer["sums"] = sums.seconds
-    timer["length"] -= sums.seconds
-    if not handed_in and "optimal" not in timer:
-        from .table import save_bound
-
-        save_bound(r, light, dark, THROWS_BOUND_TOL, push.bound)
+                   sums_precision=None if kept is not None else precision, sums_win=not table_chance)
+    sums = kept if kept is not None else push.sums
+    if kept is not None:
+        timer["sums"] = 0.0
+    else:
+        timer["sums"] = sums.seconds
+        timer["length"] -= sums.seconds
+        if saved:
+            save_bound(r, light, dark, THROWS_BOUND_TOL, push.bound)
+            save_sums(r, light, dark, not table_chance, sums)
     pf, figures = _push_figures(push, sums.ceiling, r, light, dark, residual, optimal_value)
     figures["E[turns]"] = (sums.turns, sums.turns_bound)
     figures["E[throws]"] = (sums.throws, sums.throws_bound)
@@ -393,7 +409,9 @@ def _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail
         figures["P(light wins)"] = (sums.win, sums.win_bound)
         figures["P(dark wins)"] = (1.0 - sums.win, sums.win_bound + 2 * U)
         what = "each side's chance, the expected throws and turns"
-    solver.append({"method": f"Gauss-Seidel sweeps of {what} to come on the policies' moves (the push's order)",
+    solver.append({"method": f"Gauss-Seidel sweeps of {what} to come on the policies' moves (the push's order)"
+                             + (f" (kept beside the table by an earlier run, which swept them in {sums.seconds:.0f} s)"
+                                if kept is not None else ""),
                    "residual": max(sums.residual), "iterations": sums.sweeps, "change": sums.change,
                    "bound": sums.ceiling})
     failed = _misses(figures, precision)

@@ -45,7 +45,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..analysis.bounds import PRECISION
+from ..analysis.bounds import PRECISION, meets
 from ..core.errors import RulesError
 from ..core.progress import progress_bar
 from .kernel import AGAIN, GAME_OVER, kernel_args, move_value, moves_kernel
@@ -405,21 +405,28 @@ class _Table:
     residual: float | None
 
 
-def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: float, progress: bool) -> dict:
-    """Each side's chance under a pair of policies, swept on the pair's moves (:func:`.bound.pair_sums`),
-    refused when a bound misses ``precision``."""
-    from ..analysis.bounds import meets
+def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: float, progress: bool,
+                  keep: bool) -> dict:
+    """Each side's chance under a pair of policies, swept on the pair's moves (:func:`.bound.pair_sums`), or
+    read back from beside the saved table (``keep``: the values are that table's, and what is swept is kept
+    there); refused when a bound misses ``precision``."""
     from ..core.errors import SolverError
     from ..linalg.certify import U
     from .bound import pair_sums
+    from .table import save_sums, saved_sums
 
-    s = pair_sums(r, light, dark, v, precision=precision, turns=False, progress=progress)
-    got = {"light": (s.win, s.win_bound), "dark": (1.0 - s.win, s.win_bound + 2 * U)}
-    failed = [k for k, (x, b) in got.items() if not meets(x, b, precision)]
-    if failed:
-        raise SolverError(f"{light} against {dark}: no bound under {precision:g} (relative) for "
-                          f"{failed[0]}'s chance (swept to a change of {s.change:.1e}): ask a looser --precision")
-    return {k: x for k, (x, _b) in got.items()}
+    def good(s) -> bool:
+        return meets(s.win, s.win_bound, precision) and meets(1.0 - s.win, s.win_bound + 2 * U, precision)
+
+    s = saved_sums(r, light, dark, True) if keep else None
+    if s is None or not good(s):
+        s = pair_sums(r, light, dark, v, precision=precision, turns=False, progress=progress)
+        if keep and good(s):
+            save_sums(r, light, dark, True, s)
+    if not good(s):
+        raise SolverError(f"{light} against {dark}: no bound under {precision:g} (relative) for a side's "
+                          f"chance (swept to a change of {s.change:.1e}): ask a looser --precision")
+    return {"light": s.win, "dark": 1.0 - s.win}
 
 
 def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | None = None,
@@ -477,16 +484,18 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
                              f"{', '.join(k for k in POLICY_CODES if k != 'optimal')}")
     timer: dict[str, float] = {}
     v, residual = (values, None) if values is not None else _values(r, table, timer, progress)
+    keep = values is None and table is None and "optimal" not in timer  # the table saved for these rules
     t0 = time.perf_counter()
-    oo = solve_ur(r, "optimal", "optimal", optimal=_Table(v, residual), tail=tail, progress=progress,
-                  precision=precision)
+    # the saved table found by solve_ur itself keeps what is swept on it beside it
+    oo = solve_ur(r, "optimal", "optimal", optimal=None if keep else _Table(v, residual), tail=tail,
+                  progress=progress, precision=precision)
     timer["optimal pair"] = time.perf_counter() - t0
     light = float(oo.wins["light"])
     chances, losses = {}, {}
     for p in policies:
         t0 = time.perf_counter()
-        chances[f"light {p}"] = _pair_chances(r, p, "optimal", v, precision, progress)
-        chances[f"dark {p}"] = _pair_chances(r, "optimal", p, v, precision, progress)
+        chances[f"light {p}"] = _pair_chances(r, p, "optimal", v, precision, progress, keep)
+        chances[f"dark {p}"] = _pair_chances(r, "optimal", p, v, precision, progress, keep)
         timer[f"{p} pairs"] = time.perf_counter() - t0
         losses[p] = {"light": light - chances[f"light {p}"]["light"],
                      "dark": (1.0 - light) - chances[f"dark {p}"]["dark"]}

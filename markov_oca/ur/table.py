@@ -182,10 +182,13 @@ def save_bound(rules: UrRules, light: str, dark: str, tol: float, bound) -> bool
     """Keep ``bound`` (a :class:`.bound.ThrowsBound`) beside the table for :func:`saved_bound`; False when
     the directory cannot be written (the bound is then only this run's)."""
     key = _bound_key(rules, light, dark, tol)
-    if key is None:
-        return False
+    return key is not None and _save_entry(rules, key, asdict(bound))
+
+
+def _save_entry(rules: UrRules, key: str, entry: dict) -> bool:
+    """Write ``entry`` under ``key`` in the bounds file of ``rules``, atomically; False when it cannot be."""
     bounds = _read_bounds(rules)
-    bounds[key] = asdict(bound)
+    bounds[key] = entry
     data = {"schema": "markov_oca.ur-bounds/1", "game": rules_identity(rules), "bounds": bounds}
     path = _bounds_file(rules)
     try:
@@ -195,6 +198,30 @@ def save_bound(rules: UrRules, light: str, dark: str, tol: float, bound) -> bool
     except OSError:
         return False
     return True
+
+
+def saved_sums(rules: UrRules, light: str, dark: str, win: bool):
+    """The swept sums (a :class:`.bound.TableSums`, with each side's chance when ``win``) that :func:`save_sums`
+    kept for this pair and the saved table, or None (stale or unreadable entries are ignored)."""
+    from .bound import TableSums
+
+    key = _bound_key(rules, light, dark, 0.0)
+    entry = _read_bounds(rules).get(f"sums,{int(win)},{key}") if key is not None else None
+    if entry is None:
+        return None
+    try:
+        out = TableSums(**{k: entry[k] for k in TableSums.__dataclass_fields__})
+        out.residual = tuple(float(x) for x in out.residual)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return out if len(out.residual) == 3 else None
+
+
+def save_sums(rules: UrRules, light: str, dark: str, win: bool, sums) -> bool:
+    """Keep ``sums`` (a :class:`.bound.TableSums`) beside the table for :func:`saved_sums`, as :func:`save_bound`
+    keeps a bound: the sweeps take half an hour at seven pieces."""
+    key = _bound_key(rules, light, dark, 0.0)
+    return key is not None and _save_entry(rules, f"sums,{int(win)},{key}", asdict(sums))
 
 
 # ----------------------------------------------------------------------------- .rgu keys

@@ -259,3 +259,36 @@ def test_a_loose_tail_sweeps_any_pairs_chances(two, monkeypatch):
                                                                 abs=1e-10)
     assert st.chances["dark random"]["dark"] == pytest.approx(1 - float(_chain_start(rules, "optimal", "random",
                                                                                       v)[0]), abs=1e-10)
+
+
+def test_swept_sums_kept_beside_the_table_and_read_back(two, monkeypatch, tmp_path):
+    # a loose tail sweeps the sums and keeps them beside the saved table; the next run reads them back (the
+    # same figures, no sweeps); a stricter precision than they meet is not met by them; `ur stats` keeps its pairs'
+    from markov_oca.core.errors import SolverError
+    from markov_oca.ur import stats as ur_stats_mod
+    from markov_oca.ur.table import saved_sums, write_table
+
+    rules, v = two
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    write_table(rules, v, residual=solve_layered(rules, residual=True).residual)
+    for light, dark in (("optimal", "optimal"), ("random", "optimal")):
+        first = ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-3)
+        win = light != dark  # the optimal pair's chance is the table's (its residual kept with it)
+        kept = saved_sums(rules, light, dark, win)
+        assert kept is not None and kept.turns == float(first.expected["turns"].total)
+        again = ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-3)
+        assert again.timings["sums"] == 0.0 and "kept beside the table" in again.solver[0]["method"]
+        assert again.bounds == first.bounds and again.wins == first.wins
+        assert ur_solve.sums_meet(kept, 1e-9) and not ur_solve.sums_meet(kept, 1e-14)
+        with pytest.raises(SolverError, match="sums swept"):  # kept sums short of it are not taken as they are
+            ur_solve.solve_ur(rules, light, dark, method="sweeps", tail=1e-3, precision=1e-14)
+    calls = []
+    import markov_oca.ur.bound as bound_mod
+
+    orig = bound_mod.pair_sums
+    monkeypatch.setattr(bound_mod, "pair_sums", lambda *a, **k: calls.append(a[1:3]) or orig(*a, **k))
+    one = ur_stats_mod.ur_stats(rules, policies=("greedy",))
+    assert sorted(calls) == [("greedy", "optimal"), ("optimal", "greedy")]
+    two_ = ur_stats_mod.ur_stats(rules, policies=("greedy",))
+    assert len(calls) == 2 and two_.chances == one.chances and two_.losses == one.losses
