@@ -250,12 +250,13 @@ class UrStats:
                  f"  length in turns: median {L['median']:g}, 90th percentile {L['p90']:g}, 99th percentile "
                  f"{L['p99']:g}",
                  f"shortest possible game: {s.turns} turns, {s.throws} throws (the most favourable throws and "
-                 "moves)", "",
-                 "chance lost against optimal play (light's chance with both optimal minus with light playing the "
-                 "policy against an optimal dark; the same for dark):"]
+                 "moves)"]
+        if self.losses:
+            lines += ["", "chance lost against optimal play (light's chance with both optimal minus with light "
+                      "playing the policy against an optimal dark; the same for dark):"]
         for pol, d in self.losses.items():
-            lines.append(f"  {pol:>7}: as light {d['light']:.6f} (wins {self.chances[f'light {pol}']['light']:.6f}),"
-                         f" as dark {d['dark']:.6f} (wins {self.chances[f'dark {pol}']['dark']:.6f})")
+            lines.append(f"  {pol:>7}: as light {_six(d['light'])} (wins {self.chances[f'light {pol}']['light']:.6f}),"
+                         f" as dark {_six(d['dark'])} (wins {self.chances[f'dark {pol}']['dark']:.6f})")
         r = g.regret
         lines += ["", f"decisions of the table (position and throw with two legal moves or more, each counted "
                       f"once): {g.decisions:,}, with {g.moves:,} moves other than the best",
@@ -276,6 +277,12 @@ class UrStats:
 
 
 # ----------------------------------------------------------------------------- the passes over the table
+
+
+def _six(x: float) -> str:
+    """Six decimals, a rounding's negative zero shown as zero (a loss of nothing, within the bounds)."""
+    s = f"{x:.6f}"
+    return s[1:] if s == "-0.000000" else s
 
 
 def _distribution(fine: np.ndarray, coarse: np.ndarray, count: int, total: float, largest: float) -> Distribution:
