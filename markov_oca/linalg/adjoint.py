@@ -11,7 +11,7 @@ from .bicgstab import _split_solve
 from .report import DIRECT_LIMIT, SolveReport, checked
 from .residual import _adjoint_residual
 from .rows import Rows, padded_rows
-from .split import SplitMatrix, _split_transposed, packed_system_matrix, system_matrix
+from .split import SplitMatrix, _split_transposed, packed_system_matrix, split_rows, system_matrix
 
 
 def adjoint_solve(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray, order: np.ndarray,
@@ -64,11 +64,10 @@ class AdjointSystem:
         if ids.size == 0:
             return
         if nxt is None:
-            at = sp.csr_array(packed_system_matrix(self.rows, denom, ids).T)
             if ids.size <= DIRECT_LIMIT:
-                self.lu = spla.splu(at.tocsc())
-            else:
-                self.split = SplitMatrix.from_csr(at)
+                self.lu = spla.splu(sp.csr_array(packed_system_matrix(self.rows, denom, ids).T).tocsc())
+            else:  # straight from the rows, no CSR matrix nor its transpose
+                self.split = split_rows(self.rows, denom, ids, transpose=True)
         elif ids.size <= DIRECT_LIMIT:
             a, act_ids = system_matrix(nxt, pnum, denom, active, None)
             at_pos = np.full(nxt.shape[0], -1, np.int64)

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import SolverError
-from .rows import Rows, row_width
+from .rows import Rows, n_states, row_width, span
 
 
 def system_matrix(nxt: np.ndarray, pnum: np.ndarray, denom: int, active: np.ndarray,
@@ -247,3 +247,108 @@ def _split_transposed_shifted(nxt, pnum, shift, denom, active, ids, pos, m):
     integer numerator (7 bytes an entry instead of 13); self-loops that change the seat are summed by
     shift in ``selfd`` (``(n, m)`` numerators; column 0 is unused)."""
     return _transposed(nxt, pnum, (shift,), denom, active, ids, pos, m)
+
+
+@numba.njit(cache=True, nogil=True)
+def _split_rows(lo, hi, nxt, pnum, inv, ids, pos, transpose):
+    """:class:`SplitMatrix` arrays of ``D^-1 (I - Q)`` (or of its transpose) in the order ``ids``, straight from
+    :class:`Rows` whose columns are distinct within a row (packed rows), ``pos`` each state's place in ``ids``
+    (-1: not an unknown). The same floating-point operations as :func:`packed_system_matrix` then
+    :meth:`SplitMatrix.from_csr` (``q = pnum * inv``, ``d = 1 - q_self``, an entry ``(1 / d) * -q``, columns
+    sorted within a row), without the copies: two passes, count then fill, nothing larger than the result."""
+    n = ids.size
+    d = np.ones(n, np.float64)
+    lp = np.zeros(n + 1, np.int64)
+    up = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        s = ids[i]
+        a, b = span(lo, hi, nxt, s)
+        for k in range(a, b):
+            j = pos[nxt[k]]
+            if j < 0:
+                continue
+            if j == i:
+                d[i] = 1.0 - pnum[k] * inv
+            else:
+                row, col = (j, i) if transpose else (i, j)
+                if col < row:
+                    lp[row + 1] += 1
+                else:
+                    up[row + 1] += 1
+    for i in range(n):
+        lp[i + 1] += lp[i]
+        up[i + 1] += up[i]
+    dinv = np.empty(n, np.float64)
+    for i in range(n):
+        dinv[i] = 1.0 / d[i] if d[i] > 0.0 else 0.0  # a state that never leaves: refused by the caller
+    lx = np.empty(lp[n], np.int32)
+    lv = np.empty(lp[n], np.float64)
+    ux = np.empty(up[n], np.int32)
+    uv = np.empty(up[n], np.float64)
+    fl = lp[:n].copy()
+    fu = up[:n].copy()
+    for i in range(n):  # the transpose's rows are filled in column order: sorted as they come
+        s = ids[i]
+        a, b = span(lo, hi, nxt, s)
+        for k in range(a, b):
+            j = pos[nxt[k]]
+            if j < 0 or j == i:
+                continue
+            row, col = (j, i) if transpose else (i, j)
+            v = dinv[row] * -(pnum[k] * inv)
+            if col < row:
+                lx[fl[row]] = col
+                lv[fl[row]] = v
+                fl[row] += 1
+            else:
+                ux[fu[row]] = col
+                uv[fu[row]] = v
+                fu[row] += 1
+    if not transpose:  # a row's columns follow the state numbering: sort them in the order ids
+        for i in range(n):
+            _sort_span(lx, lv, lp[i], lp[i + 1])
+            _sort_span(ux, uv, up[i], up[i + 1])
+    return lp, lx, lv, up, ux, uv, d
+
+
+@numba.njit(cache=True)
+def _sort_span(cols, vals, a, b):
+    """Sort ``cols[a:b]`` (with ``vals``): by insertion for a few entries, else by ``argsort``."""
+    if b - a > 16:
+        o = np.argsort(cols[a:b], kind="mergesort") + a
+        c = cols[o]
+        v = vals[o]
+        cols[a:b] = c
+        vals[a:b] = v
+        return
+    for k in range(a + 1, b):
+        c = cols[k]
+        v = vals[k]
+        h = k
+        while h > a and cols[h - 1] > c:
+            cols[h] = cols[h - 1]
+            vals[h] = vals[h - 1]
+            h -= 1
+        cols[h] = c
+        vals[h] = v
+
+
+def split_rows(rows: Rows, denom: int, ids: np.ndarray, transpose: bool = False) -> SplitMatrix:
+    """:class:`SplitMatrix` of ``I - Q`` on the states ``ids`` (rows and columns in that order), or of its
+    transpose, from packed rows; the same numbers as ``SplitMatrix.from_csr(packed_system_matrix(...))``
+    (its transpose: ``.T``) without building the CSR matrix.
+
+    Examples
+    --------
+    >>> from markov_oca.linalg.rows import packed_rows
+    >>> r = packed_rows(np.array([0, 2, 4, 5]), np.array([0, 1, 0, 2, 2]), np.array([1, 1, 1, 1, 2]))
+    >>> m = split_rows(r, 2, np.array([1, 0]))
+    >>> m.d.tolist(), m.lv.tolist(), m.uv.tolist()
+    ([1.0, 0.5], [-1.0], [-0.5])
+    """
+    n_all = n_states(rows.lo, rows.hi, rows.nxt)
+    pos = np.full(n_all, -1, np.int64)
+    ids = np.asarray(ids, np.int64)
+    pos[ids] = np.arange(ids.size)
+    inv = 1.0 / denom
+    return SplitMatrix(*_split_rows(rows.lo, rows.hi, rows.nxt, rows.pnum, inv, ids, pos, transpose))

@@ -17,7 +17,7 @@ from .bicgstab import GROUP, _split_solve
 from .report import DIRECT_LIMIT, SolveReport, checked
 from .residual import _residual
 from .rows import Rows, padded_rows
-from .split import SplitMatrix, _split_branches, packed_system_matrix, system_matrix
+from .split import SplitMatrix, _split_branches, packed_system_matrix, split_rows, system_matrix
 from .sweeps import _lower_solve, _upper_half
 
 
@@ -86,8 +86,8 @@ class LinearSystem:
         self._a = None
         self.split = None
         if method != "direct":
-            if self.packed:
-                self.split = SplitMatrix.from_csr(self.a)
+            if self.packed:  # straight from the rows, the CSR matrix of I - Q never built
+                self.split = split_rows(self.rows, denom, order)
             else:
                 pos = np.full(n, -1, np.int64)
                 pos[order] = np.arange(order.size)
