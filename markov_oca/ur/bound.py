@@ -208,7 +208,7 @@ class TableSums:
     moves: int = 1  # the most moves a throw weighs (a ``random`` side: every piece's)
     win: float = float("nan")  # light's chance to win, swept with ``win``
     win_bound: float = INF
-    win_largest: float = 0.0  # the largest |chance| computed over every place and side
+    win_range: tuple[float, float] = (0.0, 0.0)  # the smallest and largest chance computed (every place, side)
 
 
 def _sweeps(tab0, tab1, probs, y, z, x, turns, win, level_start, width, psplit, tol, sweeps, change):
@@ -279,7 +279,7 @@ def sums_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: in
         out = TableSums(float(y[0, start]), float(z[0, start]) if turns else 0.0, float(y.max(initial=0.0)),
                         (float(ry), float(rz), float(rw)), sweeps, float(change), 0.0, moves=moves,
                         win=float(x[0, start]) if win else float("nan"),
-                        win_largest=max(float(x.max(initial=0.0)), -float(x.min(initial=0.0))))
+                        win_range=(float(x.min(initial=0.0)), float(x.max(initial=0.0))))
         sums_bounds(out, probs.shape[0])
         if not turns:
             out.turns_bound = INF

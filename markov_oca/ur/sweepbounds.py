@@ -40,6 +40,14 @@ def update_roundings(throws: int, moves: int) -> int:
     return throws * (moves + 3) + 3
 
 
+def sum_roundings(throws: int, moves: int) -> int:
+    """Roundings that bound one state's update of the sweeps on the push's moves (:func:`.bound.sums_on_tables`):
+    a sum of at most ``throws * moves`` terms and one constant, each term ``fl(fl(p / k) * v)`` with ``v`` a
+    value read, ``1 - v`` or ``v - 1`` (at most three roundings of its own), summed in order: the computed
+    update is within ``gamma(throws * moves + 4)`` times the sum of the terms' magnitudes of the exact one."""
+    return throws * moves + 4
+
+
 def moves_a_throw(rules, random: bool) -> int:
     """The most moves a throw weighs: every piece's (one more for the hand) with ``random``, else one."""
     return rules.pieces + 1 if random else 1
@@ -172,15 +180,17 @@ def optimal_bound(residual: float | None, steps: float, throws: int) -> float | 
 
 def sums_bounds(sums, throws: int) -> None:
     """Fill in the certified bounds of a :class:`.bound.TableSums`: each true residual (the computed one
-    raised by the rounding of its update, :func:`true_residual`) times the throws to come from the start, at
-    most ``ŷ / (1 - r_y)``; and the ceiling on the throws to come from any position. The chance's equation
-    ``w = c + A w`` has ``|A|`` the chain of throws, so its error is bounded the same way."""
-    roundings = update_roundings(throws, sums.moves)
+    raised by the rounding of its update, :func:`true_residual` with :func:`sum_roundings`) times the throws to
+    come from the start, at most ``ŷ / (1 - r_y)``; and the ceiling on the throws to come from any position.
+    The chance's equation ``w = c + A w`` has ``|A|`` the chain of throws, so its error is bounded the same way."""
+    roundings = sum_roundings(throws, sums.moves)
     ry = true_residual(sums.residual[0], 1.0 + sums.largest, roundings)
     # the turns read ``z - 1`` after a rosette: at most the throws to come plus two in magnitude
     rz = true_residual(sums.residual[1], 2.0 + sums.largest, roundings)
-    # a chance's terms ``p (1 - w)`` or ``p w``: at most 1 + max |w| a throw
-    rw = true_residual(sums.residual[2], 1.0 + max(1.0, sums.win_largest), roundings)
+    # a chance's terms are ``p w``, ``p (1 - w)`` or ``p``, the shares of one state's throws summing to 1: their
+    # magnitudes add up to at most the largest of 1, |w| and |1 - w| over the values computed
+    lo, hi = sums.win_range
+    rw = true_residual(sums.residual[2], max(1.0, abs(lo), abs(hi), abs(1.0 - lo), abs(1.0 - hi)), roundings)
     sums.throws_bound, sums.turns_bound, win_bound = _times_throws(sums.throws, ry, (ry, rz, rw))
     sums.win_bound = win_bound if math.isfinite(sums.win) else INF
     sums.ceiling = throws_ceiling(sums.largest, sums.residual[0], throws, sums.moves)
