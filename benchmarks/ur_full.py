@@ -24,7 +24,8 @@ turns and throws and the length distribution, from the threaded forward push.
 prints every tenth turn: its seconds, the mass in play and the mass dropped so far.
 ``--bound LIGHT,DARK`` times the loose layered evaluation that bounds the throws to come from every
 position (``--bound-tol``); ``--sums LIGHT,DARK`` sweeps the expected throws and turns from the start on the
-push's moves, with their certified bounds (``--precision``, relative); ``--evaluate LIGHT,DARK`` the
+push's moves, with their certified bounds (``--precision``, relative); ``--chances LIGHT,DARK`` sweeps each
+side's chance on the pair's moves the same way (``ur stats``'s weaker pairs); ``--evaluate LIGHT,DARK`` the
 layered policy evaluation (``--tol``), layer by layer, with its residual and the error bounds at the start.
 Threads: ``NUMBA_NUM_THREADS``.
 
@@ -71,6 +72,8 @@ def main() -> None:
     ap.add_argument("--bound", default=None, help="LIGHT,DARK: time the bound on the throws to come")
     ap.add_argument("--bound-tol", type=float, default=1e-4, help="with --bound: the loose evaluation's change")
     ap.add_argument("--sums", default=None, help="LIGHT,DARK: sweep the expected throws and turns on the push's moves")
+    ap.add_argument("--chances", default=None, help="LIGHT,DARK: sweep each side's chance (and the throws, for its "
+                    "bound) on the pair's moves, as `ur stats` does for its weaker pairs")
     ap.add_argument("--precision", type=float, default=1e-9, help="with --sums: the relative bound to meet")
     ap.add_argument("--evaluate", default=None, help="LIGHT,DARK: time the layered policy evaluation (--tol)")
     ap.add_argument("--rgu", default=None, help="write the saved --table as this .rgu file")
@@ -86,6 +89,8 @@ def main() -> None:
         return bound(args)
     if args.sums:
         return sums(args)
+    if args.chances:
+        return chances(args)
     if args.evaluate:
         return evaluate(args)
     if args.rgu:
@@ -226,6 +231,22 @@ def sums(args) -> None:
           f"± {s.turns_bound:.1e}, throws {s.throws:.9f} ± {s.throws_bound:.1e} ({s.sweeps} sweeps, last change "
           f"{s.change:.1e}, residuals {s.residual[0]:.1e} {s.residual[1]:.1e}, {s.seconds:.1f} s); the moves built in "
           f"{p.build_seconds:.1f} s; {time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.0f} s CPU")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def chances(args) -> None:
+    from markov_oca.ur.bound import pair_sums
+
+    light, dark, rules, values, small = _pair(args, args.chances)
+    pair_sums(small, light, dark, solve_layered(small).values, precision=1e-9, turns=False)  # compile
+    t0, c0 = time.perf_counter(), time.process_time()
+    s = pair_sums(rules, light, dark, values, precision=args.precision, turns=False, progress=True)
+    small_side = min(s.win, 1.0 - s.win)
+    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: light wins {s.win:.12f}, dark "
+          f"{1.0 - s.win:.12f}, each ± {s.win_bound:.1e} ({s.win_bound / small_side:.1e} of the smaller); "
+          f"{s.sweeps} sweeps, last change {s.change:.1e}, residuals {s.residual[0]:.1e} (throws) {s.residual[2]:.1e} "
+          f"(chance); {s.seconds:.1f} s in all, {time.perf_counter() - t0:.1f} s wall, "
+          f"{time.process_time() - c0:.0f} s CPU")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
