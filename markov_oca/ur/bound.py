@@ -15,6 +15,10 @@ levels are contiguous runs of places whose successors lie in the next few diagon
 cache-sized window. The threads share each diagonal (split by places), each taking a level (p, q) with its
 mirror (q, p), where a pass leads: no value is read by one thread while another writes it (the same bits
 from run to run).
+
+The same sweeps give the expected throws and turns from the start and each side's chance to win, with
+certified bounds (:func:`sums_on_tables`, :func:`pair_sums`), for any pair of policies: a ``random`` side's
+packed moves are read through the accessors of :mod:`.storage`, each move with its share of the throw.
 """
 
 from __future__ import annotations
