@@ -80,7 +80,10 @@ def _packed_table(space: UrSpace, rules: UrRules, code: int, vals: np.ndarray, n
     order[newpos] = np.arange(S, dtype=np.int32)
     cnt = np.zeros((S, len(throws)), np.uint8)
     start_e = np.zeros(S + 1, np.int64)
-    ents = []
+    # one buffer, sized from the entries a position has on average (RANDOM_ENTRIES) and grown by a quarter when
+    # they are more: no list of chunks joined at the end (twice the entries at once); what is left of the
+    # buffer is never written, so it holds no memory
+    ents = np.empty(S * random_entries(rules.pieces) + CHUNK * len(throws), np.int32)
     e_used = 0
     for lo in range(0, S, CHUNK):
         ranks = order[lo:lo + CHUNK].astype(np.int64)  # ranks, placed at lo..: fill in the push order
@@ -88,16 +91,19 @@ def _packed_table(space: UrSpace, rules: UrRules, code: int, vals: np.ndarray, n
         ne = _count(code, succ, events, frm, n_moves, vals)
         e_start = np.zeros(ne.size + 1, np.int64)
         np.cumsum(ne, out=e_start[1:])
-        ent = np.empty(int(e_start[-1]), np.int32)
-        _pack(code, succ, events, frm, n_moves, vals, newpos, e_start, (start_e, cnt, ent),
+        need = e_used + int(e_start[-1])
+        if need > ents.size:
+            grown = np.empty(max(need, ents.size + ents.size // 4), np.int32)
+            grown[:e_used] = ents[:e_used]
+            ents = grown
+        _pack(code, succ, events, frm, n_moves, vals, newpos, e_start, (start_e, cnt, ents[e_used:need]),
               np.arange(lo, lo + ranks.size, dtype=np.int64))
         start_e[lo:lo + ranks.size] = e_start[:-1] + e_used
-        e_used += ent.size
-        ents.append(ent)
+        e_used = need
         tick(ranks.size)
     start_e[S] = e_used
     del order
-    return start_e, cnt, np.concatenate(ents)
+    return start_e, cnt, ents[:e_used]
 
 
 def push_tables(space: UrSpace, rules: UrRules, codes, vals: np.ndarray, newpos: np.ndarray, bar):
@@ -136,12 +142,19 @@ def push_tables(space: UrSpace, rules: UrRules, codes, vals: np.ndarray, newpos:
     return tables, entries
 
 
+def random_entries(pieces: int) -> int:
+    """Entries a position of a ``random`` side's packed moves has on average, rounded up: every legal move of
+    every throw (Bell's path: 9.5, 11.2 and 12.6 at three, four and five pieces)."""
+    return 7 + 3 * pieces // 2
+
+
 def tables_bytes(rules: UrRules, light: str, dark: str) -> tuple[int, int]:
     """(the policies' moves of :func:`push_tables`, the build's maps beside them), in bytes: a deterministic
-    policy 4 bytes a position and throw, ``random`` a start, a count a throw and about 14 entries a position."""
+    policy 4 bytes a position and throw, ``random`` a start, a count a throw and :func:`random_entries` entries
+    a position."""
     S = space_of(rules.pieces, rules.code).size
     nt = len(rules.throws)
     codes = {light, dark}
-    tables = sum(S * nt * 4 if c != "random" else S * (8 + nt + 14 * 4) for c in codes)
+    tables = sum(S * nt * 4 if c != "random" else S * (8 + nt + random_entries(rules.pieces) * 4) for c in codes)
     build = S * (4 + 1) + (S * 4 if "random" in codes else 0) + CHUNK * nt * 7 * 8
     return tables, build
