@@ -40,8 +40,8 @@ from .state import space_of
 from .storage import NO_MOVE, is_fixed, row_count, row_entry, row_first
 from .sweepbounds import throws_ceiling
 
-__all__ = ["TableSums", "ThrowsBound", "bound_on_tables", "pair_sums", "pair_sums_bytes", "sums_on_tables",
-           "throws_bound"]
+__all__ = ["TableSums", "ThrowsBound", "bound_on_tables", "check_pair_sums_memory", "pair_sums", "pair_sums_bytes",
+           "sums_on_tables", "throws_bound"]
 
 INF = float("inf")
 #: The sums' first relative change, and the smallest they are swept to.
@@ -380,6 +380,18 @@ def pair_sums_bytes(rules: UrRules, light: str, dark: str, turns: bool = True) -
     return int(tables + max(swept, build) + 150 * 2**20)
 
 
+def check_pair_sums_memory(rules: UrRules, light: str, dark: str, turns: bool = True) -> None:
+    """Refuse (:class:`~markov_oca.errors.TooLargeError`) a :func:`pair_sums` that :func:`pair_sums_bytes` says
+    cannot fit in the memory available."""
+    from ..core.errors import TooLargeError
+    from ..core.memory import available_memory, gib
+
+    need, avail = pair_sums_bytes(rules, light, dark, turns), available_memory()
+    if need > avail:
+        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces, {light} against {dark}: the swept "
+                            f"evaluation needs about {gib(need)}; {gib(avail)} available")
+
+
 def pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optimal", values: np.ndarray | None = None, *,
               precision: float | None = None, turns: bool = True, parts: int | None = None,
               progress: bool = False) -> TableSums:
@@ -394,15 +406,10 @@ def pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optimal", val
     TooLargeError
         The moves and the swept arrays (:func:`pair_sums_bytes`) would not fit in the memory available.
     """
-    from ..core.errors import TooLargeError
-    from ..core.memory import available_memory, gib
     from .sweepbounds import moves_a_throw
 
     t0 = time.perf_counter()
-    need, avail = pair_sums_bytes(rules, light, dark, turns), available_memory()
-    if need > avail:
-        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces, {light} against {dark}: the swept "
-                            f"evaluation needs about {gib(need)}; {gib(avail)} available")
+    check_pair_sums_memory(rules, light, dark, turns)
     codes = policy_codes(light, dark)
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")

@@ -474,6 +474,11 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
     ------
     RulesError
         Bad rules, options, policy or table, or six pieces or more without a saved table.
+    TooLargeError
+        A weaker pair's sweeps (:func:`.bound.pair_sums_bytes`) would not fit in the memory available: refused
+        before anything is solved.
+    SolverError
+        A figure whose bound misses ``precision``.
 
     Examples
     --------
@@ -489,6 +494,11 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
         if p not in POLICY_CODES or p == "optimal":
             raise RulesError(f"policy {p!r}: the weaker policies are "
                              f"{', '.join(k for k in POLICY_CODES if k != 'optimal')}")
+    from .bound import check_pair_sums_memory
+
+    for p in policies:  # before the hour the optimal pair can take at seven pieces
+        for light_p, dark_p in ((p, "optimal"), ("optimal", p)):
+            check_pair_sums_memory(r, light_p, dark_p, turns=False)
     timer: dict[str, float] = {}
     v, residual = (values, None) if values is not None else _values(r, table, timer, progress)
     keep = values is None and table is None and "optimal" not in timer  # the table saved for these rules

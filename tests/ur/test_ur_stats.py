@@ -394,3 +394,16 @@ def test_cli_precision_reaches_every_pair_and_a_refusal_exits_1(monkeypatch, tmp
     out = CliRunner().invoke(app, ["ur", "stats", "--pieces", "1", "--precision", "1e-12"])
     assert out.exit_code == 1 and seen == [1e-12], out.output
     assert "no bound under 1e-12" in out.output and "Traceback" not in out.output
+
+
+def test_a_pair_too_large_is_refused_before_anything_is_solved(monkeypatch):
+    # the weaker pairs' memory is checked first: no table is solved, no optimal pair pushed, one line naming it
+    from markov_oca.core.errors import TooLargeError
+    from markov_oca.ur import layered
+
+    monkeypatch.setattr("markov_oca.core.memory.available_memory", lambda: 1_000)
+    monkeypatch.setattr(layered, "solve_layered", lambda *a, **k: pytest.fail("solved before the refusal"))
+    with pytest.raises(TooLargeError, match="random against optimal: the swept evaluation needs about"):
+        ur_stats("ur", options={"pieces": 2})
+    with pytest.raises(TooLargeError, match="greedy against optimal"):
+        ur_stats("ur", options={"pieces": 2}, policies=("greedy",))
