@@ -80,7 +80,7 @@ def _packed_table(space: UrSpace, rules: UrRules, code: int, vals: np.ndarray, n
     order[newpos] = np.arange(S, dtype=np.int32)
     cnt = np.zeros((S, len(throws)), np.uint8)
     start_e = np.zeros(S + 1, np.int64)
-    # one buffer, sized from the entries a position has on average (RANDOM_ENTRIES) and grown by a quarter when
+    # one buffer, sized from the entries a position has on average (random_entries) and grown by a quarter when
     # they are more: no list of chunks joined at the end (twice the entries at once); what is left of the
     # buffer is never written, so it holds no memory
     ents = np.empty(S * random_entries(rules.pieces) + CHUNK * len(throws), np.int32)

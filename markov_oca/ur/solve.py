@@ -262,10 +262,12 @@ def sums_meet(sums, precision: float) -> bool:
     """Whether swept sums (a :class:`.bound.TableSums`) meet the relative ``precision``: the throws and turns,
     and each side's chance when they were swept."""
     ok = meets(sums.throws, sums.throws_bound, precision) and meets(sums.turns, sums.turns_bound, precision)
-    if math.isnan(sums.win):
-        return ok
-    return ok and meets(sums.win, sums.win_bound, precision) and meets(1.0 - sums.win, sums.win_bound + 2 * U,
-                                                                       precision)
+    return ok if math.isnan(sums.win) else ok and chances_meet(sums, precision)
+
+
+def chances_meet(sums, precision: float) -> bool:
+    """Whether each side's swept chance (light's ``sums.win``, dark's its complement) meets ``precision``."""
+    return meets(sums.win, sums.win_bound, precision) and meets(1.0 - sums.win, sums.win_bound + 2 * U, precision)
 
 
 def _refused(precision: float, failed: list[str], how: str) -> SolverError:

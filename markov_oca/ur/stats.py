@@ -45,7 +45,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..analysis.bounds import PRECISION, meets
+from ..analysis.bounds import PRECISION
 from ..core.errors import RulesError
 from ..core.progress import progress_bar
 from .kernel import AGAIN, GAME_OVER, kernel_args, move_value, moves_kernel
@@ -418,19 +418,16 @@ def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: f
     read back from beside the saved table (``keep``: the values are that table's, and what is swept is kept
     there); refused when a bound misses ``precision``."""
     from ..core.errors import SolverError
-    from ..linalg.certify import U
     from .bound import pair_sums
+    from .solve import chances_meet
     from .table import save_sums, saved_sums
 
-    def good(s) -> bool:
-        return meets(s.win, s.win_bound, precision) and meets(1.0 - s.win, s.win_bound + 2 * U, precision)
-
     s = saved_sums(r, light, dark, True) if keep else None
-    if s is None or not good(s):
+    if s is None or not chances_meet(s, precision):
         s = pair_sums(r, light, dark, v, precision=precision, turns=False, progress=progress)
-        if keep and good(s):
+        if keep and chances_meet(s, precision):
             save_sums(r, light, dark, True, s)
-    if not good(s):
+    if not chances_meet(s, precision):
         raise SolverError(f"{light} against {dark}: no bound under {precision:g} (relative) for a side's "
                           f"chance (swept to a change of {s.change:.1e}): ask a looser --precision")
     return {"light": s.win, "dark": 1.0 - s.win}

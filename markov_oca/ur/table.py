@@ -205,8 +205,8 @@ def saved_sums(rules: UrRules, light: str, dark: str, win: bool):
     kept for this pair and the saved table, or None (stale or unreadable entries are ignored)."""
     from .bound import TableSums
 
-    key = _bound_key(rules, light, dark, 0.0)
-    entry = _read_bounds(rules).get(f"sums,{int(win)},{key}") if key is not None else None
+    key = _sums_key(rules, light, dark, win)
+    entry = _read_bounds(rules).get(key) if key is not None else None
     if entry is None:
         return None
     try:
@@ -221,8 +221,14 @@ def saved_sums(rules: UrRules, light: str, dark: str, win: bool):
 def save_sums(rules: UrRules, light: str, dark: str, win: bool, sums) -> bool:
     """Keep ``sums`` (a :class:`.bound.TableSums`) beside the table for :func:`saved_sums`, as :func:`save_bound`
     keeps a bound: the sweeps take half an hour at seven pieces."""
+    key = _sums_key(rules, light, dark, win)
+    return key is not None and _save_entry(rules, key, asdict(sums))
+
+
+def _sums_key(rules: UrRules, light: str, dark: str, win: bool) -> str | None:
+    """The bounds file's key of a pair's swept sums (with its chances or not), None without a saved table."""
     key = _bound_key(rules, light, dark, 0.0)
-    return key is not None and _save_entry(rules, f"sums,{int(win)},{key}", asdict(sums))
+    return None if key is None else f"sums,{int(win)},{key}"
 
 
 # ----------------------------------------------------------------------------- .rgu keys
