@@ -49,7 +49,7 @@ from ..analysis.chain import LengthDistribution
 from ..core.prefetch import prefetch
 from ..core.progress import progress_bar
 from ..linalg.certify import two_sum
-from .bound import TableSums, ThrowsBound, bound_on_tables, sums_on_tables
+from .bound import TableSums, ThrowsBound, bound_on_tables, smaller_side, sums_on_tables, swept_bytes
 from .policy import deterministic, drop_pages, policy_code, policy_codes
 from .pushmoves import push_tables, tables_bytes
 from .pushorder import push_placement, split_bounds, thread_slices
@@ -304,11 +304,12 @@ def _default_parts(codes) -> int:
 
 def push_bytes(rules: UrRules, light: str, dark: str, sums: int = 0) -> int:
     """Peak memory of :func:`push_lengths`: the policies' moves, two mass arrays, the build's maps; with ``sums``
-    arrays a side swept first (``sums_precision``: 2, with ``sums_win`` 3), those arrays."""
+    arrays a side swept first (``sums_precision``: 2, with ``sums_win`` 3), those arrays
+    (:func:`.bound.swept_bytes`)."""
     S = space_of(rules.pieces, rules.code).size
     codes = {light, dark}
     tables, build = tables_bytes(rules, light, dark)
-    swept = sums * 8 * S * len(codes)
+    swept = swept_bytes(S, len(codes), sums >= 2, sums >= 3) if sums else 0
     parts = int(os.environ.get("MARKOV_OCA_PUSH_THREADS") or _default_parts([policy_code(light), policy_code(dark)]))
     # threads in one pass: each past the first buffers the places L mover's pips below its own cut, wherever the
     # mass puts it (the widest L levels: 1.1-1.25 times twice the average share of L levels of (L + 1) * pieces
@@ -478,7 +479,8 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
         fixed = all(is_fixed(tab) for tab in tables)
         if sums_precision is not None:
             sums = sums_on_tables(tables, probs, levels, width, start=first_place, precision=float(sums_precision),
-                                  win=sums_win, moves=moves_a_throw(rules, not fixed), bar=bar)
+                                  win=sums_win, moves=moves_a_throw(rules, not fixed), side=smaller_side(codes),
+                                  bar=bar)
             bound = ThrowsBound(sums.ceiling, sums.largest, sums.residual[0], sums.sweeps, sums.seconds)
         elif bound_tol is not None and fixed:
             bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)

@@ -492,10 +492,14 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
             raise RulesError(f"policy {p!r}: the weaker policies are "
                              f"{', '.join(k for k in POLICY_CODES if k != 'optimal')}")
     from .bound import check_pair_sums_memory
+    from .solve import chances_meet
+    from .table import saved_sums
 
     for p in policies:  # before the hour the optimal pair can take at seven pieces
         for light_p, dark_p in ((p, "optimal"), ("optimal", p)):
-            check_pair_sums_memory(r, light_p, dark_p, turns=False)
+            kept = saved_sums(r, light_p, dark_p, True) if values is None and table is None else None
+            if kept is None or not chances_meet(kept, precision):  # kept beside the saved table: nothing to sweep
+                check_pair_sums_memory(r, light_p, dark_p, turns=False)
     timer: dict[str, float] = {}
     v, residual = (values, None) if values is not None else _values(r, table, timer, progress)
     keep = values is None and table is None and "optimal" not in timer  # the table saved for these rules

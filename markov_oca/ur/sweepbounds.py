@@ -182,7 +182,8 @@ def sums_bounds(sums, throws: int) -> None:
     """Fill in the certified bounds of a :class:`.bound.TableSums`: each true residual (the computed one
     raised by the rounding of its update, :func:`true_residual` with :func:`sum_roundings`) times the throws to
     come from the start, at most ``ŷ / (1 - r_y)``; and the ceiling on the throws to come from any position.
-    The chance's equation ``w = c + A w`` has ``|A|`` the chain of throws, so its error is bounded the same way."""
+    The chance's equation ``w = c + A w`` has ``|A|`` the chain of throws, so its error is bounded the same way;
+    a side's chance at every place (``sums.side``) by :func:`side_chance_bound`."""
     roundings = sum_roundings(throws, sums.moves)
     ry = true_residual(sums.residual[0], 1.0 + sums.largest, roundings)
     # the turns read ``z - 1`` after a rosette: at most the throws to come plus two in magnitude
@@ -192,5 +193,38 @@ def sums_bounds(sums, throws: int) -> None:
     lo, hi = sums.win_range
     rw = true_residual(sums.residual[2], max(1.0, abs(lo), abs(hi), abs(1.0 - lo), abs(1.0 - hi)), roundings)
     sums.throws_bound, sums.turns_bound, win_bound = _times_throws(sums.throws, ry, (ry, rz, rw))
+    if getattr(sums, "side", -1) >= 0:
+        win_bound = side_chance_bound(sums, ry, roundings)
     sums.win_bound = win_bound if math.isfinite(sums.win) else INF
     sums.ceiling = throws_ceiling(sums.largest, sums.residual[0], throws, sums.moves)
+
+
+#: A side's chance below this is checked by its absolute residual, above by its residual relative to itself.
+TINY = 1e-280
+
+
+def side_chance_bound(sums, ry: float, roundings: int) -> float:
+    """The error bound of one side's chance ``x`` swept at every place (``x = P x + b``, every term nonnegative).
+
+    A state's update sums nonnegative terms whose total is ``F(x')``, the exact update of the computed ``x'``,
+    so its rounding is at most ``gamma_m F(x')`` and the true residual ``r = |F(x') - x'|`` is at most
+    ``(c (1 + 4u) + gamma_m) / (1 - gamma_m) x'`` where the computed residual relative to ``x'`` is ``c``
+    (``x' > TINY``), else ``(a (1 + 2u) + gamma_m TINY) / (1 - gamma_m)`` with ``a`` the computed absolute one
+    (plus the underflow's absolute ``2^-1074`` a rounding): ``r <= A + B x'``. The error at the start is at most
+    ``(I - P)^-1 r = A Y + B G``: ``Y`` the throws to come (at most ``ŷ / (1 - r_y)``) and ``G = (I - P)^-1 x'``,
+    the chance summed over the throws to come, at most the swept ``g'`` plus ``g``'s true residual times
+    ``Y``. ``G`` is about the chance times the throws of the games that side wins, so the bound is relative
+    to the chance, not to 1."""
+    gm = float(gamma(roundings))
+    if not gm < 1.0:
+        return INF
+    a = (sums.residual[2] * (1 + 2 * U) + gm * TINY + roundings * 2.0**-1074) / (1.0 - gm)
+    b = (sums.chance_relative * (1 + 4 * U) + gm) / (1.0 - gm)
+    ymax = sums.throws / (1.0 - ry) * SLACK if ry < 1.0 else INF
+    g0, rg, glarge = sums.chance_sum
+    # g's update sums ``p g`` and ``x'`` (at most 1): magnitude at most its largest plus one; one more rounding
+    rg_true = true_residual(rg, glarge + 1.0, roundings + 1)
+    gmax = (g0 + rg_true * ymax) * SLACK
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(gmax)):
+        return INF
+    return float((a * ymax + b * gmax + 4 * U) * SLACK)

@@ -213,9 +213,10 @@ def saved_sums(rules: UrRules, light: str, dark: str, win: bool):
         out = TableSums(**{k: entry[k] for k in TableSums.__dataclass_fields__})
         out.residual = tuple(float(x) for x in out.residual)
         out.win_range = tuple(float(x) for x in out.win_range)
+        out.chance_sum = tuple(float(x) for x in out.chance_sum)
     except (KeyError, TypeError, ValueError):
         return None
-    return out if len(out.residual) == 3 and len(out.win_range) == 2 else None
+    return out if len(out.residual) == 3 and len(out.win_range) == 2 and len(out.chance_sum) == 3 else None
 
 
 def save_sums(rules: UrRules, light: str, dark: str, win: bool, sums) -> bool:

@@ -238,6 +238,36 @@ def test_swept_chances_hold_their_bounds_loose_and_tight(two, light, dark):
     assert tight.win_bound < 1e-11 and abs(tight.win - float(win)) < 1e-12
 
 
+def test_a_sides_chance_is_swept_at_every_place_and_bounded_relative_to_itself(two):
+    # two policies: one side's chance at every place (every term nonnegative), its bound relative to itself; the
+    # side guessed first (light) is the likelier winner here, so the sweeps turn to dark's chance (1 - x) and
+    # its sum (y - g); the mover's chance (side -1) gives the same values within both bounds
+    from markov_oca.ur.bound import sums_on_tables
+    from markov_oca.ur.sweepbounds import moves_a_throw, side_chance_bound, sum_roundings
+
+    rules, v = two
+    win, _throws, _turns = _chain_start(rules, "optimal", "random", v)
+    tables, probs, levels, width, start = _tables(rules, "optimal", "random", v)
+    moves = moves_a_throw(rules, True)
+    kw = dict(start=start, precision=1e-12, win=True, turns=False, moves=moves)
+    sided = sums_on_tables(tables, probs, levels, width, side=0, **kw)
+    mover = sums_on_tables(tables, probs, levels, width, side=-1, **kw)
+    dark = 1 - float(win)
+    assert float(win) > 0.5 and sided.side == 1 and mover.side == -1
+    for s in (sided, mover):
+        assert abs(s.win - float(win)) <= s.win_bound and abs((1 - s.win) - dark) <= s.win_bound
+    assert sided.win_bound <= 1e-12 * dark
+    # the sum of dark's chance over the throws to come lies between its chance (the first throw's) and the throws
+    # to come (each chance is at most 1); more than its chance times the throws: dark wins the longer games
+    g0 = sided.chance_sum[0]
+    assert dark * sided.throws < g0 < sided.throws
+    # the bound is the relative residual times that sum, at least: a residual larger by c, a bound larger by c g0
+    roundings = sum_roundings(probs.size, moves)
+    before = side_chance_bound(sided, 0.0, roundings)
+    sided.chance_relative += 1e-12
+    assert side_chance_bound(sided, 0.0, roundings) - before >= 1e-12 * g0
+
+
 def test_a_loose_tail_sweeps_any_pairs_chances(two, monkeypatch):
     # a weaker side against optimal play with a loose tail: chances, turns and throws swept (within 1e-9 of the
     # chain's, bounds included), the push only to the tail; and the stats' pairs agree with the chain
@@ -292,3 +322,12 @@ def test_swept_sums_kept_beside_the_table_and_read_back(two, monkeypatch, tmp_pa
     assert sorted(calls) == [("greedy", "optimal"), ("optimal", "greedy")]
     two_ = ur_stats_mod.ur_stats(rules, policies=("greedy",))
     assert len(calls) == 2 and two_.chances == one.chances and two_.losses == one.losses
+    # pairs whose chances are kept need no memory for sweeps: not refused for it; a pair not kept still is (random
+    # against optimal was kept by the solves above, not its mirror)
+    import markov_oca.core.memory as memory_mod
+    from markov_oca.core.errors import TooLargeError
+
+    monkeypatch.setattr(memory_mod, "available_memory", lambda: 1_000)
+    assert ur_stats_mod.ur_stats(rules, policies=("greedy",)).chances == one.chances
+    with pytest.raises(TooLargeError, match="optimal against random"):
+        ur_stats_mod.ur_stats(rules, policies=("random",))
