@@ -46,7 +46,7 @@ import numpy as np
 from numba import prange
 
 from ..analysis.bounds import PRECISION
-from ..core.errors import RulesError
+from ..core.errors import RulesError, TooLargeError
 from ..core.progress import progress_bar
 from .kernel import AGAIN, GAME_OVER, kernel_args, move_value, moves_kernel
 from .layers import CHUNK, layer_members, layers
@@ -499,7 +499,11 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
         for light_p, dark_p in ((p, "optimal"), ("optimal", p)):
             kept = saved_sums(r, light_p, dark_p, True) if values is None and table is None else None
             if kept is None or not chances_meet(kept, precision):  # kept beside the saved table: nothing to sweep
-                check_pair_sums_memory(r, light_p, dark_p, turns=False)
+                try:
+                    check_pair_sums_memory(r, light_p, dark_p, turns=False)
+                except TooLargeError as exc:
+                    raise TooLargeError(f"{exc}; --policies without {p} leaves it out (--policies '' measures "
+                                        "optimal play alone)") from None
     timer: dict[str, float] = {}
     v, residual = (values, None) if values is not None else _values(r, table, timer, progress)
     keep = values is None and table is None and "optimal" not in timer  # the table saved for these rules
