@@ -38,7 +38,7 @@ from .pushorder import diagonal_split, push_placement
 from .rules import UrRules
 from .state import space_of
 from .storage import NO_MOVE, is_fixed, row_count, row_entry, row_first
-from .sweepbounds import TINY, throws_ceiling
+from .sweepbounds import throws_ceiling
 
 __all__ = ["TableSums", "ThrowsBound", "bound_on_tables", "check_pair_sums_memory", "pair_sums", "pair_sums_bytes",
            "smaller_side", "sums_on_tables", "swept_bytes", "throws_bound"]
@@ -66,6 +66,9 @@ class ThrowsBound:
 #: a given side's chance at every place, the places where that side moves (:data:`MINE`) or its opponent does
 #: (:data:`THEIRS`), with ``g = x + P g``, the chance summed over the throws to come, swept beside it.
 NONE, MOVER, MINE, THEIRS = 0, 1, 2, 3
+#: A side's chance below this is checked by its absolute residual, above by its residual relative to itself (here,
+#: beside the kernels that read it: numba freezes a global when it compiles).
+TINY = 1e-280
 
 
 @numba.njit(cache=True, inline="always")
@@ -350,7 +353,7 @@ def sums_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: in
                         win_range=(float(x.min(initial=0.0)), float(x.max(initial=0.0))), side=side,
                         chance_relative=float(r[3]),
                         chance_sum=(float(g[0, start]) if side >= 0 else 0.0, float(r[4]),
-                                    float(g.max(initial=0.0))))
+                                    float(max(g.max(initial=0.0), -g.min(initial=0.0)))))
         sums_bounds(out, probs.shape[0])
         if not turns:
             out.turns_bound = INF
@@ -363,8 +366,10 @@ def sums_on_tables(tables, probs: np.ndarray, level_start: np.ndarray, width: in
         if good:
             break
         if side >= 0 and not flipped and mine > 0.5:  # the other side's chance is the smaller: sweep it instead
-            x[...] = 1.0 - x
-            g[...] = y - g
+            np.subtract(1.0, x, out=x)  # in place: no temporary the size of the arrays
+            np.maximum(x, 0.0, out=x)  # the bound takes every chance nonnegative
+            np.subtract(y, g, out=g, casting="unsafe")
+            np.maximum(g, 0.0, out=g)
             side, flipped, change = 1 - side, True, np.inf
             continue
         if tol <= SUMS_FLOOR:

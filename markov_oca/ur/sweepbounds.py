@@ -199,10 +199,6 @@ def sums_bounds(sums, throws: int) -> None:
     sums.ceiling = throws_ceiling(sums.largest, sums.residual[0], throws, sums.moves)
 
 
-#: A side's chance below this is checked by its absolute residual, above by its residual relative to itself.
-TINY = 1e-280
-
-
 def side_chance_bound(sums, ry: float, roundings: int) -> float:
     """The error bound of one side's chance ``x`` swept at every place (``x = P x + b``, every term nonnegative).
 
@@ -215,16 +211,20 @@ def side_chance_bound(sums, ry: float, roundings: int) -> float:
     the chance summed over the throws to come, at most the swept ``g'`` plus ``g``'s true residual times
     ``Y``. ``G`` is about the chance times the throws of the games that side wins, so the bound is relative
     to the chance, not to 1."""
+    from .bound import TINY
+
     gm = float(gamma(roundings))
-    if not gm < 1.0:
+    if not gm < 1.0 or sums.win_range[0] < 0.0:  # the argument takes every chance computed nonnegative
         return INF
     a = (sums.residual[2] * (1 + 2 * U) + gm * TINY + roundings * 2.0**-1074) / (1.0 - gm)
     b = (sums.chance_relative * (1 + 4 * U) + gm) / (1.0 - gm)
     ymax = sums.throws / (1.0 - ry) * SLACK if ry < 1.0 else INF
     g0, rg, glarge = sums.chance_sum
-    # g's update sums ``p g`` and ``x'`` (at most 1): magnitude at most its largest plus one; one more rounding
+    # g's update sums ``p g`` and ``x'`` (at most 1): magnitude at most its largest (in magnitude) plus one; one more
+    # rounding
     rg_true = true_residual(rg, glarge + 1.0, roundings + 1)
     gmax = (g0 + rg_true * ymax) * SLACK
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(gmax)):
         return INF
-    return float((a * ymax + b * gmax + 4 * U) * SLACK)
+    # light's chance is 1 - x when x is dark's: one more rounding
+    return float((a * ymax + b * gmax + (4 * U if sums.side == 1 else 0.0)) * SLACK)

@@ -403,7 +403,7 @@ def test_a_pair_too_large_is_refused_before_anything_is_solved(monkeypatch):
 
     monkeypatch.setattr("markov_oca.core.memory.available_memory", lambda: 1_000)
     monkeypatch.setattr(layered, "solve_layered", lambda *a, **k: pytest.fail("solved before the refusal"))
-    with pytest.raises(TooLargeError, match="random against optimal: the swept evaluation needs about .*; --policies "
+    with pytest.raises(TooLargeError, match=r"random against optimal: the swept evaluation needs about .*; --policies "
                                             "without random leaves it out"):
         ur_stats("ur", options={"pieces": 2})
     with pytest.raises(TooLargeError, match="greedy against optimal"):
