@@ -412,6 +412,16 @@ class _Table:
     residual: float | None
 
 
+def _kept_chances(r: UrRules, light: str, dark: str, precision: float):
+    """A pair's swept sums kept beside the saved table (:func:`.table.saved_sums`) whose chances meet
+    ``precision``, else None."""
+    from .solve import chances_meet
+    from .table import saved_sums
+
+    s = saved_sums(r, light, dark, True)
+    return s if s is not None and chances_meet(s, precision) else None
+
+
 def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: float, progress: bool,
                   keep: bool) -> dict:
     """Each side's chance under a pair of policies, swept on the pair's moves (:func:`.bound.pair_sums`), or
@@ -420,10 +430,10 @@ def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: f
     from ..core.errors import SolverError
     from .bound import pair_sums
     from .solve import chances_meet
-    from .table import save_sums, saved_sums
+    from .table import save_sums
 
-    s = saved_sums(r, light, dark, True) if keep else None
-    if s is None or not chances_meet(s, precision):
+    s = _kept_chances(r, light, dark, precision) if keep else None
+    if s is None:
         s = pair_sums(r, light, dark, v, precision=precision, turns=False, progress=progress)
         if keep and chances_meet(s, precision):
             save_sums(r, light, dark, True, s)
@@ -492,13 +502,11 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
             raise RulesError(f"policy {p!r}: the weaker policies are "
                              f"{', '.join(k for k in POLICY_CODES if k != 'optimal')}")
     from .bound import check_pair_sums_memory
-    from .solve import chances_meet
-    from .table import saved_sums
 
     for p in policies:  # before the hour the optimal pair can take at seven pieces
         for light_p, dark_p in ((p, "optimal"), ("optimal", p)):
-            kept = saved_sums(r, light_p, dark_p, True) if values is None and table is None else None
-            if kept is None or not chances_meet(kept, precision):  # kept beside the saved table: nothing to sweep
+            saved = values is None and table is None  # kept beside the saved table: nothing to sweep
+            if not saved or _kept_chances(r, light_p, dark_p, precision) is None:
                 try:
                     check_pair_sums_memory(r, light_p, dark_p, turns=False)
                 except TooLargeError as exc:
