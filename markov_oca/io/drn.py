@@ -9,13 +9,15 @@ Storm accumulates them; Storm writes an unnamed reward model as an empty name, r
 decimals as floats, or exactly too with ``exact=True``. The file is read as one buffer: a numba
 kernel walks its lines once (:func:`_scan_model`) into arrays sized from the bytes beforehand
 (:func:`_capacity`, bounded by the file's size, never by what its header declares), the numbers
-are converted at once (:mod:`.lex`), and rows written in order become the matrix as they stand.
+are converted at once (:mod:`.lex`), and rows written in order become the matrix as they stand. A
+large file is scanned and converted in pieces on several threads, each piece starting at a state line.
 """
 
 from __future__ import annotations
 
 import re
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from ..core.files import line_of, read_text_bytes
 from .decimals import decimal_chain, precision_of, read_back
 from .edges import _identifier, _merged_edges, _turn_rewards, check_rows
 from .explicit import _state_labels
-from .lex import _digits, _is_space, _skip_to_line_end, numbers
+from .lex import THREADS, _digits, _is_space, _skip_to_line_end, in_threads, numbers
 from .properties import _reward_names
 from .tokens import initial_state
 
@@ -227,7 +229,7 @@ def _until_bracket(buf, i):
     return i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _scan_model(buf, pos, nrew, st_id, tr_src, tr_dst, tr_start, tr_len, rw_state, rw_model, rw_start,
                 rw_len, lb_state, lb_start, lb_end):
     """The ``@model`` section, line by line in one pass, into arrays large enough (:func:`_capacity`).
@@ -324,7 +326,7 @@ class _Model:
                 self.rlen, self.lstate, self.lstart, self.lend)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _capacity(buf, pos):
     """Upper bounds on what :func:`_scan_model` can store, from the bytes alone: (state lines, transition
     lines, reward values) = lines starting with ``s``, lines starting with a digit, ``[`` and ``,`` bytes."""
@@ -347,17 +349,66 @@ def _capacity(buf, pos):
     return states, trans, values
 
 
-def _scan(data: bytes, buf: np.ndarray, pos: int, nrew: int, n_declared: int, src: str) -> _Model:
+#: Model sections from this many bytes are scanned in pieces on :data:`.lex.THREADS` threads.
+PARALLEL_BYTES = 1 << 23
+#: What each of :meth:`_Model.arrays` holds one entry of: 0 a state, 1 a transition, 2 a reward value, 3 a
+#: state's labels (the order of the counts :func:`_scan_model` returns).
+_KINDS = (0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3)
+
+
+def _pieces(data: bytes, pos: int, parts: int) -> list[tuple[int, int]]:
+    """The model section ``data[pos:]`` in up to ``parts`` consecutive (start, end) pieces, each after the first
+    starting at a line that begins with ``state`` and a blank: a piece is a model section of its own."""
+    n = len(data)
+    cuts = [pos]
+    for k in range(1, parts):
+        at = data.find(b"\nstate", max(cuts[-1], pos + k * (n - pos) // parts))
+        while at >= 0 and data[at + 6:at + 7] not in (b" ", b"\t"):
+            at = data.find(b"\nstate", at + 1)
+        if at < 0:
+            break
+        cuts.append(at + 1)
+    cuts.append(n)
+    return [(a, b) for a, b in pairwise(cuts) if b > a]
+
+
+def _scan(data: bytes, buf: np.ndarray, pos: int, nrew: int, n_declared: int, src: str,
+          threads: int | None = None) -> _Model:
     """One pass into arrays sized by :func:`_capacity` (bounded by the file's size, never by ``@nr_states``),
-    then the count checked against ``@nr_states``."""
-    states, trans, values = _capacity(buf, pos)
-    model = _Model((nrew, states, trans, values, states, 0))
-    got = _scan_model(buf, pos, nrew, *model.arrays())
-    _kernel_error(data, got, src)
-    if got[4] != n_declared:
-        raise ChainError(f"@nr_states declares {n_declared:,} states but the model lists {got[4]:,}"
-                         + (" (is the file cut short?)" if got[4] < n_declared else ""), source=src)
-    model.trim(got[3:])
+    then the count checked against ``@nr_states``.
+
+    A large section is scanned in pieces (:func:`_pieces`) on ``threads`` threads (:data:`.lex.THREADS`), each
+    piece into its own part of the arrays (its capacity counted on its own), the parts then closed up. Should
+    a piece find an error, or two pieces disagree on the number of reward models, the section is scanned
+    again in one piece, so that what is reported is what a single pass finds first."""
+    parts = _pieces(data, pos, threads or THREADS) if len(data) - pos >= PARALLEL_BYTES else [(pos, len(data))]
+    caps = in_threads(lambda a, b: _capacity(buf[:b], a), parts)
+    cap = np.array([(c[0], c[1], c[2], c[0]) for c in caps], np.int64).reshape(-1, 4)
+    start = np.vstack([np.zeros((1, 4), np.int64), np.cumsum(cap, axis=0)])
+    model = _Model((nrew, *start[-1].tolist(), 0))
+    arrays = model.arrays()
+
+    def piece(k: int, _: int) -> tuple:
+        views = [arr[start[k, kind]:start[k + 1, kind]] for arr, kind in zip(arrays, _KINDS, strict=True)]
+        return _scan_model(buf[:parts[k][1]], parts[k][0], nrew, *views)
+
+    got = in_threads(piece, [(k, k + 1) for k in range(len(parts))])
+    if len(parts) > 1 and (any(g[0] for g in got) or len({g[3] for g in got} - {-1}) > 1):
+        return _scan(data, buf, pos, nrew, n_declared, src, threads=1)
+    _kernel_error(data, got[0], src)
+    used = np.array([g[4:8] for g in got], np.int64)  # states, transitions, reward values, labelled states
+    for arr, kind in zip(arrays, _KINDS, strict=True):  # close up the parts (nothing moves when each is full)
+        dest = 0
+        for k in range(len(parts)):
+            off, m = int(start[k, kind]), int(used[k, kind])
+            if off != dest:
+                arr[dest:dest + m] = arr[off:off + m]
+            dest += m
+    ns = int(used[:, 0].sum())
+    if ns != n_declared:
+        raise ChainError(f"@nr_states declares {n_declared:,} states but the model lists {ns:,}"
+                         + (" (is the file cut short?)" if ns < n_declared else ""), source=src)
+    model.trim((max(g[3] for g in got), *used.sum(axis=0).tolist(), sum(g[8] for g in got)))
     return model
 
 
@@ -460,7 +511,7 @@ def read_drn(path: str | Path, *, tol: float = ROW_TOL, exact: bool = False) -> 
     if blank:
         names = _model_names(" " * model.nrew)
     _check_states(model, n, header, src)
-    probs = numbers(data, buf, model.tstart, model.tlen, src, exact)
+    probs = numbers(data, buf, model.tstart, model.tlen, src, True)  # exact values too: held where they can be
     labels = _labels(data, model)
     init, notes = initial_state(labels)
     rewards = _rewards(data, buf, model, names, n, src, exact or not probs.rational,

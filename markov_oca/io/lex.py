@@ -10,7 +10,9 @@ or exact one.
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
+from itertools import pairwise
 from math import gcd
 
 import numba
@@ -18,6 +20,7 @@ import numpy as np
 
 from ..analysis.build import ChainError
 from ..core.files import line_of
+from ..core.interrupt import map_threads
 
 #: Token flags: not a rational literal (a decimal), float needs Python, exact value needs Python, not our grammar.
 DECIMAL, FLOAT_SLOW, EXACT_SLOW, ODD = 1, 2, 4, 8
@@ -122,21 +125,47 @@ def _number(buf, i, end):
     return flags | EXACT_SLOW, value, 0, 1
 
 
-@numba.njit(cache=True)
-def _convert(buf, start, length, exact):
-    """Every token ``buf[start:start+length]``: flags, floats, and (when ``exact``) numerators and denominators."""
-    t = start.size
-    flags = np.empty(t, np.uint8)
-    value = np.empty(t, np.float64)
-    num = np.empty(t if exact else 0, np.int64)
-    den = np.empty(t if exact else 0, np.int64)
-    for q in range(t):
+@numba.njit(cache=True, nogil=True)
+def _convert_into(buf, start, length, exact, lo, hi, flags, value, num, den):
+    """Tokens ``lo`` to ``hi`` of :func:`_convert`, into its arrays (no GIL: pieces run on threads)."""
+    for q in range(lo, hi):
         f, v, a, b = _number(buf, start[q], start[q] + length[q])
         flags[q] = f
         value[q] = v
         if exact:
             num[q] = a
             den[q] = b
+
+
+#: Token counts from which the conversion is split over :data:`THREADS` threads.
+PARALLEL_TOKENS = 1 << 20
+#: Threads a large file's bytes are scanned and converted on.
+THREADS = max(1, min(8, os.cpu_count() or 1))
+
+
+def spans(total: int, parts: int) -> list[tuple[int, int]]:
+    """``range(total)`` in up to ``parts`` consecutive (start, end) pieces of near equal size."""
+    cuts = [total * k // parts for k in range(parts + 1)]
+    return [(a, b) for a, b in pairwise(cuts) if b > a]
+
+
+def in_threads(fn, parts: list[tuple[int, int]]) -> list:
+    """``[fn(a, b) for a, b in parts]``, the parts on threads of their own when there are several."""
+    if len(parts) <= 1:
+        return [fn(a, b) for a, b in parts]
+    return map_threads(lambda p: fn(*p), parts, len(parts))
+
+
+def _convert(buf, start, length, exact):
+    """Every token ``buf[start:start+length]``: flags, floats, and (when ``exact``) numerators and denominators;
+    a large file's tokens in pieces on :data:`THREADS` threads."""
+    t = start.size
+    flags = np.empty(t, np.uint8)
+    value = np.empty(t, np.float64)
+    num = np.empty(t if exact else 0, np.int64)
+    den = np.empty(t if exact else 0, np.int64)
+    in_threads(lambda lo, hi: _convert_into(buf, start, length, exact, lo, hi, flags, value, num, den),
+               spans(t, THREADS if t >= PARALLEL_TOKENS else 1))
     return flags, value, num, den
 
 

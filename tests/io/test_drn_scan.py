@@ -4,6 +4,7 @@ back exactly, rows in the file's order or not, and errors named by their line fa
 from __future__ import annotations
 
 from fractions import Fraction as F
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -86,3 +87,94 @@ def test_errors_far_into_the_model_name_their_line(tmp_path, bad, message):
         read_chain(p)
     line = 4 + 3 * 2_000 + 1
     assert str(e.value).startswith(f"{p}: line {line}: ") and message in str(e.value)
+
+
+def _many_states(n: int, bad: str = "", at: int = 0, rewards=lambda s: f" [{s % 3}, 0.5]") -> str:
+    lines = [f"state {s}{rewards(s)}{' init' if s == 0 else ''}{' goal' if s == n - 1 else ''}"
+             f"{' odd' if s % 2 else ''} // state {s}\n\taction 0\n\t\t{min(s + 1, n - 1)} : 0.75\n"
+             f"\t\t{max(s - 1, 0)} : 0.25\n" for s in range(n)]
+    return ("@type: DTMC\n@value_type: double\n@reward_models\ncost time \n@nr_states\n"
+            f"{n}\n@model\n" + "".join(lines[:at]) + bad + "".join(lines[at:]))
+
+
+@pytest.fixture
+def in_pieces(monkeypatch):
+    """The reader's scan and number conversion split into pieces on threads, whatever the file's size."""
+    import markov_oca.io.drn as drn
+    import markov_oca.io.lex as lex
+
+    monkeypatch.setattr(drn, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(drn, "THREADS", 3)
+    monkeypatch.setattr(lex, "PARALLEL_TOKENS", 1)
+    monkeypatch.setattr(lex, "THREADS", 3)
+
+
+def test_pieces_start_at_state_lines():
+    from markov_oca.io.drn import _pieces
+
+    data = _many_states(50).encode()
+    pos = data.index(b"@model\n") + 7
+    parts = _pieces(data, pos, 4)
+    assert len(parts) == 4 and parts[0][0] == pos and parts[-1][1] == len(data)
+    assert all(b == a for (_, b), (a, _) in pairwise(parts))  # they tile the section
+    assert all(data[a:a + 6] == b"state " for a, _ in parts[1:])
+
+
+def test_a_file_read_in_pieces_is_the_file_read_whole(tmp_path, monkeypatch):
+    p = tmp_path / "m.drn"
+    p.write_text(_many_states(2_001))
+    whole = read_chain(p)
+    exact_whole = read_chain(p, exact=True)
+    import markov_oca.io.drn as drn
+    import markov_oca.io.lex as lex
+
+    seen = []
+    scan = drn._scan_model
+    monkeypatch.setattr(drn, "_scan_model", lambda buf, pos, *a: seen.append((pos, buf.size)) or scan(buf, pos, *a))
+    for mod, key, value in ((drn, "PARALLEL_BYTES", 0), (drn, "THREADS", 3), (lex, "PARALLEL_TOKENS", 1),
+                            (lex, "THREADS", 3)):
+        monkeypatch.setattr(mod, key, value)
+    pieces = read_chain(p)
+    assert len(seen) == 3  # three pieces, each scanned once
+    assert (pieces.P != whole.P).nnz == 0 and pieces.init == whole.init == 0
+    assert {k: v.tolist() for k, v in pieces.labels.items()} == {k: v.tolist() for k, v in whole.labels.items()}
+    assert pieces.labels["odd"].size == 1_000
+    for name in ("cost", "time"):
+        assert pieces.state_rewards[name].tolist() == whole.state_rewards[name].tolist()
+    exact = read_chain(p, exact=True)
+    assert exact.exact and exact.denom == exact_whole.denom
+    assert exact.pnum.tolist() == exact_whole.pnum.tolist() and exact.next.tolist() == exact_whole.next.tolist()
+
+
+@pytest.mark.parametrize("bad, at, message", [
+    ("sate 7\n", 1_500, "not a DRN line"),
+    ("state 9999 [1, 2\n", 1_500, "a reward list is '[value, value, ...]'"),
+    ("\t\t1 : 0.5\n", 0, "a transition before any state"),
+])
+def test_an_error_in_a_later_piece_is_named_as_a_whole_read_names_it(tmp_path, in_pieces, bad, at, message):
+    p = tmp_path / "bad.drn"
+    p.write_text(_many_states(2_000, bad, at))
+    with pytest.raises(ChainError) as e:
+        read_chain(p)
+    line = 7 + 4 * at + 1  # seven header lines, four a state
+    assert str(e.value).startswith(f"{p}: line {line}: ") and message in str(e.value)
+
+
+def test_pieces_that_disagree_on_the_reward_models_are_refused_as_one_pass_refuses(tmp_path, in_pieces):
+    # no names declared: the first reward list sets how many models there are. The lists are padded to one
+    # length, so the pieces fall on the same bytes whatever they hold: from the second piece on they give
+    # one value a state, the first piece two; each piece alone is consistent
+    from markov_oca.io.drn import _pieces
+
+    def text(change: int) -> str:
+        return _many_states(2_000, rewards=lambda s: " [1, 2]" if s < change else " [1]   ").replace(
+            "@reward_models\ncost time \n", "")
+
+    data = text(2_000).encode()
+    second = _pieces(data, data.index(b"@model\n") + 7, 3)[1][0]
+    k = int(data[second:data.index(b" ", second + 6)].split()[1])
+    p = tmp_path / "m.drn"
+    p.write_text(text(k))
+    with pytest.raises(ChainError, match=rf"line {5 + 4 * k + 1}: .*rewards for 1 reward model\(s\), the header "
+                                         "names 2"):
+        read_chain(p)
