@@ -24,6 +24,7 @@ stays a closed class, not an outcome.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -34,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import RulesError, TooLargeError
+from ..core.interrupt import map_threads
 from ..core.memory import check_fits
 from ..linalg.rows import packed_rows
 from .chain import Chain
@@ -242,7 +244,7 @@ def _exact_triples(n: int, rows: np.ndarray, cols: np.ndarray, vals: list[Fracti
     m = sp.csr_array((num, (rows, cols)), shape=(n, n))  # int64: duplicates summed exactly
     m.eliminate_zeros()
     m.sort_indices()
-    return m.indptr, m.indices, m.data.astype(np.int64), denom
+    return m.indptr, m.indices, m.data.astype(np.int64, copy=False), denom
 
 
 def _dense_triples(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Fraction]]:
@@ -266,18 +268,36 @@ def _branch_form(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, n: in
     width = max(1, int(lengths.max()) if lengths.size else 1)
     check_fits(f"{source}: {n:,} states whose widest row has {width:,} transitions ({int(lengths.sum()):,} in all), "
                f"held as rows padded to the widest", n * width * (4 + 8))
-    nxt = np.full((n, width), -1, np.int32)
-    pnum = np.zeros((n, width), np.int64)
-    _fill_branches(indptr, np.asarray(indices), np.asarray(num, np.int64), nxt, pnum)
+    nxt = np.empty((n, width), np.int32)
+    pnum = np.empty((n, width), np.int64)
+    indices, num = np.asarray(indices), np.asarray(num, np.int64)
+    parts = FILL_THREADS if n * width >= FILL_PARALLEL else 1
+    cuts = [n * k // parts for k in range(parts + 1)]
+    if parts == 1:
+        _fill_branches(indptr, indices, num, nxt, pnum, 0, n)
+    else:
+        map_threads(lambda k: _fill_branches(indptr, indices, num, nxt, pnum, cuts[k], cuts[k + 1]), range(parts),
+                    parts)
     return nxt, pnum
 
 
-@numba.njit(cache=True)
-def _fill_branches(indptr, indices, num, nxt, pnum):
-    for s in range(indptr.size - 1):
-        for k in range(indptr[s], indptr[s + 1]):
-            nxt[s, k - indptr[s]] = indices[k]
-            pnum[s, k - indptr[s]] = num[k]
+#: Padded tables from this many entries are filled on :data:`FILL_THREADS` threads, a range of rows each.
+FILL_PARALLEL = 1 << 22
+FILL_THREADS = max(1, min(8, os.cpu_count() or 1))
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_branches(indptr, indices, num, nxt, pnum, lo, hi):
+    """Rows ``lo`` to ``hi`` of ``nxt``, ``pnum``: each row's branches, then -1 and 0 to the width (each entry
+    written once)."""
+    for s in range(lo, hi):
+        w = indptr[s + 1] - indptr[s]
+        for j in range(w):
+            nxt[s, j] = indices[indptr[s] + j]
+            pnum[s, j] = num[indptr[s] + j]
+        for j in range(w, nxt.shape[1]):
+            nxt[s, j] = -1
+            pnum[s, j] = 0
 
 
 def _label_sets(labels: Mapping[str, Any] | None, n: int, source: str) -> dict[str, np.ndarray]:
@@ -506,9 +526,7 @@ def from_scaled_triples(n: int, rows: np.ndarray, cols: np.ndarray, num: np.ndar
     rows = np.asarray(rows, np.int64)
     cols = np.asarray(cols, np.int64)
     num = np.asarray(num, np.int64)
-    if not 0 < denom <= EXACT_DENOM_LIMIT or (num.size and (num.min() <= 0 or num.max() > denom)):
-        return None
-    if rows.size and (min(rows.min(), cols.min()) < 0 or max(rows.max(), cols.max()) >= n):
+    if not 0 < denom <= EXACT_DENOM_LIMIT or not _scaled_ok(rows, cols, num, n, denom):
         return None
     if isinstance(init, bool) or not isinstance(init, (int, np.integer)) or not 0 <= int(init) < n:
         return None
@@ -517,12 +535,34 @@ def from_scaled_triples(n: int, rows: np.ndarray, cols: np.ndarray, num: np.ndar
     else:
         m = sp.csr_array((num, (rows, cols)), shape=(n, n))  # int64: duplicates summed exactly
         m.sort_indices()
-    if not (np.bincount(rows, weights=num, minlength=n) == denom).all():  # exact: integers below 2**53
-        return None
-    chain = _assemble(n, m.indptr, m.indices, m.data.astype(np.int64), int(denom), int(init), labels, rewards,
-                      None, True, source, [])
+    chain = _assemble(n, m.indptr, m.indices, m.data.astype(np.int64, copy=False), int(denom), int(init), labels,
+                      rewards, None, True, source, [])
     chain.decimal = True
     return chain
+
+
+@numba.njit(cache=True, nogil=True)
+def row_sums(rows, num, n):
+    """Each row's sum of ``num`` in floating point, added in the entries' order (``np.bincount`` with weights,
+    without the weights' copy): exact while the sums stay below ``2**53``."""
+    out = np.zeros(n)
+    for k in range(rows.size):
+        out[rows[k]] += num[k]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _scaled_ok(rows, cols, num, n, denom):
+    """Whether every entry ``num`` is in ``(0, denom]``, every row and column in ``0..n-1``, and every row sums
+    to exactly ``denom`` (integers at most ``2**53``, added in floating point: exact)."""
+    for k in range(rows.size):
+        if not (0 < num[k] <= denom and 0 <= rows[k] < n and 0 <= cols[k] < n):
+            return False
+    sums = row_sums(rows, num, n)
+    for s in range(n):
+        if sums[s] != denom:
+            return False
+    return True
 
 
 @numba.njit(cache=True)

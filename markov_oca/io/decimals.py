@@ -19,7 +19,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from ..analysis.build import from_scaled_triples
+from ..analysis.build import from_scaled_triples, row_sums
 from .lex import Numbers
 
 #: The least precision (significant digits) whose rounded rows are read back as fractions: a coarser file
@@ -78,7 +78,7 @@ def exact_rows(probs: Numbers, rows: np.ndarray, n: int) -> tuple[np.ndarray, in
     if held is not None:
         num, denom = held
         # positive integers below 2**53 whose sums are compared with denom <= 2**53: exact in doubles
-        off = np.bincount(rows, weights=num, minlength=n) != denom
+        off = row_sums(rows, num, n) != denom
         if not off.any():
             return num, denom, 0
     if not _near_one(probs, rows, n):

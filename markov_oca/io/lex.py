@@ -169,6 +169,37 @@ def _convert(buf, start, length, exact):
     return flags, value, num, den
 
 
+@numba.njit(cache=True, nogil=True)
+def _largest_denominator(flags, num, den):
+    """The largest denominator, or 0 when a token's exact value is not at hand (:data:`EXACT_SLOW`, :data:`ODD`),
+    a denominator is not positive, or a value lies beyond 1 in size (no probability: the floats say why)."""
+    largest = 1
+    for q in range(flags.size):
+        if flags[q] & (EXACT_SLOW | ODD) or den[q] <= 0 or abs(num[q]) > den[q]:
+            return 0
+        largest = max(largest, den[q])
+    return largest
+
+
+@numba.njit(cache=True, nogil=True)
+def _over_one_denominator(num, den, denom):
+    """When every denominator divides ``denom``: each value rewritten in place over ``denom`` (``num`` scaled,
+    ``den`` set to ``denom``: the values do not change), True; else nothing written, False."""
+    last = 0
+    for q in range(den.size):
+        if den[q] != last:  # a file's denominators repeat: one division each time one changes
+            if denom % den[q]:
+                return False
+            last = den[q]
+    last, factor = 0, 0
+    for q in range(num.size):
+        if den[q] != last:
+            last, factor = den[q], denom // den[q]
+        num[q] *= factor
+        den[q] = denom
+    return True
+
+
 class Numbers:
     """Number tokens of a buffer converted at once: :attr:`value` (floats), :attr:`rational` (every token an
     integer or a fraction), and :meth:`fractions` (their exact values)."""
@@ -201,21 +232,19 @@ class Numbers:
     def scaled(self) -> tuple[np.ndarray, int] | None:
         """Every token as an integer over one denominator, exactly: (numerators, denominator), or None when
         some token's exact value is not at hand in 64 bits or the common denominator exceeds ``2**53``
-        (decimals of up to 15 places fit: ``0.98`` and ``0.02`` are ``98`` and ``2`` over ``100``)."""
+        (decimals of up to 15 places fit: ``0.98`` and ``0.02`` are ``98`` and ``2`` over ``100``). When every
+        denominator divides the largest, the numerators returned are this object's own, rewritten over it."""
         if self.num.size != self.start.size:
             self.flags, _, self.num, self.den = _convert(self.buf, self.start, self.length, True)
-        if (self.flags & (EXACT_SLOW | ODD)).any() or (self.num.size and (self.den <= 0).any()):
+        denom = int(_largest_denominator(self.flags, self.num, self.den))
+        if not 0 < denom <= _BIG:  # 0: an exact value not at hand, a denominator not positive, or beyond 1
             return None
-        denom = int(self.den.max(initial=1))
-        if denom > _BIG:
-            return None
-        if (denom % self.den).any():  # not all powers of ten: the least common multiple of the distinct ones
-            for d in np.unique(self.den).tolist():
-                denom = denom * d // gcd(denom, d)
-                if denom > _BIG:
-                    return None
-        if self.num.size and (np.abs(self.num) > self.den).any():  # beyond 1: no probability, let the floats say
-            return None
+        if _over_one_denominator(self.num, self.den, denom):  # in place: the exact values stay as they were
+            return self.num, denom
+        for d in np.unique(self.den).tolist():  # not all powers of ten: the least common multiple of the distinct
+            denom = denom * d // gcd(denom, d)
+            if denom > _BIG:
+                return None
         return self.num * (denom // self.den), denom
 
     def fractions(self) -> list[Fraction]:

@@ -178,3 +178,24 @@ def test_pieces_that_disagree_on_the_reward_models_are_refused_as_one_pass_refus
     with pytest.raises(ChainError, match=rf"line {5 + 4 * k + 1}: .*rewards for 1 reward model\(s\), the header "
                                          "names 2"):
         read_chain(p)
+
+
+def test_numbers_over_one_denominator_keep_their_exact_values():
+    from markov_oca.io.lex import numbers
+
+    data = b"0.25 0.5 0.125 1 1/3 0.75"
+    buf = np.frombuffer(data, np.uint8)
+    starts = np.array([0, 5, 9, 15, 17, 21])
+    lengths = np.array([4, 3, 5, 1, 3, 4])
+    got = numbers(data, buf, starts[[0, 1, 2, 3, 5]], lengths[[0, 1, 2, 3, 5]], "x", True)
+    before = got.fractions()
+    num, denom = got.scaled()
+    assert denom == 1000 and num.tolist() == [250, 500, 125, 1000, 750]
+    assert got.fractions() == before and got.scaled()[0].tolist() == num.tolist()  # scaled again: the same
+    # a third does not divide the largest denominator: the common multiple, the values untouched
+    mixed = numbers(data, buf, starts, lengths, "x", True)
+    before = mixed.fractions()
+    num, denom = mixed.scaled()
+    assert denom == 3000 and num.tolist() == [750, 1500, 375, 3000, 1000, 2250] and mixed.fractions() == before
+    # beyond 1, or an exact value not at hand: none
+    assert numbers(b"1.5", np.frombuffer(b"1.5", np.uint8), np.array([0]), np.array([3]), "x", True).scaled() is None
