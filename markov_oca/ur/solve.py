@@ -389,9 +389,7 @@ def _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail
 
     table_chance = light == dark == "optimal" and residual is not None
     saved = not handed_in and "optimal" not in timer  # the saved table's: what is swept is kept beside it
-    kept = saved_sums(r, light, dark, not table_chance) if saved else None
-    if kept is not None and not sums_meet(kept, precision):
-        kept = None
+    kept = saved_sums(r, light, dark, not table_chance, lambda s: sums_meet(s, precision)) if saved else None
     push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer, bound_tol=None,
                    sums_precision=None if kept is not None else precision, sums_win=not table_chance)
     sums = kept if kept is not None else push.sums

@@ -418,8 +418,7 @@ def _kept_chances(r: UrRules, light: str, dark: str, precision: float):
     from .solve import chances_meet
     from .table import saved_sums
 
-    s = saved_sums(r, light, dark, True)
-    return s if s is not None and chances_meet(s, precision) else None
+    return saved_sums(r, light, dark, True, lambda s: chances_meet(s, precision))
 
 
 def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: float, progress: bool,

@@ -47,8 +47,10 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -200,9 +202,10 @@ def _save_entry(rules: UrRules, key: str, entry: dict) -> bool:
     return True
 
 
-def saved_sums(rules: UrRules, light: str, dark: str, win: bool):
+def saved_sums(rules: UrRules, light: str, dark: str, win: bool, meets: Callable[[Any], bool] | None = None):
     """The swept sums (a :class:`.bound.TableSums`, with each side's chance when ``win``) that :func:`save_sums`
-    kept for this pair and the saved table, or None (stale or unreadable entries are ignored)."""
+    kept for this pair and the saved table, or None (stale or unreadable entries are ignored, and sums that
+    ``meets`` refuses: say, bounds that miss the precision asked now)."""
     from .bound import TableSums
 
     key = _sums_key(rules, light, dark, win)
@@ -216,7 +219,9 @@ def saved_sums(rules: UrRules, light: str, dark: str, win: bool):
         out.chance_sum = tuple(float(x) for x in out.chance_sum)
     except (KeyError, TypeError, ValueError):
         return None
-    return out if len(out.residual) == 3 and len(out.win_range) == 2 and len(out.chance_sum) == 3 else None
+    if not (len(out.residual) == 3 and len(out.win_range) == 2 and len(out.chance_sum) == 3):
+        return None
+    return out if meets is None or meets(out) else None
 
 
 def save_sums(rules: UrRules, light: str, dark: str, win: bool, sums) -> bool:
