@@ -24,7 +24,6 @@ stays a closed class, not an outcome.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -35,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import RulesError, TooLargeError
-from ..core.interrupt import map_threads
+from ..core.interrupt import THREADS, in_threads, spans
 from ..core.memory import check_fits
 from ..linalg.rows import packed_rows
 from .chain import Chain
@@ -271,19 +270,14 @@ def _branch_form(indptr: np.ndarray, indices: np.ndarray, num: np.ndarray, n: in
     nxt = np.empty((n, width), np.int32)
     pnum = np.empty((n, width), np.int64)
     indices, num = np.asarray(indices), np.asarray(num, np.int64)
-    parts = FILL_THREADS if n * width >= FILL_PARALLEL else 1
-    cuts = [n * k // parts for k in range(parts + 1)]
-    if parts == 1:
-        _fill_branches(indptr, indices, num, nxt, pnum, 0, n)
-    else:
-        map_threads(lambda k: _fill_branches(indptr, indices, num, nxt, pnum, cuts[k], cuts[k + 1]), range(parts),
-                    parts)
+    in_threads(lambda s: _fill_branches(indptr, indices, num, nxt, pnum, s[0], s[1]),
+               spans(n, THREADS if n * width >= FILL_PARALLEL else 1))
     return nxt, pnum
 
 
-#: Padded tables from this many entries are filled on :data:`FILL_THREADS` threads, a range of rows each.
+#: Padded tables from this many entries are filled on :data:`~markov_oca.core.interrupt.THREADS` threads, a
+#: range of rows each.
 FILL_PARALLEL = 1 << 22
-FILL_THREADS = max(1, min(8, os.cpu_count() or 1))
 
 
 @numba.njit(cache=True, nogil=True)

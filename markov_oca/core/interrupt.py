@@ -31,6 +31,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from typing import Any, TypeVar
 
 import numpy as np
@@ -144,6 +145,29 @@ def map_threads(fn: Callable[[T], R], items: Iterable[T], workers: int) -> list[
     return out
 
 
+#: Threads a large pass over arrays (a file's bytes, its numbers, a table's rows) is split over, a range each.
+THREADS = max(1, min(8, os.cpu_count() or 1))
+
+
+def spans(total: int, parts: int) -> list[tuple[int, int]]:
+    """``range(total)`` in up to ``parts`` consecutive (start, end) pieces of near equal size.
+
+    >>> spans(10, 3)
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    cuts = [total * k // parts for k in range(parts + 1)]
+    return [(a, b) for a, b in pairwise(cuts) if b > a]
+
+
+def in_threads(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """``[fn(x) for x in items]``: in this thread for one item, else each item on a thread of its own
+    (:func:`map_threads`)."""
+    items = list(items)
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    return map_threads(fn, items, len(items))
+
+
 def _from_interrupt(exc: BaseException | None) -> bool:
     seen = 0
     while exc is not None and seen < 20:
@@ -212,5 +236,5 @@ def run_cli(main: Callable[[], Any], prog: str = "markov-oca") -> None:
     _finish(code)
 
 
-__all__ = ["ENDINGS", "MESSAGE", "STOP", "check", "clear", "install", "interruptible", "map_threads",
-           "requested", "run_cli"]
+__all__ = ["ENDINGS", "MESSAGE", "STOP", "THREADS", "check", "clear", "in_threads", "install", "interruptible",
+           "map_threads", "requested", "run_cli", "spans"]

@@ -28,10 +28,11 @@ from ..analysis.build import ROW_TOL, AnyChain, ChainError, from_triples
 from ..analysis.chain import Chain
 from ..core.atomic import atomic_files
 from ..core.files import line_of, read_text_bytes
+from ..core.interrupt import THREADS, in_threads
 from .decimals import decimal_chain, precision_of, read_back
 from .edges import _identifier, _merged_edges, _turn_rewards, check_rows
 from .explicit import _state_labels
-from .lex import THREADS, _digits, _is_space, _skip_to_line_end, in_threads, numbers
+from .lex import _digits, _is_space, _skip_to_line_end, numbers
 from .properties import _reward_names
 from .tokens import initial_state
 
@@ -349,7 +350,7 @@ def _capacity(buf, pos):
     return states, trans, values
 
 
-#: Model sections from this many bytes are scanned in pieces on :data:`.lex.THREADS` threads.
+#: Model sections from this many bytes are scanned in pieces on :data:`~markov_oca.core.interrupt.THREADS` threads.
 PARALLEL_BYTES = 1 << 23
 #: What each of :meth:`_Model.arrays` holds one entry of: 0 a state, 1 a transition, 2 a reward value, 3 a
 #: state's labels (the order of the counts :func:`_scan_model` returns).
@@ -377,22 +378,23 @@ def _scan(data: bytes, buf: np.ndarray, pos: int, nrew: int, n_declared: int, sr
     """One pass into arrays sized by :func:`_capacity` (bounded by the file's size, never by ``@nr_states``),
     then the count checked against ``@nr_states``.
 
-    A large section is scanned in pieces (:func:`_pieces`) on ``threads`` threads (:data:`.lex.THREADS`), each
-    piece into its own part of the arrays (its capacity counted on its own), the parts then closed up. Should
-    a piece find an error, or two pieces disagree on the number of reward models, the section is scanned
-    again in one piece, so that what is reported is what a single pass finds first."""
+    A large section is scanned in pieces (:func:`_pieces`) on ``threads`` threads (by default
+    :data:`~markov_oca.core.interrupt.THREADS`), each piece into its own part of the arrays (its capacity
+    counted on its own), the parts then closed up. Should a piece find an error, or two pieces disagree on
+    the number of reward models, the section is scanned again in one piece, so that what is reported is
+    what a single pass finds first."""
     parts = _pieces(data, pos, threads or THREADS) if len(data) - pos >= PARALLEL_BYTES else [(pos, len(data))]
-    caps = in_threads(lambda a, b: _capacity(buf[:b], a), parts)
+    caps = in_threads(lambda p: _capacity(buf[:p[1]], p[0]), parts)
     cap = np.array([(c[0], c[1], c[2], c[0]) for c in caps], np.int64).reshape(-1, 4)
     start = np.vstack([np.zeros((1, 4), np.int64), np.cumsum(cap, axis=0)])
     model = _Model((nrew, *start[-1].tolist(), 0))
     arrays = model.arrays()
 
-    def piece(k: int, _: int) -> tuple:
+    def piece(k: int) -> tuple:
         views = [arr[start[k, kind]:start[k + 1, kind]] for arr, kind in zip(arrays, _KINDS, strict=True)]
         return _scan_model(buf[:parts[k][1]], parts[k][0], nrew, *views)
 
-    got = in_threads(piece, [(k, k + 1) for k in range(len(parts))])
+    got = in_threads(piece, range(len(parts)))
     if len(parts) > 1 and (any(g[0] for g in got) or len({g[3] for g in got} - {-1}) > 1):
         return _scan(data, buf, pos, nrew, n_declared, src, threads=1)
     _kernel_error(data, got[0], src)

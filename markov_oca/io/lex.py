@@ -10,9 +10,7 @@ or exact one.
 
 from __future__ import annotations
 
-import os
 from fractions import Fraction
-from itertools import pairwise
 from math import gcd
 
 import numba
@@ -20,7 +18,7 @@ import numpy as np
 
 from ..analysis.build import ChainError
 from ..core.files import line_of
-from ..core.interrupt import map_threads
+from ..core.interrupt import THREADS, in_threads, spans
 
 #: Token flags: not a rational literal (a decimal), float needs Python, exact value needs Python, not our grammar.
 DECIMAL, FLOAT_SLOW, EXACT_SLOW, ODD = 1, 2, 4, 8
@@ -139,21 +137,6 @@ def _convert_into(buf, start, length, exact, lo, hi, flags, value, num, den):
 
 #: Token counts from which the conversion is split over :data:`THREADS` threads.
 PARALLEL_TOKENS = 1 << 20
-#: Threads a large file's bytes are scanned and converted on.
-THREADS = max(1, min(8, os.cpu_count() or 1))
-
-
-def spans(total: int, parts: int) -> list[tuple[int, int]]:
-    """``range(total)`` in up to ``parts`` consecutive (start, end) pieces of near equal size."""
-    cuts = [total * k // parts for k in range(parts + 1)]
-    return [(a, b) for a, b in pairwise(cuts) if b > a]
-
-
-def in_threads(fn, parts: list[tuple[int, int]]) -> list:
-    """``[fn(a, b) for a, b in parts]``, the parts on threads of their own when there are several."""
-    if len(parts) <= 1:
-        return [fn(a, b) for a, b in parts]
-    return map_threads(lambda p: fn(*p), parts, len(parts))
 
 
 def _convert(buf, start, length, exact):
@@ -164,7 +147,7 @@ def _convert(buf, start, length, exact):
     value = np.empty(t, np.float64)
     num = np.empty(t if exact else 0, np.int64)
     den = np.empty(t if exact else 0, np.int64)
-    in_threads(lambda lo, hi: _convert_into(buf, start, length, exact, lo, hi, flags, value, num, den),
+    in_threads(lambda s: _convert_into(buf, start, length, exact, s[0], s[1], flags, value, num, den),
                spans(t, THREADS if t >= PARALLEL_TOKENS else 1))
     return flags, value, num, den
 
