@@ -57,6 +57,7 @@ __all__ = [
     "LayeredSolution",
     "PackedLayer",
     "bellman_residual",
+    "decided_values",
     "estimated_bytes",
     "layer_members",
     "layers",
@@ -127,6 +128,30 @@ def _terminal_fill(tables, total, v, lo, hi):
             v[s] = 1.0 if mo > to else 0.0
             cnt += 1
     return cnt
+
+
+@numba.njit(cache=True, parallel=True)
+def _decided_fill(tables, members, need, out):
+    """out[i] = 1 where position members[i]'s mover has ``need`` pieces off (sure to win), else 0 (sure to lose)."""
+    for i in prange(members.shape[0]):
+        p = unrank_at(tables, members[i])
+        out[i] = 1.0 if p[3] >= need else 0.0
+
+
+def decided_values(rules: UrRules, pair: tuple[int, int], members: np.ndarray) -> np.ndarray | None:
+    """The exact values of layer ``pair`` when its winner is already decided, else ``None``.
+
+    Under ``total-off`` a side with more than half of the total off wins whatever happens next, so
+    every position of a layer where one side has that many is worth exactly 1 to that side and 0
+    to the other. Setting them, instead of sweeping values that only tend to 1 and 0, makes every
+    move there exactly equally good, so optimal play's first-move rule, not rounding, chooses.
+    """
+    need = rules.decided_off
+    if not need or max(pair) < need:
+        return None
+    out = np.empty(members.size)
+    _decided_fill(space_of(rules.pieces, rules.code).tables, members, np.int64(need), out)
+    return out
 
 
 def terminal_values(rules: UrRules, v: np.ndarray) -> int:
@@ -276,8 +301,12 @@ def solve_layered(rules: UrRules, *, tol: float = 1e-13, method: str = "pairs", 
                 sol.layers.append(LayerStats(pair, members.size, 0, 0, 0.0, 0.0, 0.0, resumed=True))
                 bar.update(overall, advance=1)
                 continue
-            x, stats = _solve_layer(space, rules, pair, members, flag, v, loc, probs, bar, tol=tol, method=method,
-                                    max_sweeps=max_sweeps, parts=parts)
+            x = decided_values(rules, pair, members)
+            if x is not None:
+                stats = LayerStats(pair, members.size, 0, 0, 0.0, 0.0, 0.0)
+            else:
+                x, stats = _solve_layer(space, rules, pair, members, flag, v, loc, probs, bar, tol=tol,
+                                        method=method, max_sweeps=max_sweeps, parts=parts)
             v[members] = x
             if path is not None:
                 save_table(x, path)

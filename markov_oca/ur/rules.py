@@ -153,6 +153,11 @@ class UrRules:
         """The kernels' end parameter: ``total`` for total-off, 0 for all-off."""
         return int(self.total) if self.end == "total-off" else 0
 
+    @property
+    def decided_off(self) -> int:
+        """Pieces off that decide the winner before the game ends (more than half of ``total``), 0 for all-off."""
+        return (self.end_total + 1) // 2 if self.end_total else 0
+
     def describe_throw(self) -> str:
         if self.throw_name:
             return self.throw_name

@@ -24,6 +24,9 @@ def rules_identity(rules: UrRules) -> dict:
         # named only off Bell's classic rules, so that the tables saved for those keep their names
         out |= {"path": [list(t) for t in rules.board.light], "safe_rosettes": rules.safe_rosettes,
                 "rosette_again": rules.rosette_again, "capture_again": rules.capture_again}
+    if rules.decided_off:
+        # the positions whose winner is decided hold exactly 1 and 0 (tables solved before sweep them)
+        out["decided"] = "exact"
     return out
 
 

@@ -79,6 +79,8 @@ CASES = [
     # total 1: the first piece off ends the game (a total the rule set's options allow)
     ("ur-7-rescatados", {"pieces": 2, "total": 1}, "greedy", "random"),
     ("ur-7-rescatados", {"pieces": 2, "total": 1}, "optimal", "optimal"),
+    # total 3 with 3 pieces: a side with 2 off has won before the game ends, and every move then ties
+    ("ur-7-rescatados", {"pieces": 3, "total": 3}, "optimal", "optimal"),
 ]
 
 

@@ -1,0 +1,59 @@
+"""Positions whose winner is already decided (``total-off``: a side has more than half of the total off).
+
+Every move there is equally good, so the length of optimal play hangs on how the tie is broken.
+The layered solve gives those positions their exact values (1 and 0), so the first-move rule
+decides, and the same game length follows from every solve, whatever the sweep method.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from markov_oca.ur.chain import ur_chain
+from markov_oca.ur.layered import decided_values, layer_members, layers, solve_layered
+from markov_oca.ur.rules import load_ur
+from markov_oca.ur.state import space_of, unrank_at
+
+OPTIONS = {"pieces": 3, "total": 3}
+
+
+def _rules():
+    return load_ur("ur-7-rescatados", OPTIONS)
+
+
+def test_decided_off():
+    assert _rules().decided_off == 2
+    assert load_ur("ur-7-rescatados", {"pieces": 7}).decided_off == 4
+    assert load_ur("ur", {"pieces": 3}).decided_off == 0
+
+
+def test_decided_layers_are_exact():
+    """Every position of a decided layer is worth exactly 1 to the side with 2 off, 0 to the other."""
+    r = _rules()
+    space = space_of(r.pieces, r.code)
+    decided = [p for p in layers(r) if max(p) >= 2]
+    assert decided == [(0, 2)]
+    members, _ = layer_members(space, (0, 2))
+    v = solve_layered(r).values
+    mover_off = np.array([unrank_at(space.tables, int(s))[3] for s in members])
+    assert set(np.unique(mover_off)) == {0, 2}
+    assert np.array_equal(v[members], np.where(mover_off == 2, 1.0, 0.0))
+    assert np.array_equal(decided_values(r, (0, 2), members), v[members])
+    assert decided_values(r, (0, 1), layer_members(space, (0, 1))[0]) is None
+
+
+@pytest.mark.parametrize("method", ["gs", "jacobi"])
+def test_length_does_not_depend_on_the_solve(method):
+    """Optimal play's expected length is the same from tables swept by different methods."""
+    r = _rules()
+    base = solve_layered(r).values
+    other = solve_layered(r, method=method, tol=1e-12).values
+    assert np.max(np.abs(base - other)) < 1e-10
+    figures = []
+    for values in (base, other):
+        chain = ur_chain(r, "optimal", "optimal", values)
+        exp = chain.expected({"turns": chain.state_rewards["turns"]})
+        figures.append((chain.outcome_probabilities()["light wins"], exp["turns"][0]))
+    assert figures[0][0] == pytest.approx(figures[1][0], abs=1e-10)
+    assert figures[0][1] == pytest.approx(figures[1][1], abs=1e-9)
