@@ -56,13 +56,40 @@ from .chain import Chain
 PRECISION = 1e-9
 
 
-def forward_bound(chain: Chain, b: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """A certified bound on ``|b + Q x - x|`` per transient state and column (0 elsewhere)."""
+def _residual(chain: Chain, b: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``x`` as columns, the computed ``b + Q x - x`` and a bound on that computation's error."""
     b2 = np.ascontiguousarray(b.reshape(b.shape[0], -1), dtype=np.float64)
     x2 = np.ascontiguousarray(x.reshape(x.shape[0], -1), dtype=np.float64)
     res, err = np.empty_like(x2), np.empty_like(x2)
     forward_residual(*chain.rows, 1.0 / chain.denom, chain.structure.transient, b2, x2, res, err)
+    return x2, res, err
+
+
+def forward_bound(chain: Chain, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A certified bound on ``|b + Q x - x|`` per transient state and column (0 elsewhere)."""
+    _, res, err = _residual(chain, b, x)
     return np.abs(res) + err
+
+
+def steps_bound(chain: Chain, b: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """:func:`forward_bound` of a block whose column 0 is the expected steps (``b[:, 0]`` is 1 on every transient
+    state, 0 elsewhere), with :func:`norm_bound` of that column read from the same residual.
+
+    With ``r = 1 + Q t - t`` computed and ``e`` its error bound, ``(I - Q) t = 1 - r >= (1 - d) 1`` for
+    ``d = max (r + e)`` (the sum rounded up), which is what :func:`norm_bound` proves by a pass of its own.
+    That pass is made instead when ``t`` is not as :func:`norm_bound` would use it (negative, not finite,
+    or not 0 off the transient states)."""
+    x2, res, err = _residual(chain, b, x)
+    out = np.abs(res) + err
+    transient = chain.structure.transient
+    t = x2[:, 0]
+    if not transient.any() or not (np.isfinite(t).all() and (t[transient] >= 0).all() and not t[~transient].any()):
+        return out, *norm_bound(chain, t)
+    u = float((res[:, 0] + err[:, 0])[transient].max())
+    d = u + 4 * U * abs(u)
+    if not d < 1:
+        return out, float("inf"), d
+    return out, float(t.max()) / (1 - d) * (1 + 8 * U), d
 
 
 def norm_bound(chain: Chain, t: np.ndarray, active: np.ndarray | None = None) -> tuple[float, float]:

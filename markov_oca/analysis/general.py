@@ -84,7 +84,7 @@ from .chain import Chain
 from .exact import EXACT_LIMIT
 from .exactfigures import as_floats, exact_figures
 from .initial import InitialResults, Visits, mix, starts
-from .moments import Forward, branch_values, forward_block, moment
+from .moments import Forward, branch_values, certified_forward, forward_block, forward_solution, moment
 from .tails import AbsorptionTime, absorption_time
 
 __all__ = ["AbsorptionTime", "AnyResults", "Closed", "InitialResults", "analyse", "closed_classes", "expected_visits",
@@ -513,7 +513,9 @@ class _Float:
             base = self._columns([])
             # A forward block solved by components is one pass: this thread takes it after the visits, and the
             # worker starts on the push at once; an iterative one is the worker's, the push queued behind it.
-            ahead = None if forward_system(chain) is not None else pool.submit(self._forward, base)
+            # The worker solves it; this thread certifies it (a pass over the transitions), so that the push
+            # behind it starts sooner.
+            ahead = None if forward_system(chain) is not None else pool.submit(self._solution, base)
             if self.push is not None and self.pushed is None:
                 self.pushed = self.push()
             v, rep, solver = visits_solve(chain, self.transient, target=target)
@@ -542,7 +544,7 @@ class _Float:
                 res.notes.append(note)
             loose = [k for k, c in enumerate(res.classes) if p[k] > 0
                      and not c.bound <= self.precision * p[k]][:TIGHTEN_COLUMNS]
-            fwd, reused = self._forward(base) if ahead is None else ahead.result()
+            fwd, reused = self._forward(base, None if ahead is None else ahead.result())
         if loose:  # classes whose bound is to be tightened: their columns join the block
             fwd, reused = self._forward(self._columns(loose))
         res.solver.append({**fwd.report, "reused": True} if reused else fwd.report)
@@ -560,15 +562,20 @@ class _Float:
         timer["hitting"] = time.perf_counter() - t3
         return self._failures()
 
-    def _forward(self, columns: np.ndarray) -> tuple[Forward, bool]:
-        """The forward block of these columns, solved once for every initial state that asks for the same; and
-        whether it was solved before."""
+    def _forward(self, columns: np.ndarray, solved: Any = None) -> tuple[Forward, bool]:
+        """The forward block of these columns, solved once for every initial state that asks for the same (from
+        :meth:`_solution`'s answer when given); and whether it was solved before."""
         key = columns.tobytes()
         fwd = self.forward.get(key)
         if fwd is not None:
             return fwd, True
-        fwd = self.forward[key] = forward_block(self.chain, columns)
+        fwd = self.forward[key] = certified_forward(self.chain, solved if solved is not None
+                                                    else forward_solution(self.chain, columns))
         return fwd, False
+
+    def _solution(self, columns: np.ndarray) -> Any:
+        """:func:`~markov_oca.analysis.moments.forward_solution` of these columns, None when already solved."""
+        return None if columns.tobytes() in self.forward else forward_solution(self.chain, columns)
 
     def _absorption(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         chain, classes = self.chain, self.res.classes

@@ -27,7 +27,7 @@ from ..linalg.report import SolveReport
 from ..linalg.rows import n_states, row_width, span
 from ..rational.blocks import dot
 from .absorbing import forward_system
-from .bounds import forward_bound, norm_bound
+from .bounds import forward_bound, steps_bound
 from .chain import Chain
 
 INF = float("inf")
@@ -89,6 +89,12 @@ def forward_block(chain: Chain, columns: np.ndarray, rounds: int = 0) -> Forward
     ``rounds`` of iterative refinement follow the solve (``X += (I - Q)^-1 R``, ``R`` the residual
     ``B + Q X - X``): an iterative solve that stopped early, or a factorisation that lost digits, each
     round multiplies the residual by about the solve's own relative accuracy."""
+    return certified_forward(chain, forward_solution(chain, columns, rounds))
+
+
+def forward_solution(chain: Chain, columns: np.ndarray,
+                     rounds: int = 0) -> tuple[np.ndarray, np.ndarray, SolveReport] | Forward:
+    """The solve of :func:`forward_block`, not yet certified: ``(B, X, report)``, or the failed block."""
     transient = chain.structure.transient
     b = np.concatenate([transient.astype(np.float64)[:, None], columns.reshape(chain.n, -1)], axis=1)
     try:
@@ -113,10 +119,17 @@ def forward_block(chain: Chain, columns: np.ndarray, rounds: int = 0) -> Forward
     except SolverError as exc:
         return Forward(None, None, INF, {"analysis": "forward block", "method": str(exc), "residual": None,
                                          "iterations": 0})
-    res = forward_bound(chain, b, x)
+    return b, x, rep
+
+
+def certified_forward(chain: Chain, solved: tuple[np.ndarray, np.ndarray, SolveReport] | Forward) -> Forward:
+    """:func:`forward_block` from its :func:`forward_solution`: the residual bounds and ``||N||_inf``."""
+    if isinstance(solved, Forward):
+        return solved
+    b, x, rep = solved
+    res, norm, _ = steps_bound(chain, b, x)
     if not np.isfinite(rep.residual):  # the topological pass leaves the residual to this certified one
         rep.residual = float(res.max(initial=0.0))
-    norm, d = norm_bound(chain, x[:, 0])
     return Forward(x, res, norm, {"analysis": f"expected steps, rewards and {b.shape[1] - 1} columns from every "
                                               f"state", "method": rep.method, "residual": rep.residual,
                                   "iterations": rep.iterations, "norm_bound": norm})

@@ -174,3 +174,36 @@ def test_a_dot_product_of_zero_terms_is_exact():
     assert total == 0.0 and err >= 3 * 9.3e-302
     total, err = compensated_dot(np.array([0.1, 0.0]), np.array([0.0, 3.0]))
     assert total == 0.0 and err == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_steps_bound_reads_the_norm_from_the_block_residual(seed):
+    # the norm read from the steps column's own residual proves what norm_bound's separate pass proves: both
+    # at least the true ||N||_inf, and equal up to the rounding allowances; a column norm_bound would clip
+    # (a negative entry) takes norm_bound's own pass, and gives exactly its answer
+    from markov_oca.analysis.bounds import forward_bound, norm_bound, steps_bound
+
+    rng = np.random.default_rng(seed)
+    n = 30
+    P = rng.uniform(0, 1, (n, n)) * (rng.uniform(0, 1, (n, n)) < 0.3)
+    P[:, n - 1] += 0.05  # the last state absorbs: every row leaks into it
+    P[n - 1] = 0
+    P[n - 1, n - 1] = 1
+    P /= P.sum(axis=1, keepdims=True)
+    chain = from_matrix(P, init=0)
+    tr = chain.structure.transient
+    Q = np.asarray(P)[np.ix_(tr, tr)]
+    true = np.abs(np.linalg.inv(np.eye(tr.sum()) - Q)).sum(axis=1).max()
+    t = np.zeros(n)
+    t[tr] = np.linalg.solve(np.eye(tr.sum()) - Q, np.ones(tr.sum())) * (1 + 1e-10 * rng.uniform(-1, 1, tr.sum()))
+    b = np.column_stack([tr.astype(np.float64), rng.uniform(0, 1, n) * tr])
+    x = np.column_stack([t, rng.uniform(0, 1, n) * tr])
+    res, norm, d = steps_bound(chain, b, x)
+    ref_norm, ref_d = norm_bound(chain, t)
+    assert true <= norm and true <= ref_norm
+    assert norm == pytest.approx(ref_norm, rel=1e-12) and d == pytest.approx(ref_d, abs=1e-14)
+    assert np.array_equal(res, forward_bound(chain, b, x))
+    t_neg = t.copy()
+    t_neg[int(np.flatnonzero(tr)[0])] = -1.0
+    x[:, 0] = t_neg
+    assert steps_bound(chain, b, x)[1:] == norm_bound(chain, t_neg)
