@@ -6,7 +6,9 @@ pair (``(a, b)`` or, seen from the other side, ``(b, a)``) or with one more piec
 off. A *layer* is the unordered pair ``{a, b}``: the positions ``(a, b)`` and
 ``(b, a)`` together, the only cycles of the game (captures) stay inside it.
 Layers are solved from the most pieces off down; when a layer is solved its
-successors in the layers above are final.
+successors in the layers above are final. Under ``total-off`` a layer where one
+side has more than half of the total off is decided: its values are set to
+exactly 1 and 0 (:func:`decided_values`), not swept.
 
 For one layer the successors are built from the move kernel in chunks and
 packed: a move into the layer is a local index (and whether the mover throws
