@@ -7,6 +7,8 @@ decides, and the same game length follows from every solve, whatever the sweep m
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,16 @@ def _rules():
     return load_ur("ur-7-rescatados", OPTIONS)
 
 
+@cache
+def _solved(method: str = "pairs", tol: float = 1e-13):
+    """The table swept by ``method``, and light's chance and the expected turns of optimal play from it."""
+    r = _rules()
+    values = solve_layered(r, method=method, tol=tol).values
+    chain = ur_chain(r, "optimal", "optimal", values)
+    turns = chain.expected({"turns": chain.state_rewards["turns"]})["turns"][0]
+    return values, chain.outcome_probabilities()["light wins"], turns
+
+
 def test_decided_off():
     assert _rules().decided_off == 2
     assert load_ur("ur-7-rescatados", {"pieces": 7}).decided_off == 4
@@ -35,7 +47,7 @@ def test_decided_layers_are_exact():
     decided = [p for p in layers(r) if max(p) >= 2]
     assert decided == [(0, 2)]
     members, _ = layer_members(space, (0, 2))
-    v = solve_layered(r).values
+    v = _solved()[0]
     mover_off = np.array([unrank_at(space.tables, int(s))[3] for s in members])
     assert set(np.unique(mover_off)) == {0, 2}
     assert np.array_equal(v[members], np.where(mover_off == 2, 1.0, 0.0))
@@ -46,14 +58,8 @@ def test_decided_layers_are_exact():
 @pytest.mark.parametrize("method", ["gs", "jacobi"])
 def test_length_does_not_depend_on_the_solve(method):
     """Optimal play's expected length is the same from tables swept by different methods."""
-    r = _rules()
-    base = solve_layered(r).values
-    other = solve_layered(r, method=method, tol=1e-12).values
+    base, base_p, base_turns = _solved()
+    other, p, turns = _solved(method, 1e-12)
     assert np.max(np.abs(base - other)) < 1e-10
-    figures = []
-    for values in (base, other):
-        chain = ur_chain(r, "optimal", "optimal", values)
-        exp = chain.expected({"turns": chain.state_rewards["turns"]})
-        figures.append((chain.outcome_probabilities()["light wins"], exp["turns"][0]))
-    assert figures[0][0] == pytest.approx(figures[1][0], abs=1e-10)
-    assert figures[0][1] == pytest.approx(figures[1][1], abs=1e-9)
+    assert p == pytest.approx(base_p, abs=1e-10)
+    assert turns == pytest.approx(base_turns, abs=1e-9)
