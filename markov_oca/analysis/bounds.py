@@ -76,14 +76,17 @@ def steps_bound(chain: Chain, b: np.ndarray, x: np.ndarray) -> tuple[np.ndarray,
     state, 0 elsewhere), with :func:`norm_bound` of that column read from the same residual.
 
     With ``r = 1 + Q t - t`` computed and ``e`` its error bound, ``(I - Q) t = 1 - r >= (1 - d) 1`` for
-    ``d = max (r + e)`` (the sum rounded up), which is what :func:`norm_bound` proves by a pass of its own.
-    That pass is made instead when ``t`` is not as :func:`norm_bound` would use it (negative, not finite,
-    or not 0 off the transient states)."""
+    ``d = max (r + e)`` (the float sum, with an allowance of ``4 U |d|`` for its rounding), which is what
+    :func:`norm_bound` proves by a pass of its own. That pass is made instead when ``b[:, 0]`` is not that
+    column, or ``t`` is not as :func:`norm_bound` would use it (negative, not finite, or not 0 off the
+    transient states)."""
+    b2 = np.asarray(b).reshape(b.shape[0], -1)
     x2, res, err = _residual(chain, b, x)
     out = np.abs(res) + err
     transient = chain.structure.transient
     t = x2[:, 0]
-    if not transient.any() or not (np.isfinite(t).all() and (t[transient] >= 0).all() and not t[~transient].any()):
+    if not (transient.any() and np.array_equal(b2[:, 0], transient) and np.isfinite(t).all()
+            and (t[transient] >= 0).all() and not t[~transient].any()):
         return out, *norm_bound(chain, t)
     u = float((res[:, 0] + err[:, 0])[transient].max())
     d = u + 4 * U * abs(u)

@@ -203,6 +203,14 @@ def test_steps_bound_reads_the_norm_from_the_block_residual(seed):
     assert true <= norm and true <= ref_norm
     assert norm == pytest.approx(ref_norm, rel=1e-12) and d == pytest.approx(ref_d, abs=1e-14)
     assert np.array_equal(res, forward_bound(chain, b, x))
+    b_other = b.copy()
+    b_other[int(np.flatnonzero(tr)[0]), 0] = 2.0  # column 0 not the transient states' ones: norm_bound's pass
+    assert steps_bound(chain, b_other, x)[1:] == norm_bound(chain, t)
+    t_off = t.copy()
+    t_off[n - 1] = 5.0  # not 0 off the transient states
+    x[:, 0] = t_off
+    assert steps_bound(chain, b, x)[1:] == norm_bound(chain, t_off)
+    x[:, 0] = t
     t_neg = t.copy()
     t_neg[int(np.flatnonzero(tr)[0])] = -1.0
     x[:, 0] = t_neg

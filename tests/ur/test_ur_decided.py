@@ -55,6 +55,20 @@ def test_decided_layers_are_exact():
     assert decided_values(r, (0, 1), layer_members(space, (0, 1))[0]) is None
 
 
+def test_decided_values_of_a_layer_with_pieces_off_on_both_sides():
+    """Five pieces, total 7: in layer (2, 4) the side with 4 off has won, with 2 off has lost; (2, 3) is open."""
+    r = load_ur("ur-7-rescatados", {"pieces": 5})
+    assert r.decided_off == 4
+    space = space_of(r.pieces, r.code)
+    assert [p for p in layers(r) if max(p) >= 4] == [(2, 4), (1, 4), (0, 4)]
+    members, _ = layer_members(space, (2, 4))
+    x = decided_values(r, (2, 4), members)
+    mover_off = np.array([unrank_at(space.tables, int(s))[3] for s in members])
+    assert set(np.unique(mover_off)) == {2, 4}
+    assert np.array_equal(x, np.where(mover_off == 4, 1.0, 0.0))
+    assert decided_values(r, (2, 3), layer_members(space, (2, 3))[0]) is None
+
+
 @pytest.mark.parametrize("method", ["gs", "jacobi"])
 def test_length_does_not_depend_on_the_solve(method):
     """Optimal play's expected length is the same from tables swept by different methods."""
