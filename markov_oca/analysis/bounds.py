@@ -89,10 +89,7 @@ def steps_bound(chain: Chain, b: np.ndarray, x: np.ndarray) -> tuple[np.ndarray,
             and (t[transient] >= 0).all() and not t[~transient].any()):
         return out, *norm_bound(chain, t)
     u = float((res[:, 0] + err[:, 0])[transient].max())
-    d = u + 4 * U * abs(u)
-    if not d < 1:
-        return out, float("inf"), d
-    return out, float(t.max()) / (1 - d) * (1 + 8 * U), d
+    return out, *_proved_norm(float(t.max()), u + 4 * U * abs(u))
 
 
 def norm_bound(chain: Chain, t: np.ndarray, active: np.ndarray | None = None) -> tuple[float, float]:
@@ -118,9 +115,14 @@ def norm_bound(chain: Chain, t: np.ndarray, active: np.ndarray | None = None) ->
     # (I - Q) t = -res, up to err: its smallest certain value over the transient states
     low = (-res[:, 0] - err[:, 0])[transient]
     d = float(1.0 - low.min()) * (1 + 4 * U) if low.min() < 1 else 1.0 - float(low.min()) * (1 - 4 * U)
+    return _proved_norm(float(tc.max()), d)
+
+
+def _proved_norm(top: float, d: float) -> tuple[float, float]:
+    """``(||N||_inf bound, d)`` from ``(I - Q) t >= (1 - d) 1`` and ``max t = top``: ``top / (1 - d)`` rounded
+    up, or infinity when ``d < 1`` is not shown."""
     if not d < 1:
         return float("inf"), d
-    top = float(tc.max())
     return top / (1 - d) * (1 + 8 * U), d
 
 

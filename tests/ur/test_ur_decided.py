@@ -34,6 +34,11 @@ def _solved(method: str = "pairs", tol: float = 1e-13):
     return values, chain.outcome_probabilities()["light wins"], turns
 
 
+def _mover_off(space, members):
+    """The pieces the side to move has off, in each of the positions ``members``."""
+    return np.array([unrank_at(space.tables, int(s))[3] for s in members])
+
+
 def test_decided_off():
     assert _rules().decided_off == 2
     assert load_ur("ur-7-rescatados", {"pieces": 7}).decided_off == 4
@@ -48,7 +53,7 @@ def test_decided_layers_are_exact():
     assert decided == [(0, 2)]
     members, _ = layer_members(space, (0, 2))
     v = _solved()[0]
-    mover_off = np.array([unrank_at(space.tables, int(s))[3] for s in members])
+    mover_off = _mover_off(space, members)
     assert set(np.unique(mover_off)) == {0, 2}
     assert np.array_equal(v[members], np.where(mover_off == 2, 1.0, 0.0))
     assert np.array_equal(decided_values(r, (0, 2), members), v[members])
@@ -63,7 +68,7 @@ def test_decided_values_of_a_layer_with_pieces_off_on_both_sides():
     assert [p for p in layers(r) if max(p) >= 4] == [(2, 4), (1, 4), (0, 4)]
     members, _ = layer_members(space, (2, 4))
     x = decided_values(r, (2, 4), members)
-    mover_off = np.array([unrank_at(space.tables, int(s))[3] for s in members])
+    mover_off = _mover_off(space, members)
     assert set(np.unique(mover_off)) == {2, 4}
     assert np.array_equal(x, np.where(mover_off == 4, 1.0, 0.0))
     assert decided_values(r, (2, 3), layer_members(space, (2, 3))[0]) is None
