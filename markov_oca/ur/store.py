@@ -25,7 +25,7 @@ def rules_identity(rules: UrRules) -> dict:
         out |= {"path": [list(t) for t in rules.board.light], "safe_rosettes": rules.safe_rosettes,
                 "rosette_again": rules.rosette_again, "capture_again": rules.capture_again}
     if rules.decided_off:
-        # the positions whose winner is decided hold exactly 1 and 0 (tables solved before sweep them)
+        # the positions whose winner is decided hold exactly 1 and 0 (a table that swept them is another table)
         out["decided"] = "exact"
     return out
 
