@@ -9,6 +9,7 @@
     python benchmarks/ur_full.py 7 --bound optimal,optimal --table /tmp/ur7.npy --bound-tol 1e-4
     python benchmarks/ur_full.py 7 --sums optimal,optimal --table /tmp/ur7.npy --precision 1e-9
     python benchmarks/ur_full.py 5 --evaluate optimal,optimal --table /tmp/ur5.npy --tol 1e-11
+    python benchmarks/ur_full.py 7 --layered random,optimal --table /tmp/ur7.npy --rules ur-masters
     python benchmarks/ur_full.py 7 --rgu /tmp/ur7.rgu --table /tmp/ur7.npy --royalur ~/RoyalUr-Python
     python benchmarks/ur_full.py 5 --rules ur-blitz       # any rule set: ur-blitz, ur-masters, ur-aseb
 
@@ -25,7 +26,8 @@ prints every tenth turn: its seconds, the mass in play and the mass dropped so f
 ``--bound LIGHT,DARK`` times the loose layered evaluation that bounds the throws to come from every
 position (``--bound-tol``); ``--sums LIGHT,DARK`` sweeps the expected throws and turns from the start on the
 push's moves, with their certified bounds (``--precision``, relative); ``--chances LIGHT,DARK`` sweeps each
-side's chance on the pair's moves the same way (``ur stats``'s weaker pairs); ``--evaluate LIGHT,DARK`` the
+side's chance on the pair's moves the same way; ``--layered LIGHT,DARK`` sweeps it layer by layer in little memory
+(``ur stats``'s weaker pairs), and prints its memory estimate beside the peak; ``--evaluate LIGHT,DARK`` the
 layered policy evaluation (``--tol``), layer by layer, with its residual and the error bounds at the start.
 Threads: ``NUMBA_NUM_THREADS``.
 
@@ -74,6 +76,8 @@ def main() -> None:
     ap.add_argument("--sums", default=None, help="LIGHT,DARK: sweep the expected throws and turns on the push's moves")
     ap.add_argument("--chances", default=None, help="LIGHT,DARK: sweep each side's chance (and the throws, for its "
                     "bound) on the pair's moves, as `ur stats` does for its weaker pairs")
+    ap.add_argument("--layered", default=None, help="LIGHT,DARK: sweep each side's chance layer by layer, as `ur "
+                    "stats` does for its weaker pairs")
     ap.add_argument("--precision", type=float, default=1e-9, help="with --sums: the relative bound to meet")
     ap.add_argument("--evaluate", default=None, help="LIGHT,DARK: time the layered policy evaluation (--tol)")
     ap.add_argument("--rgu", default=None, help="write the saved --table as this .rgu file")
@@ -93,6 +97,8 @@ def main() -> None:
         return chances(args)
     if args.evaluate:
         return evaluate(args)
+    if args.layered:
+        return layered(args)
     if args.rgu:
         return rgu(args)
     solve_layered(load_ur(args.rules, {"pieces": 1}), residual=True)  # compile / load the numba cache
@@ -238,9 +244,9 @@ def chances(args) -> None:
     from markov_oca.ur.bound import pair_sums
 
     light, dark, rules, values, small = _pair(args, args.chances)
-    pair_sums(small, light, dark, solve_layered(small).values, precision=1e-9, turns=False)  # compile
+    pair_sums(small, light, dark, solve_layered(small).values, precision=1e-9)  # compile
     t0, c0 = time.perf_counter(), time.process_time()
-    s = pair_sums(rules, light, dark, values, precision=args.precision, turns=False, progress=True)
+    s = pair_sums(rules, light, dark, values, precision=args.precision, progress=True)
     small_side = min(s.win, 1.0 - s.win)
     print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: light wins {s.win:.12f}, dark "
           f"{1.0 - s.win:.12f}, each ± {s.win_bound:.1e} ({s.win_bound / small_side:.1e} of the smaller); "
@@ -248,6 +254,24 @@ def chances(args) -> None:
           f"(chance); {s.seconds:.1f} s in all, {time.perf_counter() - t0:.1f} s wall, "
           f"{time.process_time() - c0:.0f} s CPU")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def layered(args) -> None:
+    from markov_oca.ur.layersums import layered_pair_sums, layered_sums_bytes
+
+    light, dark, rules, values, small = _pair(args, args.layered)
+    layered_pair_sums(small, light, dark, solve_layered(small).values)  # compile
+    need = layered_sums_bytes(rules, light, dark)
+    t0, c0 = time.perf_counter(), time.process_time()
+    s = layered_pair_sums(rules, light, dark, values, progress=True)
+    small_side = min(s.win, 1.0 - s.win)
+    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: light wins {s.win:.12f}, dark "
+          f"{1.0 - s.win:.12f}, each ± {s.win_bound:.1e} ({s.win_bound / small_side:.1e} of the smaller); throws "
+          f"{s.throws:.6f} ± {s.throws_bound:.1e}; {s.sweeps} sweeps over the layers, residuals {s.residual[0]:.1e} "
+          f"(throws) {s.chance_relative:.1e} (chance, relative); {time.perf_counter() - t0:.1f} s wall, "
+          f"{time.process_time() - c0:.0f} s CPU")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
+          f"(estimate {need / 2**20:.0f} MB)")
 
 
 def evaluate(args) -> None:

@@ -461,8 +461,13 @@ def throws_bound(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
 
 
 def pair_sums_bytes(rules: UrRules, light: str, dark: str, turns: bool = True) -> int:
-    """Peak memory of :func:`pair_sums`: the policies' moves and the build's maps
-    (:func:`.pushmoves.tables_bytes`), or the moves and the swept arrays (:func:`swept_bytes`)."""
+    """Peak memory of :func:`pair_sums`: with ``turns`` the policies' moves and the build's maps
+    (:func:`.pushmoves.tables_bytes`), or the moves and the swept arrays (:func:`swept_bytes`); without, the
+    layered route's (:func:`.layersums.layered_sums_bytes`)."""
+    if not turns:
+        from .layersums import layered_sums_bytes
+
+        return layered_sums_bytes(rules, light, dark)
     tables, build = tables_bytes(rules, light, dark)
     swept = swept_bytes(space_of(rules.pieces, rules.code).size, len({light, dark}), turns, True)
     return int(tables + max(swept, build) + 150 * 2**20)
@@ -486,8 +491,10 @@ def pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optimal", val
     """Each side's chance to win, the expected throws and turns from the start, under a pair of policies (any of
     :data:`.policy.POLICY_CODES`), swept on the push's moves (:func:`sums_on_tables` with ``win``) to the
     relative ``precision`` where the sweeps' rounding allows, with certified bounds; no length distribution.
-    Without ``turns`` the turns are not swept (a third less memory; ``TableSums.turns`` is then 0, unbounded).
-    The other parameters are :func:`throws_bound`'s.
+    Without ``turns`` the turns are not swept (``TableSums.turns`` is then 0, unbounded), and the chances and
+    throws are swept layer by layer instead (:func:`.layersums.layered_pair_sums`: a fraction of the memory,
+    each layer swept to its rounding's floor, ``precision`` unused). The other parameters are
+    :func:`throws_bound`'s.
 
     Raises
     ------
@@ -498,6 +505,10 @@ def pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optimal", val
 
     t0 = time.perf_counter()
     check_pair_sums_memory(rules, light, dark, turns)
+    if not turns:
+        from .layersums import layered_pair_sums
+
+        return layered_pair_sums(rules, light, dark, values, parts=parts, progress=progress)
     codes = policy_codes(light, dark)
     if 2 in codes and values is None:
         raise ValueError("the optimal policy needs the optimal values")
