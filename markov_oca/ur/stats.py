@@ -18,7 +18,8 @@ and the regret of every decision of the optimal table.
   path. The game's shortest length is ``1 + turns(start)`` turns and ``throws(start)`` throws;
 * **the cost of weaker play**: light's chance when light plays ``random`` (or ``greedy``, :mod:`.policy`)
   against an optimal dark, subtracted from light's chance under optimal play by both; and the same for dark.
-  Each pair's chances are swept on its moves (:func:`.bound.pair_sums`, certified to the precision asked);
+  Each pair's chances are swept layer by layer (:func:`.bound.pair_sums` without the turns:
+  :func:`.layersums.layered_pair_sums`), certified to the precision asked;
 * **the regret of every decision of the table**: for every position (of the table: every position of the
   ranked space that is not over, whether optimal play reaches it or not, each counted once) and every throw
   with at least two legal moves, the chance to win lost by each move other than the best (the best minus
@@ -423,7 +424,7 @@ def _kept_chances(r: UrRules, light: str, dark: str, precision: float):
 
 def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: float, progress: bool,
                   keep: bool) -> dict:
-    """Each side's chance under a pair of policies, swept on the pair's moves (:func:`.bound.pair_sums`), or
+    """Each side's chance under a pair of policies, swept layer by layer (:func:`.bound.pair_sums`), or
     read back from beside the saved table (``keep``: the values are that table's, and what is swept is kept
     there); refused when a bound misses ``precision``."""
     from ..core.errors import SolverError
