@@ -515,20 +515,20 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
     timer: dict[str, float] = {}
     v, residual = (values, None) if values is not None else _values(r, table, timer, progress)
     keep = values is None and table is None and "optimal" not in timer  # the table saved for these rules
+    chances = {}
+    for p in policies:  # first: at seven pieces each takes an hour, and is kept beside the saved table once swept
+        t0 = time.perf_counter()
+        chances[f"light {p}"] = _pair_chances(r, p, "optimal", v, precision, progress, keep)
+        chances[f"dark {p}"] = _pair_chances(r, "optimal", p, v, precision, progress, keep)
+        timer[f"{p} pairs"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     # the saved table found by solve_ur itself keeps what is swept on it beside it
     oo = solve_ur(r, "optimal", "optimal", optimal=None if keep else _Table(v, residual), tail=tail,
                   progress=progress, precision=precision)
     timer["optimal pair"] = time.perf_counter() - t0
     light = float(oo.wins["light"])
-    chances, losses = {}, {}
-    for p in policies:
-        t0 = time.perf_counter()
-        chances[f"light {p}"] = _pair_chances(r, p, "optimal", v, precision, progress, keep)
-        chances[f"dark {p}"] = _pair_chances(r, "optimal", p, v, precision, progress, keep)
-        timer[f"{p} pairs"] = time.perf_counter() - t0
-        losses[p] = {"light": light - chances[f"light {p}"]["light"],
-                     "dark": (1.0 - light) - chances[f"dark {p}"]["dark"]}
+    losses = {p: {"light": light - chances[f"light {p}"]["light"],
+                  "dark": (1.0 - light) - chances[f"dark {p}"]["dark"]} for p in policies}
     shortest, regrets = table_passes(r, v, progress=progress)
     timer["table passes"] = shortest.seconds
     L = oo.length
