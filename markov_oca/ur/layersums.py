@@ -20,8 +20,8 @@ positions furthest on first) until the chance's change is :data:`LAYER_TOL` or s
 of each row is then computed against the final values of the layers it reads, so the largest over the
 layers is the residual of the whole system, and :func:`.sweepbounds.sums_bounds` bounds the figures as it
 bounds :func:`.bound.sums_on_tables`'. The throws to come are kept in float32: their residual (about 1e-7 of
-themselves) only widens the bound on the throws to come, which the chance's bound multiplies (by a relative
-1e-7 of a bound near 1e-11). The threads sweep slices of a layer side by side, so the last bits of the
+themselves) only widens the bound on the throws to come, and so the chance's bound, by about 1e-5 of
+itself. The threads sweep slices of a layer side by side, so the last bits of the
 figures may differ from run to run; the bounds hold for each run.
 """
 
@@ -33,9 +33,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..core.errors import SolverError, TooLargeError
+from ..core.errors import SolverError
 from ..core.interrupt import check
-from ..core.memory import available_memory, gib
 from ..core.progress import progress_bar
 from .bound import STALL, TINY, TableSums, smaller_side
 from .kernel import AGAIN, GAME_OVER, MOVER_WINS, OFF, kernel_args, moves_kernel
@@ -44,7 +43,7 @@ from .policy import POLICY_CODES, choice, drop_pages, policy_code
 from .rules import UrRules
 from .state import space_of, unrank_at
 
-__all__ = ["LAYER_TOL", "check_layered_memory", "layered_pair_sums", "layered_sums_bytes"]
+__all__ = ["LAYER_TOL", "layered_pair_sums", "layered_sums_bytes"]
 
 #: Each layer is swept until the chance's largest change (relative to it, absolute below TINY) is this small,
 #: or has not fallen for :data:`.bound.STALL` sweeps.
@@ -346,15 +345,6 @@ def layered_sums_bytes(rules: UrRules, light: str, dark: str) -> int:
                 if left[q] == 0:
                     live -= 2 * VALUE_BYTES * largest_layer(space, q)
     return int(4 * space.size + peak + 400 * 2**20)  # and the interpreter with its compiled kernels
-
-
-def check_layered_memory(rules: UrRules, light: str, dark: str) -> None:
-    """Refuse (:class:`~markov_oca.errors.TooLargeError`) a :func:`layered_pair_sums` that
-    :func:`layered_sums_bytes` says cannot fit in the memory available."""
-    need, avail = layered_sums_bytes(rules, light, dark), available_memory()
-    if need > avail:
-        raise TooLargeError(f"{rules.name} with {rules.pieces} pieces, {light} against {dark}: the layered "
-                            f"evaluation needs about {gib(need)}; {gib(avail)} available")
 
 
 def layered_pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optimal",
