@@ -43,7 +43,7 @@ from .policy import POLICY_CODES, choice, drop_pages, policy_code
 from .rules import UrRules
 from .state import space_of, unrank_at
 
-__all__ = ["LAYER_TOL", "layered_pair_sums", "layered_sums_bytes"]
+__all__ = ["LAYER_TOL", "layered_pair_sums", "layered_pairs", "layered_sums_bytes"]
 
 #: Each layer is swept until the chance's largest change (relative to it, absolute below TINY) is this small,
 #: or has not fallen for :data:`.bound.STALL` sweeps.
@@ -348,11 +348,20 @@ def layered_sums_bytes(rules: UrRules, light: str, dark: str) -> int:
 
 
 def layered_pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optimal",
-                      values: np.ndarray | None = None, *, tol: float = LAYER_TOL, parts: int | None = None,
-                      progress: bool = False) -> TableSums:
+                      values: np.ndarray | None = None, **kw) -> TableSums:
     """Each side's chance to win and the expected throws from the start under a pair of policies, swept layer
     by layer (module docstring), with certified bounds (:func:`.sweepbounds.sums_bounds`); the turns are not
-    swept (``TableSums.turns`` 0, unbounded).
+    swept (``TableSums.turns`` 0, unbounded). The keywords are :func:`layered_pairs`'."""
+    return layered_pairs(rules, light, dark, values, **kw)[0]
+
+
+def layered_pairs(rules: UrRules, light: str = "optimal", dark: str = "optimal",
+                  values: np.ndarray | None = None, *, tol: float = LAYER_TOL, parts: int | None = None,
+                  progress: bool = False) -> tuple[TableSums, TableSums]:
+    """:func:`layered_pair_sums`' figures of ``light`` against ``dark``, and of the sides swapped (``dark``'s
+    policy moving first, as light, against ``light``'s) from the same sweeps: a position is seen from the
+    side to move, so every row of one pair is a row of the other, and the swapped pair's start is the row of
+    the start with the second side to move.
 
     ``values`` (needed when a side plays ``optimal``), ``parts`` and ``progress`` are
     :func:`.evaluate.evaluate_policies`'s; ``tol`` is the chance's change (relative to it) each layer is swept
@@ -436,13 +445,18 @@ def layered_pair_sums(rules: UrRules, light: str = "optimal", dark: str = "optim
                         del live[q]
             bar.update(overall, advance=1)
     x, y, g = live[(0, 0)]
-    s = 2 * start  # light to move
-    out = TableSums(float(y[s]), 0.0, float(res[4]), (float(res[0]), 0.0, float(res[1])), sweeps, change, 0.0,
-                    moves=moves_a_throw(rules, POLICY_CODES["random"] in codes),
-                    win=float(x[s]) if mine == 0 else 1.0 - float(x[s]), win_range=(float(res[5]), float(res[6])),
-                    side=mine, chance_relative=float(res[2]),
-                    chance_sum=(float(g[s]), float(res[3]), float(res[7])))
-    sums_bounds(out, probs.shape[0])
-    out.turns_bound = float("inf")
-    out.seconds = time.perf_counter() - t0
-    return out
+    seconds = time.perf_counter() - t0
+
+    def figures(row: int, first: int) -> TableSums:
+        """The figures from ``row``, the start with side ``first`` to move (it is then the pair's light)."""
+        side = mine ^ first  # the side whose chance was swept, as that pair names it
+        out = TableSums(float(y[row]), 0.0, float(res[4]), (float(res[0]), 0.0, float(res[1])), sweeps, change,
+                        seconds, moves=moves_a_throw(rules, POLICY_CODES["random"] in codes),
+                        win=float(x[row]) if side == 0 else 1.0 - float(x[row]),
+                        win_range=(float(res[5]), float(res[6])), side=side, chance_relative=float(res[2]),
+                        chance_sum=(float(g[row]), float(res[3]), float(res[7])))
+        sums_bounds(out, probs.shape[0])
+        out.turns_bound = float("inf")
+        return out
+
+    return figures(2 * start, 0), figures(2 * start + 1, 1)

@@ -18,8 +18,8 @@ and the regret of every decision of the optimal table.
   path. The game's shortest length is ``1 + turns(start)`` turns and ``throws(start)`` throws;
 * **the cost of weaker play**: light's chance when light plays ``random`` (or ``greedy``, :mod:`.policy`)
   against an optimal dark, subtracted from light's chance under optimal play by both; and the same for dark.
-  Each pair's chances are swept layer by layer (:func:`.bound.pair_sums` without the turns:
-  :func:`.layersums.layered_pair_sums`), certified to the precision asked;
+  Each pair's chances are swept layer by layer, one sweep serving the pair and its mirror (the weaker policy
+  moving first and second: :func:`.layersums.layered_pairs`), certified to the precision asked;
 * **the regret of every decision of the table**: for every position (of the table: every position of the
   ranked space that is not over, whether optimal play reaches it or not, each counted once) and every throw
   with at least two legal moves, the chance to win lost by each move other than the best (the best minus
@@ -423,20 +423,25 @@ def _kept_chances(r: UrRules, light: str, dark: str, precision: float):
 
 
 def _pair_chances(r: UrRules, light: str, dark: str, v: np.ndarray, precision: float, progress: bool,
-                  keep: bool) -> dict:
-    """Each side's chance under a pair of policies, swept layer by layer (:func:`.bound.pair_sums`), or
-    read back from beside the saved table (``keep``: the values are that table's, and what is swept is kept
-    there); refused when a bound misses ``precision``."""
+                  keep: bool, swept: dict) -> dict:
+    """Each side's chance under a pair of policies: swept layer by layer with the pair of the sides swapped
+    (:func:`.layersums.layered_pairs`, kept in ``swept`` for that pair), or read back from ``swept`` or from
+    beside the saved table (``keep``: the values are that table's, and what is swept is kept there); refused
+    when a bound misses ``precision``."""
     from ..core.errors import SolverError
-    from .bound import pair_sums
+    from .layersums import layered_pairs
     from .solve import chances_meet
     from .table import save_sums
 
-    s = _kept_chances(r, light, dark, precision) if keep else None
+    s = swept.pop((light, dark), None)
+    if s is None and keep:
+        s = _kept_chances(r, light, dark, precision)
     if s is None:
-        s = pair_sums(r, light, dark, v, precision=precision, turns=False, progress=progress)
-        if keep and chances_meet(s, precision):
-            save_sums(r, light, dark, True, s)
+        s, swapped = layered_pairs(r, light, dark, v, progress=progress)
+        swept[(dark, light)] = swapped
+        for (lp, dp), t in (((light, dark), s), ((dark, light), swapped)):
+            if keep and chances_meet(t, precision):
+                save_sums(r, lp, dp, True, t)
     if not chances_meet(s, precision):
         raise SolverError(f"{light} against {dark}: no bound under {precision:g} (relative) for a side's "
                           f"chance (swept to a change of {s.change:.1e}): ask a looser --precision")
@@ -515,11 +520,12 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
     timer: dict[str, float] = {}
     v, residual = (values, None) if values is not None else _values(r, table, timer, progress)
     keep = values is None and table is None and "optimal" not in timer  # the table saved for these rules
-    chances = {}
+    chances: dict = {}
+    swept: dict = {}  # one sweep gives a pair and its mirror (the sides swapped)
     for p in policies:  # first: at seven pieces each takes an hour, and is kept beside the saved table once swept
         t0 = time.perf_counter()
-        chances[f"light {p}"] = _pair_chances(r, p, "optimal", v, precision, progress, keep)
-        chances[f"dark {p}"] = _pair_chances(r, "optimal", p, v, precision, progress, keep)
+        chances[f"light {p}"] = _pair_chances(r, p, "optimal", v, precision, progress, keep, swept)
+        chances[f"dark {p}"] = _pair_chances(r, "optimal", p, v, precision, progress, keep, swept)
         timer[f"{p} pairs"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     # the saved table found by solve_ur itself keeps what is swept on it beside it

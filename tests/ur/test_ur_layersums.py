@@ -14,6 +14,7 @@ from markov_oca.ur.layersums import (
     _neighbours,
     _readers,
     layered_pair_sums,
+    layered_pairs,
     layered_sums_bytes,
 )
 from markov_oca.ur.rules import load_ur
@@ -103,3 +104,17 @@ def test_threads_do_not_change_the_figures_beyond_their_bounds():
     two = layered_pair_sums(r, "random", "optimal", v, parts=3)
     assert abs(one.win - two.win) <= one.win_bound + two.win_bound
     assert np.isfinite(one.win_bound) and one.sweeps > 0
+
+
+def test_one_sweep_gives_the_pair_with_the_sides_swapped():
+    # positions are seen from the side to move: the start with dark to move is the swapped pair's start
+    r, v = _table("ur-blitz", 2)
+    a, b = layered_pairs(r, "random", "optimal", v)
+    c = layered_pair_sums(r, "optimal", "random", v)
+    push = pair_sums(r, "optimal", "random", v, precision=1e-9)
+    assert abs(a.win - layered_pair_sums(r, "random", "optimal", v).win) <= 2 * a.win_bound
+    assert b.side == c.side == 1  # the random side's chance, dark's in the swapped pair
+    assert abs(b.win - c.win) <= b.win_bound + c.win_bound
+    assert abs(b.win - push.win) <= b.win_bound + push.win_bound
+    assert abs(b.throws - c.throws) <= b.throws_bound + c.throws_bound
+    assert b.throws != a.throws  # the other start: light's random first move is not dark's
