@@ -74,8 +74,8 @@ def main() -> None:
     ap.add_argument("--bound", default=None, help="LIGHT,DARK: time the bound on the throws to come")
     ap.add_argument("--bound-tol", type=float, default=1e-4, help="with --bound: the loose evaluation's change")
     ap.add_argument("--sums", default=None, help="LIGHT,DARK: sweep the expected throws and turns on the push's moves")
-    ap.add_argument("--chances", default=None, help="LIGHT,DARK: sweep each side's chance (and the throws, for its "
-                    "bound) on the pair's moves, as `ur stats` does for its weaker pairs")
+    ap.add_argument("--chances", default=None, help="LIGHT,DARK: sweep each side's chance (and the throws and turns) "
+                    "on the push's moves, all positions at once")
     ap.add_argument("--layered", default=None, help="LIGHT,DARK: sweep each side's chance layer by layer, as `ur "
                     "stats` does for its weaker pairs")
     ap.add_argument("--precision", type=float, default=1e-9, help="with --sums: the relative bound to meet")

@@ -281,6 +281,18 @@ def _readers(todo: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
     return out
 
 
+def _released(pair: tuple[int, int], left: dict[tuple[int, int], int]) -> list[tuple[int, int]]:
+    """The layers that ``pair``, now done, was the last to read (``left``: each layer's readers still to come,
+    counted down here)."""
+    out = []
+    for q in set(_neighbours(pair)):
+        if q in left:
+            left[q] -= 1
+            if left[q] == 0:
+                out.append(q)
+    return out
+
+
 _MOVES: dict[str, dict[tuple[int, int], float]] = {}
 
 
@@ -329,6 +341,7 @@ def layered_sums_bytes(rules: UrRules, light: str, dark: str) -> int:
     todo = layers(rules)
     left = _readers(todo)
     live, peak = 0, 0
+    sizes: dict[tuple[int, int], int] = {}
     chunk = CHUNK * nt * 7 * 6
     for pair in todo:
         n = largest_layer(space, pair)
@@ -339,11 +352,9 @@ def layered_sums_bytes(rules: UrRules, light: str, dark: str) -> int:
                    live + 8 * n + 8 * (n + 1) + store + chunk,  # the entries
                    live + store + own)  # the sweeps
         live += own
-        for q in set(_neighbours(pair)):
-            if q in left:
-                left[q] -= 1
-                if left[q] == 0:
-                    live -= 2 * VALUE_BYTES * largest_layer(space, q)
+        sizes[pair] = n
+        for q in _released(pair, left):
+            live -= 2 * VALUE_BYTES * sizes[q]
     return int(4 * space.size + peak + 400 * 2**20)  # and the interpreter with its compiled kernels
 
 
@@ -438,11 +449,8 @@ def layered_pairs(rules: UrRules, light: str = "optimal", dark: str = "optimal",
             change = max(change, float(dx))
             del bfirst, cnt, ent, pick, a, b
             live[pair] = (x, y, g)
-            for q in set(_neighbours(pair)):
-                if q in left:
-                    left[q] -= 1
-                    if left[q] == 0:
-                        del live[q]
+            for q in _released(pair, left):
+                del live[q]
             bar.update(overall, advance=1)
     x, y, g = live[(0, 0)]
     seconds = time.perf_counter() - t0
