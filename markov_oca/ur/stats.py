@@ -72,7 +72,7 @@ CLEAR = (0.001, 0.01, 0.1)
 #: The quantiles reported.
 QUANTILES = (0.5, 0.9, 0.99, 0.999)
 _INF = 30_000  # the int16 distances' infinity
-_SUMS = 6  # decisions, non-best moves, sum of regrets, largest regret, sum of gaps, decisions tied for the best
+_SUMS = 7  # decisions, non-best moves, sum of regrets, largest regret, sum of gaps, decisions tied, largest gap
 
 
 # ----------------------------------------------------------------------------- the kernels
@@ -152,6 +152,7 @@ def _regret_chunk(succ, events, n_moves, probs, values, edges, clear, fine, coar
                 sums[part, 0] += 1
                 sums[part, 1] += n - 1
                 sums[part, 4] += gap
+                sums[part, 6] = max(sums[part, 6], gap)
                 if gap < TIE:
                     sums[part, 5] += 1
                 fine[part, 1, _fine_bin(gap)] += 1
@@ -368,18 +369,10 @@ def table_passes(rules: UrRules, values: np.ndarray, *, parts: int | None = None
     regrets = Regrets(
         decisions, moves, int(tot[5]),
         _distribution(f[0], c[0], moves, float(tot[2]), float(sums[:, 3].max(initial=0.0))),
-        _distribution(f[1], c[1], decisions, float(tot[4]), float(np.max(_largest_gap(f[1])))),
+        _distribution(f[1], c[1], decisions, float(tot[4]), float(sums[:, 6].max(initial=0.0))),
         {f"{x:g}": (float(counts[:, k].sum()) / decisions if decisions else 0.0) for k, x in enumerate(CLEAR)})
     shortest.seconds = time.perf_counter() - t0
     return shortest, regrets
-
-
-def _largest_gap(fine: np.ndarray) -> float:
-    """The largest gap, to its bin's upper edge (the gaps are not kept one by one)."""
-    nz = np.flatnonzero(fine)
-    if nz.size == 0 or nz[-1] == 0:
-        return 0.0
-    return min(1.0, 10.0 ** (int(nz[-1]) / PER_DECADE - _DECADES))
 
 
 # ----------------------------------------------------------------------------- the whole

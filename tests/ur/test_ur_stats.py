@@ -306,6 +306,7 @@ def test_two_pieces_against_explicit_positions(name):
     assert g.regret.mean == pytest.approx(regrets.mean(), rel=1e-9)
     assert g.regret.largest == pytest.approx(regrets.max(), rel=1e-12)
     assert g.gap.mean == pytest.approx(gaps.mean(), rel=1e-9)
+    assert g.gap.largest == pytest.approx(gaps.max(), rel=1e-12)
     for x in CLEAR:
         assert g.clear[f"{x:g}"] == pytest.approx((gaps >= x).mean(), abs=1e-12)
     assert g.regret.histogram == np.histogram(regrets, bins=HIST_EDGES)[0].tolist()
