@@ -360,6 +360,7 @@ def test_cli_json_text_and_saved_table(tmp_path):
     text = _run("stats", "--pieces", "2", "--table", str(path), "--policies", "greedy", tables=tmp_path / "none")
     assert text.returncode == 0 and "shortest possible game: 7 turns, 11 throws" in text.stdout
     assert "greedy: as light" in text.stdout and "random" not in text.stdout
+    assert "0.1 points or more" in text.stdout and ", 1 point or more" in text.stdout
 
 
 @pytest.mark.parametrize("args, message", [
