@@ -27,7 +27,8 @@ prints every tenth turn: its seconds, the mass in play and the mass dropped so f
 position (``--bound-tol``); ``--sums LIGHT,DARK`` sweeps the expected throws and turns from the start on the
 push's moves, with their certified bounds (``--precision``, relative); ``--chances LIGHT,DARK`` sweeps each
 side's chance on the pair's moves the same way; ``--layered LIGHT,DARK`` sweeps it layer by layer in little memory
-(``ur stats``'s weaker pairs), and prints its memory estimate beside the peak; ``--evaluate LIGHT,DARK`` the
+(``ur stats``'s weaker pairs), and prints the pair with the sides swapped too (one sweep holds both) and its
+memory estimate beside the peak; ``--evaluate LIGHT,DARK`` the
 layered policy evaluation (``--tol``), layer by layer, with its residual and the error bounds at the start.
 Threads: ``NUMBA_NUM_THREADS``.
 
@@ -257,19 +258,22 @@ def chances(args) -> None:
 
 
 def layered(args) -> None:
-    from markov_oca.ur.layersums import layered_pair_sums, layered_sums_bytes
+    from markov_oca.ur.layersums import layered_pairs, layered_sums_bytes
 
     light, dark, rules, values, small = _pair(args, args.layered)
-    layered_pair_sums(small, light, dark, solve_layered(small).values)  # compile
+    layered_pairs(small, light, dark, solve_layered(small).values)  # compile
     need = layered_sums_bytes(rules, light, dark)
     t0, c0 = time.perf_counter(), time.process_time()
-    s = layered_pair_sums(rules, light, dark, values, progress=True)
-    small_side = min(s.win, 1.0 - s.win)
-    print(f"{args.rules}, {args.pieces} pieces, light {light} against dark {dark}: light wins {s.win:.12f}, dark "
-          f"{1.0 - s.win:.12f}, each ± {s.win_bound:.1e} ({s.win_bound / small_side:.1e} of the smaller); throws "
-          f"{s.throws:.6f} ± {s.throws_bound:.1e}; {s.sweeps} sweeps over the layers, residuals {s.residual[0]:.1e} "
-          f"(throws) {s.chance_relative:.1e} (chance, relative); {time.perf_counter() - t0:.1f} s wall, "
-          f"{time.process_time() - c0:.0f} s CPU")
+    pairs = layered_pairs(rules, light, dark, values, progress=True)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    for (lt, dk), s in zip(((light, dark), (dark, light)), pairs, strict=True):
+        small_side = min(s.win, 1.0 - s.win)
+        print(f"{args.rules}, {args.pieces} pieces, light {lt} against dark {dk}: light wins {s.win:.12f}, dark "
+              f"{1.0 - s.win:.12f}, each ± {s.win_bound:.1e} ({s.win_bound / small_side:.1e} of the smaller); "
+              f"throws {s.throws:.6f} ± {s.throws_bound:.1e}")
+    s = pairs[0]
+    print(f"  both from one sweep: {s.sweeps} sweeps over the layers, residuals {s.residual[0]:.1e} (throws) "
+          f"{s.chance_relative:.1e} (chance, relative); {wall:.1f} s wall, {cpu:.0f} s CPU")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
           f"(estimate {need / 2**20:.0f} MB)")
 
