@@ -263,8 +263,7 @@ class UrStats:
         lines += ["", f"decisions of the table (position and throw with two legal moves or more, each counted "
                       f"once): {g.decisions:,}, with {g.moves:,} moves other than the best",
                   "  best move clear of the second best by: "
-                  + ", ".join(f"{float(k) * 100:g} point{'' if float(k) == 0.01 else 's'} or more {v:.2%}"
-                           for k, v in g.clear.items())
+                  + ", ".join(f"{_points(float(k))} or more {v:.2%}" for k, v in g.clear.items())
                   + f"; tied (within {g.tie:g}) {g.tied / max(g.decisions, 1):.2%}",
                   f"  regret of a non-best move: mean {r.mean:.3g}, largest {r.largest:.3g}; "
                   + ", ".join(f"{k} {v:.3g}" for k, v in r.quantiles.items()),
@@ -280,6 +279,12 @@ class UrStats:
 
 
 # ----------------------------------------------------------------------------- the passes over the table
+
+
+def _points(x: float) -> str:
+    """A share of the chance to win in percentage points, as words: "0.1 points", "1 point"."""
+    n = f"{x * 100:g}"
+    return f"{n} point" + ("" if n == "1" else "s")
 
 
 def _six(x: float) -> str:
