@@ -426,7 +426,8 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
                  progress: bool = False, parts: int | None = None, drop: float | None = None,
                  on_turn: Callable[[int, float, float, float], None] | None = None,
                  bound_tol: float | None = None, sums_precision: float | None = None,
-                 sums_win: bool = False) -> PushResult:
+                 sums_win: bool = False,
+                 on_sums: Callable[[TableSums, ThrowsBound], None] | None = None) -> PushResult:
     """Push the probability mass forward turn by turn, light moving first from ``start`` (all pieces in
     hand), until less than ``tail`` is still in play.
 
@@ -447,7 +448,8 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
     With ``sums_precision``, the expected throws and turns from the start (and with ``sums_win`` each side's
     chance) are swept first on the same moves (:func:`.bound.sums_on_tables`, ``PushResult.sums``), to that
     relative precision where the sweeps' rounding allows; the push is then only for the distribution
-    (``max_turns=0``: none).
+    (``max_turns=0``: none). ``on_sums(sums, bound)`` is called as soon as they are swept, before the push (to
+    keep them: an interrupted push then loses only itself).
 
     With ``bound_tol`` and deterministic policies, :func:`.bound.throws_bound` is computed first on the same
     moves (``PushResult.bound``), so they are built once.
@@ -482,6 +484,8 @@ def push_lengths(rules: UrRules, light: str = "optimal", dark: str = "optimal", 
                                   win=sums_win, moves=moves_a_throw(rules, not fixed), side=smaller_side(codes),
                                   bar=bar)
             bound = ThrowsBound(sums.ceiling, sums.largest, sums.residual[0], sums.sweeps, sums.seconds)
+            if on_sums is not None:
+                on_sums(sums, bound)
         elif bound_tol is not None and fixed:
             bar.add_task(f"{light} against {dark}: a bound on the throws to come", total=None)
             bound = bound_on_tables(tables, probs, levels, width, float(bound_tol), numba.get_num_threads())

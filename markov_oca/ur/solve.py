@@ -299,12 +299,13 @@ def _evaluated(r, light, dark, values, start, precision, progress, timer):
     raise _refused(precision, failed, f"the evaluation's residual, swept to {EVALUATE_REFINE_TOL:g}")
 
 
-def _pushed(r, light, dark, values, *, tail, progress, timer, bound_tol, sums_precision=None, sums_win=False):
+def _pushed(r, light, dark, values, *, tail, progress, timer, bound_tol, sums_precision=None, sums_win=False,
+            on_sums=None):
     from .push import push_lengths
 
     t1 = time.perf_counter()
     push = push_lengths(r, light, dark, values, tail=tail, progress=progress, bound_tol=bound_tol,
-                        sums_precision=sums_precision, sums_win=sums_win)
+                        sums_precision=sums_precision, sums_win=sums_win, on_sums=on_sums)
     timer["length"] = timer.get("length", 0.0) + time.perf_counter() - t1
     timer["length_build"] = timer.get("length_build", 0.0) + push.build_seconds
     return push
@@ -390,17 +391,20 @@ def _swept_sums(r, light, dark, values, residual, optimal_value, handed_in, tail
     table_chance = light == dark == "optimal" and residual is not None
     saved = not handed_in and "optimal" not in timer  # the saved table's: what is swept is kept beside it
     kept = saved_sums(r, light, dark, not table_chance, lambda s: sums_meet(s, precision)) if saved else None
+
+    def keep(swept, bound):  # as soon as they are swept: a push stopped later does not lose them
+        save_bound(r, light, dark, THROWS_BOUND_TOL, bound)
+        save_sums(r, light, dark, not table_chance, swept)
+
     push = _pushed(r, light, dark, values, tail=tail, progress=progress, timer=timer, bound_tol=None,
-                   sums_precision=None if kept is not None else precision, sums_win=not table_chance)
+                   sums_precision=None if kept is not None else precision, sums_win=not table_chance,
+                   on_sums=keep if saved and kept is None else None)
     sums = kept if kept is not None else push.sums
     if kept is not None:
         timer["sums"] = 0.0
     else:
         timer["sums"] = sums.seconds
         timer["length"] -= sums.seconds
-        if saved:
-            save_bound(r, light, dark, THROWS_BOUND_TOL, push.bound)
-            save_sums(r, light, dark, not table_chance, sums)
     pf, figures = _push_figures(push, sums.ceiling, r, light, dark, residual, optimal_value)
     figures["E[turns]"] = (sums.turns, sums.turns_bound)
     figures["E[throws]"] = (sums.throws, sums.throws_bound)

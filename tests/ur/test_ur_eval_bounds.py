@@ -331,3 +331,29 @@ def test_swept_sums_kept_beside_the_table_and_read_back(two, monkeypatch, tmp_pa
     assert ur_stats_mod.ur_stats(rules, policies=("greedy",)).chances == one.chances
     with pytest.raises(TooLargeError, match="optimal against random"):
         ur_stats_mod.ur_stats(rules, policies=("random",))
+
+
+def test_swept_sums_are_kept_before_the_push_so_a_stopped_push_keeps_them(two, monkeypatch, tmp_path):
+    # the push stopped (as by Ctrl-C) after the sums are swept: they are beside the table all the same, and the
+    # next run reads them back instead of sweeping again
+    import markov_oca.ur.push as push_mod
+    from markov_oca.ur.table import saved_sums, write_table
+
+    rules, v = two
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    write_table(rules, v, residual=solve_layered(rules, residual=True).residual)
+    orig = push_mod._push
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(push_mod, "_push", stopped)
+    assert saved_sums(rules, "greedy", "optimal", True) is None
+    with pytest.raises(KeyboardInterrupt):
+        ur_solve.solve_ur(rules, "greedy", "optimal", method="sweeps", tail=1e-3)
+    kept = saved_sums(rules, "greedy", "optimal", True)
+    assert kept is not None and kept.sweeps > 0
+    monkeypatch.setattr(push_mod, "_push", orig)
+    again = ur_solve.solve_ur(rules, "greedy", "optimal", method="sweeps", tail=1e-3)
+    assert again.timings["sums"] == 0.0 and float(again.expected["turns"].total) == kept.turns
