@@ -208,7 +208,8 @@ def stats(
     """What optimal play means: length, the shortest game, what weaker play loses, the regret of every decision.
 
     JSON (schema markov_oca.ur-stats/1): optimal (light_wins, dark_wins, turns, throws, length: median, p90, p99,
-    tail, pmf by turn from 0); shortest (turns, throws: the fewest possible); chances ("light random": each side's
+    each null when --tail leaves it open, with more_than: the turn it lies beyond; tail, pmf by turn from 0);
+    shortest (turns, throws: the fewest possible); chances ("light random": each side's
     chance when light plays random against an optimal dark, ...); losses (random, greedy: light, dark: the chance
     lost against optimal play); regrets (decisions, moves, tied; regret and gap: count, mean, largest, quantiles,
     edges, histogram; clear: the share of decisions whose best move beats the second by at least 0.001, 0.01,

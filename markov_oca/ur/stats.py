@@ -175,6 +175,13 @@ def _regret_chunk(succ, events, n_moves, probs, values, edges, clear, fine, coar
 # ----------------------------------------------------------------------------- the results
 
 
+def _quantile(length: dict, name: str) -> str:
+    """A quantile of ``UrStats.length`` as the report words it: a turn, or "more than N" when the push's tail
+    leaves it open."""
+    x = length[name]
+    return f"more than {length.get('more_than', {}).get(name, len(length['pmf']) - 1):,}" if x is None else f"{x:g}"
+
+
 @dataclass
 class Shortest:
     """The shortest game: the fewest turns and the fewest throws a game can take (each on its own best line)."""
@@ -223,7 +230,7 @@ class UrStats:
     light_wins: float  # optimal against optimal
     turns: float
     throws: float
-    length: dict[str, Any]  # median, p90, p99 in turns, pmf (from turn 0), tail
+    length: dict[str, Any]  # median, p90, p99 in turns (None when the tail leaves one open: more_than), pmf, tail
     shortest: Shortest
     chances: dict[str, dict[str, float]]  # "light random" -> {"light": ..., "dark": ...}
     losses: dict[str, dict[str, float]]  # "random" -> {"light": loss as light, "dark": loss as dark}
@@ -249,8 +256,8 @@ class UrStats:
                  "optimal against optimal:",
                  f"  light (moves first) wins {self.light_wins:.9f}, dark {1 - self.light_wins:.9f}",
                  f"  expected turns {self.turns:.4f}, throws {self.throws:.4f}",
-                 f"  length in turns: median {L['median']:g}, 90th percentile {L['p90']:g}, 99th percentile "
-                 f"{L['p99']:g}",
+                 f"  length in turns: median {_quantile(L, 'median')}, 90th percentile {_quantile(L, 'p90')}, "
+                 f"99th percentile {_quantile(L, 'p99')}",
                  f"shortest possible game: {s.turns} turns, {s.throws} throws (the most favourable throws and "
                  "moves)"]
         if self.losses:
@@ -537,8 +544,12 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
     shortest, regrets = table_passes(r, v, progress=progress)
     timer["table passes"] = shortest.seconds
     L = oo.length
-    length = {"unit": "turns", "median": float(L.median), "p90": float(L.p90), "p99": float(L.p99),
+    # a quantile the push's tail leaves open (p99 with --tail above 1e-2) is None, with the turn it lies beyond
+    length = {"unit": "turns", **{k: None if getattr(L, k) is None else float(getattr(L, k))
+                                  for k in ("median", "p90", "p99")},
               "tail": float(L.tail_mass), "pmf": [float(x) for x in L.pmf]}
+    if L.more_than:
+        length["more_than"] = {k: int(n) for k, n in L.more_than.items() if k in ("median", "p90", "p99")}
     return UrStats(r.name, r.title, r.pieces, space_of(r.pieces, r.code).size, light,
                    float(oo.expected["turns"].total), float(oo.expected["throws"].total), length, shortest, chances,
                    losses, regrets, timer)

@@ -357,3 +357,23 @@ def test_swept_sums_are_kept_before_the_push_so_a_stopped_push_keeps_them(two, m
     monkeypatch.setattr(push_mod, "_push", orig)
     again = ur_solve.solve_ur(rules, "greedy", "optimal", method="sweeps", tail=1e-3)
     assert again.timings["sums"] == 0.0 and float(again.expected["turns"].total) == kept.turns
+
+
+def test_ur_stats_with_a_tail_that_leaves_the_p99_open_says_so(two, monkeypatch, tmp_path):
+    # the push stopped at a tail of 5e-2 cannot place the 99th percentile: it is None in JSON with the turn it
+    # lies beyond, "more than N" in the text; the median and p90 are the full distribution's
+    import json
+
+    from markov_oca.ur.stats import ur_stats
+    from markov_oca.ur.table import write_table
+
+    rules, v = two
+    monkeypatch.setenv("MARKOV_OCA_TABLES", str(tmp_path))
+    monkeypatch.setattr(ur_solve, "PUSH_ONLY_PIECES", 1)
+    write_table(rules, v, residual=solve_layered(rules, residual=True).residual)
+    full = ur_stats(rules, policies=(), tail=1e-9).length
+    open_ = ur_stats(rules, policies=(), tail=5e-2)
+    L = json.loads(json.dumps(open_.to_dict()))["optimal"]["length"]
+    assert L["p99"] is None and L["more_than"]["p99"] < full["p99"] and 5e-2 > L["tail"] > 1e-2
+    assert (L["median"], L["p90"]) == (full["median"], full["p90"])
+    assert f"99th percentile more than {L['more_than']['p99']}" in open_.text()
