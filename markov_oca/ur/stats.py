@@ -544,7 +544,7 @@ def ur_stats(rules: Any, *, options: dict | None = None, table: str | Path | Non
     shortest, regrets = table_passes(r, v, progress=progress)
     timer["table passes"] = shortest.seconds
     L = oo.length
-    # a quantile the push's tail leaves open (p99 with --tail above 1e-2) is None, with the turn it lies beyond
+    # a quantile the push's tail leaves open (the 99th with --tail 1e-2) is None, with the turn it lies beyond
     length = {"unit": "turns", **{k: None if getattr(L, k) is None else float(getattr(L, k))
                                   for k in ("median", "p90", "p99")},
               "tail": float(L.tail_mass), "pmf": [float(x) for x in L.pmf]}
