@@ -84,6 +84,12 @@ class Expectation:
         return {"total": number(self.total), "given_end": number(self.given_end)}
 
 
+def quantile_words(x: float | None, beyond: int) -> str:
+    """A quantile of a length distribution as reports word it: a turn, ``never`` when infinite, or
+    ``more than N`` (``N`` = ``beyond``) when the distribution is cut before the quantile is certain."""
+    if x is None:
+        return f"more than {beyond:,}"
+    return "never" if math.isinf(x) else str(int(x))
 
 
 @dataclass
@@ -111,9 +117,7 @@ class LengthSummary:
     def quantile_text(self, name: str) -> str:
         """A quantile as the report words it: a turn, ``never``, or ``more than N`` when not certain."""
         x = self.given_end.get(name[len("given_end "):]) if name.startswith("given_end ") else getattr(self, name)
-        if x is None:
-            return f"more than {self.more_than.get(name, len(self.pmf) - 1):,}"
-        return "never" if math.isinf(x) else str(int(x))
+        return quantile_words(x, self.more_than.get(name, len(self.pmf) - 1))
 
     def to_dict(self, with_pmf: bool = True) -> dict:
         d = {

@@ -47,6 +47,7 @@ import numpy as np
 from numba import prange
 
 from ..analysis.bounds import PRECISION
+from ..analysis.results import quantile_words
 from ..core.errors import RulesError, TooLargeError
 from ..core.progress import progress_bar
 from .kernel import AGAIN, GAME_OVER, kernel_args, move_value, moves_kernel
@@ -176,10 +177,8 @@ def _regret_chunk(succ, events, n_moves, probs, values, edges, clear, fine, coar
 
 
 def _quantile(length: dict, name: str) -> str:
-    """A quantile of ``UrStats.length`` as the report words it: a turn, or "more than N" when the push's tail
-    leaves it open."""
-    x = length[name]
-    return f"more than {length.get('more_than', {}).get(name, len(length['pmf']) - 1):,}" if x is None else f"{x:g}"
+    """A quantile of ``UrStats.length`` worded by :func:`~markov_oca.analysis.results.quantile_words`."""
+    return quantile_words(length[name], length.get("more_than", {}).get(name, len(length["pmf"]) - 1))
 
 
 @dataclass
